@@ -1,0 +1,274 @@
+//! The Fibonacci's Trump deck: five colours × numbers 1–10, each card printed with
+//! one of five symbols. A card is one byte (its index in the canonical deck order), so
+//! hands and won piles are `u64` bitsets and every rule check is a mask test.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Number of cards in the deck.
+pub const DECK_SIZE: usize = 50;
+
+/// The five colours, in the order R-30 lists them (index 0..4).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Colour {
+    Red = 0,
+    Yellow = 1,
+    Green = 2,
+    Blue = 3,
+    Purple = 4,
+}
+
+impl Colour {
+    pub const ALL: [Colour; 5] = [
+        Colour::Red,
+        Colour::Yellow,
+        Colour::Green,
+        Colour::Blue,
+        Colour::Purple,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The bitset of the ten cards of this colour.
+    pub fn mask(self) -> u64 {
+        0x3ff << (10 * self as u64)
+    }
+
+    pub fn name(self) -> &'static str {
+        ["red", "yellow", "green", "blue", "purple"][self as usize]
+    }
+}
+
+/// The five symbols, in the order R-30 lists them: circled plus, circle, square, star,
+/// three wavy lines.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Symbol {
+    CircledPlus = 0,
+    Circle = 1,
+    Square = 2,
+    Star = 3,
+    Waves = 4,
+}
+
+impl Symbol {
+    pub const ALL: [Symbol; 5] = [
+        Symbol::CircledPlus,
+        Symbol::Circle,
+        Symbol::Square,
+        Symbol::Star,
+        Symbol::Waves,
+    ];
+
+    /// The bitset of the ten cards bearing this symbol (R-30: two per colour).
+    pub fn mask(self) -> u64 {
+        SYMBOL_MASKS[self as usize]
+    }
+}
+
+/// `SYMBOL_MASKS[s]` = the cards whose symbol is `s`, computed once at compile time.
+const SYMBOL_MASKS: [u64; 5] = {
+    let mut m = [0u64; 5];
+    let mut i = 0;
+    while i < DECK_SIZE {
+        // symbol[(n - 1 + c) mod 5] with c = i / 10 and n - 1 = i % 10.
+        m[(i % 10 + i / 10) % 5] |= 1 << i;
+        i += 1;
+    }
+    m
+};
+
+/// One card: its index in the canonical deck order, colour-major (red 1..10, yellow
+/// 1..10, green, blue, purple), so `index = 10 * colour + (number - 1)`. That order is
+/// the order the shuffle starts from, and the bit order of hand bitsets, which
+/// makes a bitset's iteration order the sorted hand order.
+///
+/// On the wire a card is `{"colour":"red","number":7,"symbol":"star"}`. When read, the
+/// symbol may be left out; if present it must be the card's printed symbol.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(try_from = "CardWire", into = "CardWire")]
+pub struct Card(u8);
+
+impl Card {
+    /// The card of `colour` and `number` (1..=10). Panics on a number out of range.
+    pub fn new(colour: Colour, number: u8) -> Card {
+        assert!(
+            (1..=10).contains(&number),
+            "card number {number} out of 1..=10"
+        );
+        Card(colour as u8 * 10 + number - 1)
+    }
+
+    /// The card at canonical index `i` (0..50).
+    pub fn from_index(i: usize) -> Card {
+        debug_assert!(i < DECK_SIZE);
+        Card(i as u8)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    pub fn bit(self) -> u64 {
+        1 << self.0
+    }
+
+    pub fn colour(self) -> Colour {
+        Colour::ALL[(self.0 / 10) as usize]
+    }
+
+    pub fn number(self) -> u8 {
+        self.0 % 10 + 1
+    }
+
+    /// symbol[(n − 1 + c) mod 5].
+    pub fn symbol(self) -> Symbol {
+        Symbol::ALL[((self.0 % 10 + self.0 / 10) % 5) as usize]
+    }
+
+    /// The whole deck in canonical order.
+    pub fn canonical_deck() -> [Card; DECK_SIZE] {
+        std::array::from_fn(|i| Card(i as u8))
+    }
+}
+
+impl std::fmt::Display for Card {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.colour().name(), self.number())
+    }
+}
+
+/// The readable wire form of a [`Card`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CardWire {
+    pub colour: Colour,
+    /// 1..=10
+    pub number: u8,
+    /// The printed symbol. Always sent by the server; optional when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<Symbol>,
+}
+
+impl TryFrom<CardWire> for Card {
+    type Error = String;
+    fn try_from(w: CardWire) -> Result<Card, String> {
+        if !(1..=10).contains(&w.number) {
+            return Err(format!("card number {} is not in 1..=10", w.number));
+        }
+        let card = Card::new(w.colour, w.number);
+        match w.symbol {
+            Some(s) if s != card.symbol() => Err(format!(
+                "{card} bears the symbol {:?}, not {s:?}",
+                card.symbol()
+            )),
+            _ => Ok(card),
+        }
+    }
+}
+
+impl From<Card> for CardWire {
+    fn from(c: Card) -> CardWire {
+        CardWire {
+            colour: c.colour(),
+            number: c.number(),
+            symbol: Some(c.symbol()),
+        }
+    }
+}
+
+/// Iterates the cards of a bitset in canonical (sorted) order.
+pub fn cards_of(mut set: u64) -> impl Iterator<Item = Card> {
+    std::iter::from_fn(move || {
+        if set == 0 {
+            None
+        } else {
+            let i = set.trailing_zeros();
+            set &= set - 1;
+            Some(Card(i as u8))
+        }
+    })
+}
+
+/// The bitset of all 50 cards.
+pub const FULL_DECK: u64 = (1 << DECK_SIZE) - 1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r30_symbols_twice_per_colour_ten_per_deck() {
+        for s in Symbol::ALL {
+            assert_eq!(s.mask().count_ones(), 10);
+            for c in Colour::ALL {
+                assert_eq!((s.mask() & c.mask()).count_ones(), 2, "{s:?} in {c:?}");
+            }
+        }
+        assert_eq!(Card::new(Colour::Red, 1).symbol(), Symbol::CircledPlus);
+        assert_eq!(Card::new(Colour::Red, 5).symbol(), Symbol::Waves);
+        assert_eq!(Card::new(Colour::Red, 6).symbol(), Symbol::CircledPlus);
+        assert_eq!(Card::new(Colour::Yellow, 1).symbol(), Symbol::Circle);
+        assert_eq!(Card::new(Colour::Purple, 1).symbol(), Symbol::Waves);
+        assert_eq!(Card::new(Colour::Purple, 2).symbol(), Symbol::CircledPlus);
+        // Every (colour, symbol) pair names two numbers, no two numbers of a colour share
+        // a symbol within 1..5.
+        for c in Colour::ALL {
+            for n in 1..=5 {
+                assert_eq!(Card::new(c, n).symbol(), Card::new(c, n + 5).symbol());
+            }
+        }
+    }
+
+    #[test]
+    fn card_wire_format() {
+        let c = Card::new(Colour::Red, 7);
+        let j = serde_json::to_value(c).unwrap();
+        assert_eq!(
+            j,
+            serde_json::json!({"colour":"red","number":7,"symbol":"circle"})
+        );
+        let back: Card =
+            serde_json::from_value(serde_json::json!({"colour":"red","number":7})).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(serde_json::from_value::<Card>(j).unwrap(), c);
+        assert!(
+            serde_json::from_value::<Card>(
+                serde_json::json!({"colour":"red","number":7,"symbol":"star"})
+            )
+            .is_err()
+        );
+        assert!(
+            serde_json::from_value::<Card>(serde_json::json!({"colour":"red","number":11}))
+                .is_err()
+        );
+        assert!(
+            serde_json::from_value::<Card>(serde_json::json!({"colour":"red","number":0})).is_err()
+        );
+        assert!(
+            serde_json::from_value::<Card>(serde_json::json!({"colour":"pink","number":3}))
+                .is_err()
+        );
+        assert!(
+            serde_json::from_value::<Card>(serde_json::json!({"colour":"red","number":3,"x":1}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn bitset_iteration_is_sorted_canonical_order() {
+        let all: Vec<Card> = cards_of(FULL_DECK).collect();
+        assert_eq!(all, Card::canonical_deck().to_vec());
+        assert_eq!(all[0], Card::new(Colour::Red, 1));
+        assert_eq!(all[49], Card::new(Colour::Purple, 10));
+    }
+}

@@ -1,0 +1,163 @@
+//! What one viewer sees, with every display value precomputed (symbols, playable
+//! cards, counts), so a browser or bot never re-derives a rule.
+
+use game_core::{Phase, Seat, Viewer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cards::{Card, Colour, Symbol, cards_of};
+use crate::{Options, Trump};
+
+/// One card played into a trick, by whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TrickPlay {
+    pub seat: Seat,
+    pub card: Card,
+}
+
+/// A finished trick.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CompletedTrick {
+    pub leader: Seat,
+    pub winner: Seat,
+    /// In playing order, starting with the leader.
+    pub cards: Vec<TrickPlay>,
+}
+
+/// The scoring of a finished round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundResult {
+    pub round: u32,
+    /// Winner of the last trick: took both indicators, deals and leads next.
+    pub last_trick_winner: Seat,
+    pub trump_indicator: Card,
+    pub symbol_indicator: Card,
+    pub symbol: Symbol,
+    /// Cards won per seat, indicators included.
+    pub won_counts: Vec<u32>,
+    /// Won cards bearing the round's symbol, per seat.
+    pub symbol_counts: Vec<u32>,
+    /// Points of this round per seat.
+    pub points: Vec<i64>,
+    /// Match totals after this round.
+    pub totals: Vec<i64>,
+}
+
+/// Everything one viewer may see.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TrumpView {
+    pub options: Options,
+    pub players: usize,
+    pub viewer: Viewer,
+    pub phase: Phase,
+    /// Current (or last) round, 1-based; 0 before the first.
+    pub round: u32,
+    /// Dealer of the current (or last) round.
+    pub dealer: Option<Seat>,
+    /// Dealer of the next round once known (R-31: the last trick's winner).
+    pub next_dealer: Option<Seat>,
+    /// The face-up indicators of the current (or last) round.
+    pub trump_indicator: Option<Card>,
+    pub symbol_indicator: Option<Card>,
+    pub trump_colour: Option<Colour>,
+    pub symbol: Option<Symbol>,
+    /// Leader of the trick on the table.
+    pub leader: Option<Seat>,
+    /// The seat whose turn it is, while a round is in progress.
+    pub turn: Option<Seat>,
+    /// The trick on the table, in playing order.
+    pub trick: Vec<TrickPlay>,
+    /// Colour of the trick's first card.
+    pub led_colour: Option<Colour>,
+    /// The viewer's hand, sorted (colour-major, then number). `None` for a spectator.
+    pub hand: Option<Vec<Card>>,
+    /// Cards the viewer may play now; empty unless it is the viewer's turn.
+    pub playable: Vec<Card>,
+    /// Cards in each seat's hand.
+    pub hand_counts: Vec<u32>,
+    /// Tricks won this round, per seat.
+    pub tricks_won: Vec<u32>,
+    /// Cards won this round, per seat (indicators included once taken).
+    pub won_counts: Vec<u32>,
+    /// Won cards bearing the round's symbol, per seat.
+    pub symbol_counts: Vec<u32>,
+    /// Tricks completed this round.
+    pub tricks_played: u32,
+    /// The last completed trick of this round.
+    pub last_trick: Option<CompletedTrick>,
+    /// The result of the last finished round.
+    pub last_round: Option<RoundResult>,
+    /// Match totals.
+    pub scores: Vec<i64>,
+    pub match_over: bool,
+    /// Winners once the match is over.
+    pub winners: Vec<Seat>,
+}
+
+pub(crate) fn view_for(g: &Trump, viewer: Viewer) -> TrumpView {
+    let n = g.players;
+    let me = viewer.seat().filter(|&s| s < n);
+    let playing = g.phase == Phase::Playing;
+    let r = g.round.as_ref();
+    let per_seat = |f: &dyn Fn(Seat) -> u32| -> Vec<u32> {
+        match r {
+            Some(_) => (0..n).map(f).collect(),
+            None => vec![0; n],
+        }
+    };
+    let (hand, playable) = match (r, me) {
+        (Some(r), Some(s)) => {
+            let hand = cards_of(r.hands[s]).collect();
+            let playable = if playing && r.turn == s {
+                cards_of(Trump::playable_mask(r)).collect()
+            } else {
+                Vec::new()
+            };
+            (Some(hand), playable)
+        }
+        (None, Some(_)) => (Some(Vec::new()), Vec::new()),
+        _ => (None, Vec::new()),
+    };
+    TrumpView {
+        options: g.options.clone(),
+        players: n,
+        viewer,
+        phase: g.phase,
+        round: g.round_no,
+        dealer: r.map(|r| r.dealer),
+        next_dealer: if playing { None } else { g.next_dealer },
+        trump_indicator: r.map(|r| r.trump_indicator),
+        symbol_indicator: r.map(|r| r.symbol_indicator),
+        trump_colour: r.map(|r| r.trump),
+        symbol: r.map(|r| r.symbol),
+        leader: r.filter(|_| playing).map(|r| r.leader),
+        turn: r.filter(|_| playing).map(|r| r.turn),
+        trick: r
+            .map(|r| {
+                (0..r.trick_len as usize)
+                    .map(|i| TrickPlay {
+                        seat: (r.leader + i) % n,
+                        card: r.trick[i],
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        led_colour: r.filter(|r| r.trick_len > 0).map(|r| r.trick[0].colour()),
+        hand,
+        playable,
+        hand_counts: per_seat(&|s| r.map_or(0, |r| r.hands[s].count_ones())),
+        tricks_won: per_seat(&|s| r.map_or(0, |r| u32::from(r.tricks_won[s]))),
+        won_counts: per_seat(&|s| r.map_or(0, |r| r.won[s].count_ones())),
+        symbol_counts: per_seat(&|s| r.map_or(0, |r| (r.won[s] & r.symbol.mask()).count_ones())),
+        tricks_played: r.map_or(0, |r| u32::from(r.tricks_played)),
+        last_trick: r.and_then(|r| r.last_trick.clone()),
+        last_round: g.last_result.clone(),
+        scores: g.scores.clone(),
+        match_over: g.phase == Phase::Finished,
+        winners: g
+            .outcome
+            .as_ref()
+            .map(|o| o.winners.clone())
+            .unwrap_or_default(),
+    }
+}
