@@ -1,0 +1,312 @@
+//! The registry of games the server offers, and the type-erased face of a game that the
+//! server drives: actions, views and events as JSON, so the server, the store and the
+//! protocol need no per-game code.
+//!
+//! Adding a game is one line in [`for_each_game!`] plus its rules crate. A bot's move is
+//! computed here from the seat's view alone ([`DynGame::bot_action`]): a bot is handed a
+//! view, never the game state.
+
+use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Calls `$m!(Type, "Title", min_note)` once per registered game.
+#[macro_export]
+macro_rules! for_each_game {
+    ($m:ident) => {
+        $m!(trump::Trump, "Fibonacci's Trump");
+    };
+}
+
+/// Why a JSON action was refused before or by the rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum ActionError {
+    /// The JSON does not decode as an action of this game (client sees `bad_action`).
+    Decode(String),
+    /// The rules refused it (client sees the rule's own code).
+    Rule(RuleError),
+}
+
+impl std::fmt::Display for ActionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ActionError::Decode(m) => write!(f, "bad_action: {m}"),
+            ActionError::Rule(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// A game the server can run, with everything crossing it as JSON.
+pub trait DynGame: Send + Sync {
+    fn kind(&self) -> &'static str;
+    fn rules_version(&self) -> u32;
+    fn players(&self) -> usize;
+    fn phase(&self) -> Phase;
+    fn round(&self) -> u32;
+    fn to_act(&self) -> Vec<Seat>;
+    fn start_round(&mut self, seed: &Seed) -> Result<Vec<Value>, RuleError>;
+    /// Decodes and applies. On error nothing changed.
+    fn apply_json(&mut self, seat: Seat, action: &Value) -> Result<Vec<Value>, ActionError>;
+    fn view_json(&self, viewer: Viewer) -> Value;
+    /// Legal actions of `seat`, computed from its view.
+    fn legal_json(&self, seat: Seat) -> Vec<Value>;
+    fn scores(&self) -> Vec<i64>;
+    fn outcome(&self) -> Option<Outcome>;
+    fn deal_record(&self) -> Value;
+    /// A move for a bot of `level` in `seat`, chosen from that seat's view only, with its
+    /// own random stream from `seed`. `None` if the seat has nothing legal to do.
+    fn bot_action(&self, seat: Seat, level: BotLevel, seed: u64) -> Option<Value>;
+    fn clone_box(&self) -> Box<dyn DynGame>;
+}
+
+/// How strong a bot is. Only `Random` exists so far; it plays a uniformly random legal move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BotLevel {
+    Random,
+}
+
+impl BotLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotLevel::Random => "random",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "random" => Some(BotLevel::Random),
+            _ => None,
+        }
+    }
+}
+
+struct Erased<G: Game>(G);
+
+fn to_json<T: Serialize>(v: &T) -> Value {
+    // Serializing our own plain data types cannot fail (no maps with non-string keys).
+    serde_json::to_value(v).expect("game types serialize to JSON")
+}
+
+impl<G: Game> DynGame for Erased<G> {
+    fn kind(&self) -> &'static str {
+        G::KIND
+    }
+    fn rules_version(&self) -> u32 {
+        G::RULES_VERSION
+    }
+    fn players(&self) -> usize {
+        self.0.players()
+    }
+    fn phase(&self) -> Phase {
+        self.0.phase()
+    }
+    fn round(&self) -> u32 {
+        self.0.round()
+    }
+    fn to_act(&self) -> Vec<Seat> {
+        self.0.to_act()
+    }
+    fn start_round(&mut self, seed: &Seed) -> Result<Vec<Value>, RuleError> {
+        Ok(self.0.start_round(seed)?.iter().map(to_json).collect())
+    }
+    fn apply_json(&mut self, seat: Seat, action: &Value) -> Result<Vec<Value>, ActionError> {
+        let action: G::Action = serde_json::from_value(action.clone())
+            .map_err(|e| ActionError::Decode(e.to_string()))?;
+        let events = self.0.apply(seat, &action).map_err(ActionError::Rule)?;
+        Ok(events.iter().map(to_json).collect())
+    }
+    fn view_json(&self, viewer: Viewer) -> Value {
+        to_json(&self.0.view_for(viewer))
+    }
+    fn legal_json(&self, seat: Seat) -> Vec<Value> {
+        self.0.legal_actions_for(seat).iter().map(to_json).collect()
+    }
+    fn scores(&self) -> Vec<i64> {
+        self.0.scores()
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        self.0.outcome()
+    }
+    fn deal_record(&self) -> Value {
+        self.0.deal_record()
+    }
+    fn bot_action(&self, seat: Seat, level: BotLevel, seed: u64) -> Option<Value> {
+        // The bot gets the seat's view and nothing else.
+        let view = self.0.view_for(Viewer::Player(seat));
+        let action = match level {
+            BotLevel::Random => random_move::<G>(&view, seed)?,
+        };
+        Some(to_json(&action))
+    }
+    fn clone_box(&self) -> Box<dyn DynGame> {
+        Box::new(Erased(self.0.clone()))
+    }
+}
+
+/// The easiest bot: a uniformly random legal move from the view.
+fn random_move<G: Game>(view: &G::View, seed: u64) -> Option<G::Action> {
+    let mut legal = G::legal_actions(view);
+    if legal.is_empty() {
+        return None;
+    }
+    let i = Seed::from_u64(seed).rng().below(legal.len());
+    Some(legal.swap_remove(i))
+}
+
+/// A registered game, described for the lobby.
+#[derive(Clone, Debug, Serialize)]
+pub struct GameInfo {
+    pub kind: &'static str,
+    pub title: &'static str,
+    pub min_players: usize,
+    pub max_players: usize,
+    /// The default options, as JSON.
+    pub default_options: Value,
+}
+
+/// Why a table could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupError {
+    UnknownGame(String),
+    BadOptions(String),
+    Rule(RuleError),
+}
+
+/// Every game the server offers.
+pub fn catalogue() -> Vec<GameInfo> {
+    let mut out = Vec::new();
+    macro_rules! info {
+        ($t:ty, $title:expr) => {{
+            let o = <<$t as Game>::Options as Default>::default();
+            let (min_players, max_players) = <$t as Game>::player_range(&o);
+            out.push(GameInfo {
+                kind: <$t as Game>::KIND,
+                title: $title,
+                min_players,
+                max_players,
+                default_options: to_json(&o),
+            });
+        }};
+    }
+    for_each_game!(info);
+    out
+}
+
+/// Normalizes options JSON for `kind` (fills defaults, refuses unknown fields or values)
+/// and checks the player count. Returns the normalized options.
+pub fn check_options(kind: &str, options: &Value, players: usize) -> Result<Value, SetupError> {
+    new_match(kind, options, players).map(|(_, o)| o)
+}
+
+/// A new match of `kind`, and its normalized options.
+pub fn new_match(
+    kind: &str,
+    options: &Value,
+    players: usize,
+) -> Result<(Box<dyn DynGame>, Value), SetupError> {
+    macro_rules! make {
+        ($t:ty, $title:expr) => {
+            if kind == <$t as Game>::KIND {
+                let opts: <$t as Game>::Options = if options.is_null() {
+                    Default::default()
+                } else {
+                    serde_json::from_value(options.clone())
+                        .map_err(|e| SetupError::BadOptions(e.to_string()))?
+                };
+                let normalized = to_json(&opts);
+                refuse_unknown_keys(options, &normalized)?;
+                let g = <$t as Game>::new_match(&opts, players).map_err(SetupError::Rule)?;
+                return Ok((Box::new(Erased(g)), normalized));
+            }
+        };
+    }
+    for_each_game!(make);
+    Err(SetupError::UnknownGame(kind.to_string()))
+}
+
+/// Serde ignores unknown fields unless told otherwise; a table creator who misspells an
+/// option must hear about it rather than get the default silently.
+fn refuse_unknown_keys(given: &Value, normalized: &Value) -> Result<(), SetupError> {
+    match (given, normalized) {
+        (Value::Object(g), Value::Object(n)) => match g.keys().find(|k| !n.contains_key(*k)) {
+            Some(k) => Err(SetupError::BadOptions(format!("unknown option `{k}`"))),
+            None => Ok(()),
+        },
+        (Value::Object(g), _) if !g.is_empty() => Err(SetupError::BadOptions(
+            "this game takes no options".to_string(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// JSON Schemas of each game's options, actions, views and events, keyed by kind.
+pub fn schemas() -> Value {
+    let mut map = serde_json::Map::new();
+    macro_rules! schema {
+        ($t:ty, $title:expr) => {
+            map.insert(
+                <$t as Game>::KIND.to_string(),
+                serde_json::json!({
+                    "title": $title,
+                    "options": schemars::schema_for!(<$t as Game>::Options),
+                    "action": schemars::schema_for!(<$t as Game>::Action),
+                    "view": schemars::schema_for!(<$t as Game>::View),
+                    "event": schemars::schema_for!(<$t as Game>::Event),
+                }),
+            );
+        };
+    }
+    for_each_game!(schema);
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_game_plays_to_the_end_with_random_bots() {
+        for info in catalogue() {
+            for players in info.min_players..=info.max_players {
+                let (mut g, _) = new_match(info.kind, &Value::Null, players).unwrap();
+                let mut steps = 0u64;
+                while g.phase() != Phase::Finished {
+                    if g.phase() == Phase::AwaitingRound {
+                        g.start_round(&Seed::from_u64(steps)).unwrap();
+                        continue;
+                    }
+                    let seat = g.to_act()[0];
+                    let a = g.bot_action(seat, BotLevel::Random, steps).expect("a legal move");
+                    g.apply_json(seat, &a).unwrap();
+                    steps += 1;
+                    assert!(steps < 1_000_000, "{} does not end", info.kind);
+                }
+                assert!(g.outcome().is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn bad_json_action_is_a_decode_error_and_changes_nothing() {
+        let (mut g, _) = new_match("trump", &Value::Null, 3).unwrap();
+        g.start_round(&Seed::from_u64(1)).unwrap();
+        let before = g.view_json(Viewer::Spectator);
+        let seat = g.to_act()[0];
+        let err = g.apply_json(seat, &serde_json::json!({"type": "fly"})).unwrap_err();
+        assert!(matches!(err, ActionError::Decode(_)));
+        assert_eq!(g.view_json(Viewer::Spectator), before);
+    }
+
+    #[test]
+    fn unknown_game_and_bad_options_are_refused() {
+        assert!(matches!(
+            new_match("chess", &Value::Null, 2),
+            Err(SetupError::UnknownGame(_))
+        ));
+        assert!(matches!(
+            new_match("trump", &serde_json::json!({"nonsense": 1}), 2),
+            Err(SetupError::BadOptions(_))
+        ));
+        assert!(matches!(new_match("trump", &Value::Null, 9), Err(SetupError::Rule(_))));
+    }
+}

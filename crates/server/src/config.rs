@@ -1,0 +1,88 @@
+//! Command-line and environment configuration (clap). Every setting has a default, so the
+//! server starts with no configuration at all: `127.0.0.1:8080`, SQLite under `./data/`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Clone, Debug, Parser)]
+#[command(name = "fibonacci-cards", version, about = "The fibonacci-cards game server")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub config: Config,
+}
+
+#[derive(Clone, Debug, Subcommand)]
+pub enum Command {
+    /// Run the server (the default).
+    Serve,
+    /// Recompute a round's deal from its seed, as the server would deal it.
+    VerifyDeal {
+        /// Game kind, e.g. `trump`.
+        #[arg(long)]
+        game: String,
+        /// Number of players at the table.
+        #[arg(long)]
+        players: usize,
+        /// The revealed seed, 64 hex characters.
+        #[arg(long)]
+        seed: String,
+        /// The table's options as JSON (default: the game's defaults).
+        #[arg(long, default_value = "null")]
+        options: String,
+    },
+}
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "FIB_BIND", default_value = "127.0.0.1")]
+    pub bind: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, env = "FIB_PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Database URL: `sqlite://PATH` (created if missing) or `postgres://…`.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://data/fibonacci.db")]
+    pub database_url: String,
+    /// Extra origins allowed to open WebSockets, comma-separated (e.g.
+    /// `https://cards.example.org`). The server's own origin (the request's Host) is always
+    /// allowed.
+    #[arg(long, env = "FIB_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+    /// Directory of the browser client.
+    #[arg(long, env = "FIB_WEB_DIR", default_value_os_t = default_web_dir())]
+    pub web_dir: PathBuf,
+    /// Milliseconds a bot waits before moving while people are watching, so they can follow.
+    #[arg(long, env = "FIB_BOT_DELAY_MS", default_value_t = 600)]
+    pub bot_delay_ms: u64,
+    /// Mark the token cookie `Secure` (set this when serving over HTTPS).
+    #[arg(long, env = "FIB_SECURE_COOKIES", default_value_t = false)]
+    pub secure_cookies: bool,
+}
+
+/// `web/` next to the workspace when run from a checkout (`cargo run`), else `./web`.
+fn default_web_dir() -> PathBuf {
+    let built = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../web"));
+    if built.join("index.html").exists() {
+        built
+    } else {
+        PathBuf::from("web")
+    }
+}
+
+impl Config {
+    /// A configuration for tests: port 0, the given database, no bot delay.
+    pub fn for_tests(database_url: &str) -> Self {
+        Config {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            database_url: database_url.into(),
+            allowed_origins: vec![],
+            web_dir: default_web_dir(),
+            bot_delay_ms: 0,
+            secure_cookies: false,
+        }
+    }
+}

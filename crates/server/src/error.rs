@@ -1,0 +1,97 @@
+//! The server's error type: what an HTTP request or a WebSocket message gets back when it
+//! is refused. Each variant says what the client sees (status and code). Internal errors
+//! are logged with their detail and answered with a bare `internal`, never echoed.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use protocol::ErrorBody;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400 `malformed`: the body or message is not valid JSON of the expected shape.
+    #[error("{0}")]
+    Malformed(String),
+    /// 400 `bad_name`: a display name that is empty, too long or has control characters.
+    #[error("{0}")]
+    BadName(String),
+    /// 400 `bad_options` / `unknown_game` / `bad_player_count`: a table that cannot be set up.
+    #[error("{1}")]
+    BadTable(&'static str, String),
+    /// 401 `unauthorized`: no token, or a token the server does not know.
+    #[error("sign in first: no valid player token was sent")]
+    Unauthorized,
+    /// 403 `forbidden_origin`: a WebSocket upgrade from another site's page.
+    #[error("origin {0:?} may not open WebSockets here")]
+    ForbiddenOrigin(String),
+    /// 403 `invite_required`: a private table reached without its invite code.
+    #[error("this table is private: open it through its invite link")]
+    InviteRequired,
+    /// 404 `table_not_found`.
+    #[error("no table {0}")]
+    TableNotFound(String),
+    /// 404 `not_found`: another unknown thing (round, game).
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: a lobby action that the table's state refuses. Codes: `seat_taken`,
+    /// `table_full`, `already_seated`, `not_seated`, `already_started`, `seats_not_full`,
+    /// `bad_seat`, `round_in_progress`, `table_closed`.
+    #[error("{1}")]
+    Conflict(&'static str, String),
+    /// 500 `internal`: logged, not explained.
+    #[error("internal error")]
+    Internal,
+}
+
+impl ApiError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Malformed(_) => "malformed",
+            ApiError::BadName(_) => "bad_name",
+            ApiError::BadTable(c, _) => c,
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::ForbiddenOrigin(_) => "forbidden_origin",
+            ApiError::InviteRequired => "invite_required",
+            ApiError::TableNotFound(_) => "table_not_found",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Conflict(c, _) => c,
+            ApiError::Internal => "internal",
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Malformed(_) | ApiError::BadName(_) | ApiError::BadTable(..) => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::ForbiddenOrigin(_) | ApiError::InviteRequired => StatusCode::FORBIDDEN,
+            ApiError::TableNotFound(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(..) => StatusCode::CONFLICT,
+            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            code: self.code().to_string(),
+            message: self.to_string(),
+        }
+    }
+
+    pub fn conflict(code: &'static str, msg: impl Into<String>) -> Self {
+        ApiError::Conflict(code, msg.into())
+    }
+}
+
+impl From<store::StoreError> for ApiError {
+    fn from(e: store::StoreError) -> Self {
+        tracing::error!(error = %e, "store error");
+        ApiError::Internal
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status(), axum::Json(self.body())).into_response()
+    }
+}

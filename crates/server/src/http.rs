@@ -1,0 +1,341 @@
+//! The HTTP API: guests, the game catalogue, tables and seats, fairness records,
+//! leaderboards, health and metrics. Bodies are the `protocol` crate's types; every error
+//! is an [`ApiError`] with a JSON [`protocol::ErrorBody`].
+
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use protocol::{
+    CreateTableRequest, CreateTableResponse, DealRecord, GuestRequest, GuestResponse, JoinRequest,
+    PlayerInfo, RoundFairness, TableInfo,
+};
+use serde::Deserialize;
+use store::{Occupant, TableRecord, TableStatus};
+use uuid::Uuid;
+
+use crate::auth;
+use crate::error::ApiError;
+use crate::state::{AppState, now_ms};
+use crate::table::{self, Cmd, Table, Who};
+
+/// A JSON body whose rejection is our `malformed` error rather than axum's plain text.
+pub struct Body<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for Body<T>
+where
+    Json<T>: axum::extract::FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Body(v)),
+            Err(e) => Err(ApiError::Malformed(e.body_text())),
+        }
+    }
+}
+
+/// The signed-in player of a request (401 `unauthorized` without a valid token).
+pub struct Me(pub Who);
+
+impl FromRequestParts<AppState> for Me {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        player_from(&parts.headers, app).await?.map(Me).ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// The player a request's token names, if any.
+pub async fn player_from(headers: &HeaderMap, app: &AppState) -> Result<Option<Who>, ApiError> {
+    let Some(token) = auth::token_from(headers) else {
+        return Ok(None);
+    };
+    Ok(app
+        .store
+        .player_by_token_hash(&auth::hash_token(&token))
+        .await?
+        .map(|p| Who { id: p.id, name: p.name }))
+}
+
+pub async fn healthz(State(app): State<AppState>) -> Response {
+    match app.store.ping().await {
+        Ok(()) => Json(serde_json::json!({"status": "ok", "database": app.store.backend()})).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "health check failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(serde_json::json!({"status": "unavailable", "database": app.store.backend()})),
+            )
+                .into_response()
+        }
+    }
+}
+
+pub async fn metrics(State(app): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        app.metrics.render(),
+    )
+        .into_response()
+}
+
+pub async fn create_guest(
+    State(app): State<AppState>,
+    Body(req): Body<GuestRequest>,
+) -> Result<Response, ApiError> {
+    let name = auth::clean_name(&req.name)?;
+    let token = auth::random_hex(32);
+    let p = app
+        .store
+        .create_player(Uuid::new_v4(), &name, &auth::hash_token(&token), now_ms())
+        .await?;
+    tracing::info!(player = %p.id, "new guest");
+    let body = GuestResponse {
+        player: PlayerInfo { id: p.id, name: p.name },
+        token: token.clone(),
+    };
+    Ok((
+        [(header::SET_COOKIE, auth::set_cookie(&token, app.config.secure_cookies))],
+        Json(body),
+    )
+        .into_response())
+}
+
+pub async fn me(Me(who): Me) -> Json<PlayerInfo> {
+    Json(PlayerInfo { id: who.id, name: who.name })
+}
+
+pub async fn list_games() -> Json<Vec<games::GameInfo>> {
+    Json(games::catalogue())
+}
+
+pub async fn list_tables(State(app): State<AppState>) -> Json<Vec<TableInfo>> {
+    Json(app.lobby_tables())
+}
+
+pub async fn create_table(
+    State(app): State<AppState>,
+    Me(who): Me,
+    Body(req): Body<CreateTableRequest>,
+) -> Result<(StatusCode, Json<CreateTableResponse>), ApiError> {
+    let options = games::check_options(&req.game, &req.options, req.seats).map_err(|e| match e {
+        games::SetupError::UnknownGame(g) => {
+            ApiError::BadTable("unknown_game", format!("there is no game {g:?}; see GET /api/games"))
+        }
+        games::SetupError::BadOptions(m) => ApiError::BadTable("bad_options", m),
+        games::SetupError::Rule(r) => ApiError::BadTable("bad_player_count", r.message),
+    })?;
+    let mut stored_options = options;
+    if let (Some(level), Some(m)) = (req.bots, stored_options.as_object_mut()) {
+        m.insert("__bots".into(), level.as_str().into());
+    }
+    let now = now_ms();
+    let invite_code = req.private.then(|| auth::random_hex(12));
+    let record = TableRecord {
+        id: Uuid::new_v4(),
+        game: req.game.clone(),
+        options: stored_options,
+        rules_version: 0,
+        seat_count: req.seats as i32,
+        private: req.private,
+        invite_code: invite_code.clone(),
+        created_by: who.id,
+        created_at: now,
+        status: TableStatus::Open,
+    };
+    let mut seats = vec![Occupant::Empty; req.seats];
+    if req.join {
+        seats[0] = Occupant::Player { id: who.id, name: who.name.clone() };
+    }
+    let mut t = Table::new(app.clone(), record, seats.clone())?;
+    let record = t.set_rules_version();
+    app.store.create_table(&record, &seats).await?;
+    let handle = table::spawn(t);
+    tracing::info!(table = %handle.id, game = %req.game, "table created");
+    let info = handle.info().await?;
+    Ok((StatusCode::CREATED, Json(CreateTableResponse { table: info, invite_code })))
+}
+
+/// The live table `id`, checking a private table's invite code unless `who` sits there.
+pub async fn reach_table(
+    app: &AppState,
+    id: &str,
+    invite: Option<&str>,
+    who: Option<&Who>,
+) -> Result<table::TableHandle, ApiError> {
+    let tid = Uuid::parse_str(id).map_err(|_| ApiError::TableNotFound(id.to_string()))?;
+    let h = app
+        .table(tid)
+        .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
+    if h.private && h.invite_code.as_deref() != invite {
+        let seated = match who {
+            Some(w) => h.info().await?.seats.iter().any(
+                |s| matches!(s, protocol::SeatInfo::Player { id, .. } if *id == w.id),
+            ),
+            None => false,
+        };
+        if !seated {
+            return Err(ApiError::InviteRequired);
+        }
+    }
+    Ok(h)
+}
+
+#[derive(Deserialize)]
+pub struct InviteQuery {
+    pub invite: Option<String>,
+}
+
+pub async fn get_table(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<InviteQuery>,
+    headers: HeaderMap,
+) -> Result<Json<TableInfo>, ApiError> {
+    let who = player_from(&headers, &app).await?;
+    let h = reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
+    Ok(Json(h.info().await?))
+}
+
+pub async fn join_table(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+    body: Option<Body<JoinRequest>>,
+) -> Result<Json<TableInfo>, ApiError> {
+    let req = body.map(|b| b.0).unwrap_or_default();
+    let h = reach_table(&app, &id, req.invite_code.as_deref(), Some(&who)).await?;
+    let info = h.ask(|reply| Cmd::Join { who, seat: req.seat, reply }).await?;
+    Ok(Json(info))
+}
+
+pub async fn leave_table(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+) -> Result<Json<TableInfo>, ApiError> {
+    let h = reach_table(&app, &id, None, Some(&who)).await?;
+    Ok(Json(h.ask(|reply| Cmd::Leave { who, reply }).await?))
+}
+
+pub async fn start_table(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+) -> Result<Json<TableInfo>, ApiError> {
+    let h = reach_table(&app, &id, None, Some(&who)).await?;
+    Ok(Json(h.ask(|reply| Cmd::Start { who, reply }).await?))
+}
+
+async fn stored(app: &AppState, id: &str) -> Result<store::StoredTable, ApiError> {
+    let tid = Uuid::parse_str(id).map_err(|_| ApiError::TableNotFound(id.to_string()))?;
+    app.store
+        .load_table(tid)
+        .await?
+        .ok_or_else(|| ApiError::TableNotFound(id.to_string()))
+}
+
+/// Seed commitments for every round, and the seeds of ended rounds.
+pub async fn table_rounds(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<RoundFairness>>, ApiError> {
+    let st = stored(&app, &id).await?;
+    Ok(Json(
+        st.rounds
+            .iter()
+            .map(|r| RoundFairness {
+                round: r.round_no as u32,
+                seed_sha256: r.commitment.clone(),
+                seed: r.ended_at.map(|_| r.seed_hex.clone()),
+            })
+            .collect(),
+    ))
+}
+
+/// The deal of an ended round, recomputed from its seed by replaying the stored log.
+pub async fn round_deal(
+    State(app): State<AppState>,
+    Path((id, round)): Path<(String, u32)>,
+) -> Result<Json<DealRecord>, ApiError> {
+    let st = stored(&app, &id).await?;
+    let r = st
+        .rounds
+        .iter()
+        .find(|r| r.round_no as u32 == round)
+        .ok_or_else(|| ApiError::NotFound(format!("table {id} has no round {round}")))?;
+    if r.ended_at.is_none() {
+        return Err(ApiError::conflict(
+            "round_in_progress",
+            "the seed and deal of a round are published when the round ends",
+        ));
+    }
+    let deal = table::deal_of_round(&st, round).map_err(|e| {
+        tracing::error!(table = %id, round, error = %e, "replay for a deal record failed");
+        ApiError::Internal
+    })?;
+    Ok(Json(DealRecord {
+        round,
+        seed: r.seed_hex.clone(),
+        seed_sha256: r.commitment.clone(),
+        deal,
+    }))
+}
+
+#[derive(Deserialize)]
+pub struct LimitQuery {
+    pub limit: Option<i64>,
+}
+
+pub async fn leaderboard(
+    State(app): State<AppState>,
+    Path(game): Path<String>,
+    Query(q): Query<LimitQuery>,
+) -> Result<Json<Vec<protocol::LeaderRow>>, ApiError> {
+    if !games::catalogue().iter().any(|g| g.kind == game) {
+        return Err(ApiError::NotFound(format!("there is no game {game:?}")));
+    }
+    let rows = app.store.leaderboard(&game, q.limit.unwrap_or(50).clamp(1, 500)).await?;
+    Ok(Json(
+        rows.into_iter()
+            .map(|r| protocol::LeaderRow {
+                player: PlayerInfo { id: r.player_id, name: r.name },
+                matches: r.matches,
+                wins: r.wins,
+                points: r.points,
+            })
+            .collect(),
+    ))
+}
+
+pub async fn my_matches(
+    State(app): State<AppState>,
+    Me(who): Me,
+    Query(q): Query<LimitQuery>,
+) -> Result<Json<Vec<protocol::MatchRow>>, ApiError> {
+    let rows = app
+        .store
+        .player_matches(who.id, q.limit.unwrap_or(50).clamp(1, 500))
+        .await?;
+    Ok(Json(
+        rows.into_iter()
+            .map(|r| protocol::MatchRow {
+                table_id: r.table_id,
+                game: r.game,
+                status: table::to_proto_status(r.status),
+                seat: r.seat as usize,
+                score: r.score,
+                won: r.won,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            })
+            .collect(),
+    ))
+}
+
+pub async fn not_found_api() -> ApiError {
+    ApiError::NotFound("no such endpoint; see docs/protocol.md".into())
+}

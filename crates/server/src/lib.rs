@@ -1,0 +1,91 @@
+//! The fibonacci-cards server as a library, so tests can run it in-process on port 0.
+//!
+//! [`build`] connects the store, applies migrations and brings back every unfinished table;
+//! [`app`] is the router; [`serve`] runs it on a listener until shutdown. Only this crate
+//! speaks HTTP and WebSocket.
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod state;
+pub mod table;
+pub mod ws;
+
+use std::future::Future;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tower_http::services::{ServeDir, ServeFile};
+use tower_http::trace::TraceLayer;
+
+pub use config::Config;
+pub use state::AppState;
+
+/// Connects the store (applying migrations) and restores every unfinished table.
+pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
+    let store = store::connect(&config.database_url).await?;
+    let app = AppState::new(store, config);
+    let unfinished = app.store.unfinished_tables().await?;
+    let n = unfinished.len();
+    for st in unfinished {
+        let id = st.record.id;
+        match table::restore(app.clone(), st) {
+            Ok(t) => {
+                table::spawn(t);
+            }
+            Err(e) => tracing::error!(table = %id, error = %e, "could not restore a table"),
+        }
+    }
+    tracing::info!(tables = n, database = app.store.backend(), "store ready");
+    Ok(app)
+}
+
+/// The router: the API, the WebSockets, and the browser client from `web/`.
+pub fn app(state: AppState) -> Router {
+    let web = &state.config.web_dir;
+    let client = ServeDir::new(web).fallback(ServeFile::new(web.join("index.html")));
+    let api = Router::new()
+        .route("/guest", post(http::create_guest))
+        .route("/me", get(http::me))
+        .route("/me/matches", get(http::my_matches))
+        .route("/games", get(http::list_games))
+        .route("/tables", get(http::list_tables).post(http::create_table))
+        .route("/tables/{id}", get(http::get_table))
+        .route("/tables/{id}/join", post(http::join_table))
+        .route("/tables/{id}/leave", post(http::leave_table))
+        .route("/tables/{id}/start", post(http::start_table))
+        .route("/tables/{id}/rounds", get(http::table_rounds))
+        .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
+        .route("/leaderboard/{game}", get(http::leaderboard))
+        .fallback(http::not_found_api);
+    Router::new()
+        .nest("/api", api)
+        .route("/healthz", get(http::healthz))
+        .route("/metrics", get(http::metrics))
+        .route("/ws/lobby", get(ws::lobby_socket))
+        .route("/ws/table/{id}", get(ws::table_socket))
+        .fallback_service(client)
+        .layer(DefaultBodyLimit::max(protocol::MAX_HTTP_BODY))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then closes every socket and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let router = app(state.clone());
+    let closer = state.clone();
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down");
+            let _ = closer.shutdown.send(true);
+        })
+        .await
+}

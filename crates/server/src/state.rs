@@ -1,0 +1,90 @@
+//! Shared server state: the store, metrics, configuration, the registry of live tables and
+//! the lobby's list of public tables.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use protocol::TableInfo;
+use store::Store;
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::table::TableHandle;
+
+#[derive(Clone)]
+pub struct AppState(pub Arc<Inner>);
+
+pub struct Inner {
+    pub store: Arc<dyn Store>,
+    pub metrics: Metrics,
+    pub config: Config,
+    /// Live tables by id. A table task removes itself when it ends.
+    pub tables: Mutex<HashMap<Uuid, TableHandle>>,
+    /// Public tables that are open or playing, as the lobby shows them.
+    pub lobby: Mutex<HashMap<Uuid, TableInfo>>,
+    /// Bumped whenever `lobby` changes; lobby sockets wait on it.
+    pub lobby_tick: watch::Sender<u64>,
+    /// Set to true when the server is shutting down; sockets close on it.
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+        AppState(Arc::new(Inner {
+            store,
+            metrics: Metrics::default(),
+            config,
+            tables: Mutex::new(HashMap::new()),
+            lobby: Mutex::new(HashMap::new()),
+            lobby_tick: watch::channel(0).0,
+            shutdown: watch::channel(false).0,
+        }))
+    }
+
+    pub fn table(&self, id: Uuid) -> Option<TableHandle> {
+        lock(&self.tables).get(&id).cloned()
+    }
+
+    /// Publishes (or withdraws, with `None`) a table's lobby entry.
+    pub fn publish_lobby(&self, id: Uuid, info: Option<TableInfo>) {
+        let changed = {
+            let mut l = lock(&self.lobby);
+            match info {
+                Some(i) => l.insert(id, i.clone()).as_ref() != Some(&i),
+                None => l.remove(&id).is_some(),
+            }
+        };
+        if changed {
+            self.lobby_tick.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// The lobby's tables, newest first.
+    pub fn lobby_tables(&self) -> Vec<TableInfo> {
+        let mut v: Vec<TableInfo> = lock(&self.lobby).values().cloned().collect();
+        v.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
+        v
+    }
+}
+
+/// Locks a mutex, recovering from poisoning: the data behind our locks stays consistent
+/// even if a holder panicked (plain inserts and removes).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,706 @@
+//! One tokio task per live table: the only writer of the table's state.
+//!
+//! Connections and HTTP handlers send it commands over a channel; it handles them one at a
+//! time, in arrival order. For a game action it applies the action to a copy of the game,
+//! writes it to the store's action log, and only then adopts the copy and sends every
+//! connection its own view (R-4: each seat sees its own view, spectators the public one).
+//! A table is rebuilt after a restart from its stored seeds and actions ([`restore`]), and
+//! [`Table::settle`] finishes any round or match transition a crash interrupted.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use game_core::{Phase, Seat, Seed, Viewer};
+use games::{ActionError, BotLevel, DynGame};
+use protocol::{RoundFairness, SeatInfo, ServerMsg, TableInfo};
+use serde_json::{Value, json};
+use store::{ActionRecord, Occupant, RoundRecord, StoreError, StoredTable, TableRecord, TableStatus};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+use crate::error::ApiError;
+use crate::state::{AppState, now_ms};
+
+/// Messages a connection may have queued before it counts as too slow and is dropped (it
+/// reconnects and resyncs).
+const CONN_QUEUE: usize = 256;
+
+pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+
+/// Who asks: a signed-in player.
+#[derive(Clone, Debug)]
+pub struct Who {
+    pub id: Uuid,
+    pub name: String,
+}
+
+pub enum Cmd {
+    Join { who: Who, seat: Option<usize>, reply: Reply<TableInfo> },
+    Leave { who: Who, reply: Reply<TableInfo> },
+    Start { who: Who, reply: Reply<TableInfo> },
+    Info { reply: oneshot::Sender<TableInfo> },
+    /// A WebSocket connection joins; its first state message is queued at once.
+    Connect { who: Option<Who>, out: mpsc::Sender<String>, reply: oneshot::Sender<u64> },
+    Disconnect { conn: u64 },
+    Act { conn: u64, version: u64, action: Value },
+    Sync { conn: u64 },
+}
+
+/// A cheap, cloneable way to reach a table task.
+#[derive(Clone)]
+pub struct TableHandle {
+    pub id: Uuid,
+    pub private: bool,
+    pub invite_code: Option<String>,
+    tx: mpsc::Sender<Cmd>,
+}
+
+impl TableHandle {
+    pub async fn send(&self, cmd: Cmd) -> Result<(), ApiError> {
+        self.tx
+            .send(cmd)
+            .await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+    }
+
+    /// Sends a command carrying a reply channel and waits for the answer.
+    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, ApiError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(make(tx)).await?;
+        rx.await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))?
+    }
+
+    pub async fn info(&self) -> Result<TableInfo, ApiError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Info { reply: tx }).await?;
+        rx.await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+    }
+}
+
+struct Conn {
+    who: Option<Uuid>,
+    out: mpsc::Sender<String>,
+}
+
+struct RoundState {
+    round: u32,
+    seed: Seed,
+    ended: bool,
+}
+
+pub struct Table {
+    record: TableRecord,
+    seats: Vec<Occupant>,
+    game: Box<dyn DynGame>,
+    /// Bumped by every change of the table: seat, status, round start, accepted action.
+    version: u64,
+    /// Next action sequence number in the current round.
+    seq: i64,
+    rounds: Vec<RoundState>,
+    conns: HashMap<u64, Conn>,
+    next_conn: u64,
+    bot_due: Option<tokio::time::Instant>,
+    bot_counter: u64,
+    app: AppState,
+}
+
+pub fn to_proto_status(s: TableStatus) -> protocol::TableStatus {
+    match s {
+        TableStatus::Open => protocol::TableStatus::Open,
+        TableStatus::Playing => protocol::TableStatus::Playing,
+        TableStatus::Finished => protocol::TableStatus::Finished,
+        TableStatus::Abandoned => protocol::TableStatus::Abandoned,
+    }
+}
+
+/// A fresh round seed from the OS's CSPRNG.
+fn fresh_seed() -> Seed {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b).expect("the OS random source is available");
+    Seed(b)
+}
+
+impl Table {
+    /// A new, open table (already stored).
+    pub fn new(app: AppState, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, ApiError> {
+        let (game, _) = games::new_match(&record.game, &game_options(&record.options), seats.len())
+            .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+        Ok(Table {
+            record,
+            seats,
+            game,
+            version: 1,
+            seq: 0,
+            rounds: Vec::new(),
+            conns: HashMap::new(),
+            next_conn: 0,
+            bot_due: None,
+            bot_counter: 0,
+            app,
+        })
+    }
+
+    /// Records the rules version the match is played under, and returns the record to store.
+    pub fn set_rules_version(&mut self) -> TableRecord {
+        self.record.rules_version = self.game.rules_version() as i32;
+        self.record.clone()
+    }
+
+    fn bots(&self) -> Option<BotLevel> {
+        self.record
+            .options
+            .get("__bots")
+            .and_then(Value::as_str)
+            .and_then(BotLevel::parse)
+    }
+
+    pub fn info(&self) -> TableInfo {
+        let connected = |id: &Uuid| self.conns.values().any(|c| c.who.as_ref() == Some(id));
+        let seats = self
+            .seats
+            .iter()
+            .map(|o| match o {
+                Occupant::Empty => SeatInfo::Empty,
+                Occupant::Player { id, name } => SeatInfo::Player {
+                    id: *id,
+                    name: name.clone(),
+                    connected: connected(id),
+                },
+                Occupant::Bot { level } => SeatInfo::Bot {
+                    level: BotLevel::parse(level).unwrap_or(BotLevel::Random),
+                },
+            })
+            .collect();
+        let started = !self.rounds.is_empty();
+        TableInfo {
+            id: self.record.id,
+            game: self.record.game.clone(),
+            options: game_options(&self.record.options),
+            private: self.record.private,
+            status: to_proto_status(self.record.status),
+            bots: self.bots(),
+            seats,
+            spectators: self.conns.values().filter(|c| self.seat_of(c.who).is_none()).count(),
+            round: self.game.round(),
+            to_act: if started { self.game.to_act() } else { vec![] },
+            scores: if started { self.game.scores() } else { vec![0; self.seats.len()] },
+            winners: self.game.outcome().map(|o| o.winners),
+            created_at: self.record.created_at,
+        }
+    }
+
+    fn seat_of(&self, who: Option<Uuid>) -> Option<Seat> {
+        let who = who?;
+        self.seats
+            .iter()
+            .position(|o| matches!(o, Occupant::Player { id, .. } if *id == who))
+    }
+
+    fn fairness(&self) -> Vec<RoundFairness> {
+        self.rounds
+            .iter()
+            .map(|r| RoundFairness {
+                round: r.round,
+                seed_sha256: r.seed.commitment(),
+                // the seed is published only once its round is over.
+                seed: r.ended.then(|| r.seed.to_hex()),
+            })
+            .collect()
+    }
+
+    /// The state message for one viewer.
+    fn state_for(&self, viewer: Viewer, table: &TableInfo, events: &[Value]) -> String {
+        let started = !self.rounds.is_empty();
+        let view = if started { self.game.view_json(viewer) } else { Value::Null };
+        let legal = match viewer {
+            Viewer::Player(s) if started && self.record.status == TableStatus::Playing => {
+                self.game.legal_json(s)
+            }
+            _ => vec![],
+        };
+        let msg = ServerMsg::State {
+            version: self.version,
+            table: table.clone(),
+            you: viewer,
+            view,
+            legal,
+            events: events.to_vec(),
+            fairness: self.fairness(),
+        };
+        serde_json::to_string(&msg).expect("server messages serialize")
+    }
+
+    fn viewer_of(&self, conn: &Conn) -> Viewer {
+        match self.seat_of(conn.who) {
+            Some(s) => Viewer::Player(s),
+            None => Viewer::Spectator,
+        }
+    }
+
+    /// Sends every connection its own state, and refreshes the lobby entry.
+    fn broadcast(&mut self, events: &[Value]) {
+        let table = self.info();
+        let mut cache: HashMap<Option<Seat>, String> = HashMap::new();
+        let mut slow = Vec::new();
+        for (id, c) in &self.conns {
+            let viewer = self.viewer_of(c);
+            let msg = cache
+                .entry(viewer.seat())
+                .or_insert_with(|| self.state_for(viewer, &table, events))
+                .clone();
+            if c.out.try_send(msg).is_err() {
+                slow.push(*id);
+            }
+        }
+        for id in slow {
+            // Dropping its sender ends the connection; the client reconnects and resyncs.
+            tracing::info!(table = %self.record.id, conn = id, "dropping a slow connection");
+            self.conns.remove(&id);
+        }
+        let listed = !self.record.private
+            && matches!(self.record.status, TableStatus::Open | TableStatus::Playing);
+        self.app
+            .publish_lobby(self.record.id, listed.then(|| self.info()));
+    }
+
+    fn send_to(&mut self, conn: u64, msg: &ServerMsg) {
+        if let Some(c) = self.conns.get(&conn) {
+            let _ = c.out.try_send(serde_json::to_string(msg).expect("serializes"));
+        }
+    }
+
+    fn send_state(&mut self, conn: u64) {
+        let table = self.info();
+        if let Some(c) = self.conns.get(&conn) {
+            let msg = self.state_for(self.viewer_of(c), &table, &[]);
+            let _ = c.out.try_send(msg);
+        }
+    }
+
+    fn refuse(&mut self, conn: u64, code: &str, message: String) {
+        self.app.metrics.rejected(code);
+        let msg = ServerMsg::Error {
+            code: code.to_string(),
+            message,
+            version: self.version,
+        };
+        self.send_to(conn, &msg);
+    }
+
+    /// Finishes whatever transition the game is waiting for: ends a finished round, ends a
+    /// finished match, or deals the next round. Idempotent, and safe to call again after a
+    /// failure (it is also how recovery completes a transition a crash interrupted).
+    async fn settle(&mut self, events: &mut Vec<Value>) -> Result<(), StoreError> {
+        if self.record.status != TableStatus::Playing {
+            return Ok(());
+        }
+        let id = self.record.id;
+        loop {
+            if self.game.phase() == Phase::Playing {
+                return Ok(());
+            }
+            let totals = self.game.scores();
+            if let Some(r) = self.rounds.last_mut().filter(|r| !r.ended) {
+                let result = json!({ "totals": totals });
+                self.app
+                    .store
+                    .end_round(id, r.round as i32, &result, &totals, now_ms())
+                    .await?;
+                r.ended = true;
+            }
+            if self.game.phase() == Phase::Finished {
+                let outcome = self.game.outcome().expect("a finished game has an outcome");
+                let winners: Vec<i32> = outcome.winners.iter().map(|&s| s as i32).collect();
+                self.app
+                    .store
+                    .finish_match(id, &outcome.scores, &winners, now_ms())
+                    .await?;
+                self.record.status = TableStatus::Finished;
+                self.bot_due = None;
+                return Ok(());
+            }
+            // Deal the next round: the seed is stored before anything of it is shown.
+            let seed = fresh_seed();
+            let mut next = self.game.clone_box();
+            let evs = match next.start_round(&seed) {
+                Ok(evs) => evs,
+                Err(e) => {
+                    tracing::error!(table = %id, error = %e, "start_round refused");
+                    return Ok(());
+                }
+            };
+            let round = next.round();
+            let rec = RoundRecord {
+                round_no: round as i32,
+                seed_hex: seed.to_hex(),
+                commitment: seed.commitment(),
+                started_at: now_ms(),
+                ended_at: None,
+                result: None,
+            };
+            self.app.store.start_round(id, &rec).await?;
+            self.game = next;
+            self.rounds.push(RoundState { round, seed, ended: false });
+            self.seq = 0;
+            self.version += 1;
+            events.push(json!({"type": "round_dealt", "round": round, "seed_sha256": rec.commitment}));
+            events.extend(evs);
+        }
+    }
+
+    /// Applies, persists, then publishes one action of `seat`.
+    async fn accept(&mut self, seat: Seat, action: Value) -> Result<(), (String, String)> {
+        if self.record.status != TableStatus::Playing {
+            return Err(("not_started".into(), "the match has not started".into()));
+        }
+        let mut next = self.game.clone_box();
+        let mut events = match next.apply_json(seat, &action) {
+            Ok(ev) => ev,
+            Err(ActionError::Decode(m)) => {
+                return Err(("bad_action".into(), format!("not an action of this game: {m}")));
+            }
+            Err(ActionError::Rule(e)) => return Err((e.code.to_string(), e.message)),
+        };
+        let round = self.rounds.last().map(|r| r.round).unwrap_or(0);
+        let rec = ActionRecord {
+            round_no: round as i32,
+            seq: self.seq,
+            seat: seat as i32,
+            action,
+        };
+        let t = Instant::now();
+        if let Err(e) = self.app.store.append_action(self.record.id, &rec, now_ms()).await {
+            tracing::error!(table = %self.record.id, error = %e, "could not store an action");
+            return Err(("internal".into(), "the server could not save this move; try again".into()));
+        }
+        self.app.metrics.persisted(t.elapsed());
+        self.app.metrics.actions_accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.game = next;
+        self.seq += 1;
+        self.version += 1;
+        if let Err(e) = self.settle(&mut events).await {
+            tracing::error!(table = %self.record.id, error = %e, "could not store a round transition");
+        }
+        self.broadcast(&events);
+        self.schedule_bots();
+        Ok(())
+    }
+
+    fn humans_watching(&self) -> bool {
+        self.conns.values().any(|c| c.who.is_some())
+    }
+
+    fn schedule_bots(&mut self) {
+        self.bot_due = None;
+        if self.record.status != TableStatus::Playing || self.game.phase() != Phase::Playing {
+            return;
+        }
+        let bot_to_act = self
+            .game
+            .to_act()
+            .iter()
+            .any(|&s| matches!(self.seats.get(s), Some(Occupant::Bot { .. })));
+        if bot_to_act {
+            let delay = if self.humans_watching() {
+                Duration::from_millis(self.app.config.bot_delay_ms)
+            } else {
+                Duration::ZERO
+            };
+            self.bot_due = Some(tokio::time::Instant::now() + delay);
+        }
+    }
+
+    async fn bot_move(&mut self) {
+        self.bot_due = None;
+        let Some((seat, level)) = self.game.to_act().into_iter().find_map(|s| match self.seats.get(s) {
+            Some(Occupant::Bot { level }) => Some((s, BotLevel::parse(level).unwrap_or(BotLevel::Random))),
+            _ => None,
+        }) else {
+            return;
+        };
+        self.bot_counter += 1;
+        let seed = self.bot_counter ^ (self.record.id.as_u128() as u64);
+        match self.game.bot_action(seat, level, seed) {
+            Some(action) => {
+                if let Err((code, msg)) = self.accept(seat, action).await {
+                    tracing::error!(table = %self.record.id, seat, code, msg, "bot move refused");
+                    // Try again later rather than spin.
+                    self.bot_due = Some(tokio::time::Instant::now() + Duration::from_secs(1));
+                }
+            }
+            None => tracing::error!(table = %self.record.id, seat, "bot has no legal move"),
+        }
+    }
+
+    async fn join(&mut self, who: Who, seat: Option<usize>) -> Result<TableInfo, ApiError> {
+        if self.seat_of(Some(who.id)).is_some() {
+            return Err(ApiError::conflict("already_seated", "you already have a seat at this table"));
+        }
+        if self.record.status != TableStatus::Open {
+            return Err(ApiError::conflict("already_started", "the match has already started"));
+        }
+        let seat = match seat {
+            Some(s) if s >= self.seats.len() => {
+                return Err(ApiError::conflict(
+                    "bad_seat",
+                    format!("seat {s} does not exist at a table of {}", self.seats.len()),
+                ));
+            }
+            Some(s) if self.seats[s] != Occupant::Empty => {
+                return Err(ApiError::conflict("seat_taken", format!("seat {s} is already taken")));
+            }
+            Some(s) => s,
+            None => self
+                .seats
+                .iter()
+                .position(|o| *o == Occupant::Empty)
+                .ok_or_else(|| ApiError::conflict("table_full", "every seat is taken"))?,
+        };
+        let occ = Occupant::Player { id: who.id, name: who.name };
+        self.app
+            .store
+            .set_seat(self.record.id, seat as i32, &occ, now_ms())
+            .await?;
+        self.seats[seat] = occ;
+        self.version += 1;
+        self.broadcast(&[]);
+        Ok(self.info())
+    }
+
+    async fn leave(&mut self, who: Who) -> Result<TableInfo, ApiError> {
+        let Some(seat) = self.seat_of(Some(who.id)) else {
+            return Err(ApiError::conflict("not_seated", "you have no seat at this table"));
+        };
+        if self.record.status != TableStatus::Open {
+            return Err(ApiError::conflict(
+                "already_started",
+                "the match has started: your seat stays yours, come back any time",
+            ));
+        }
+        let now = now_ms();
+        self.app
+            .store
+            .set_seat(self.record.id, seat as i32, &Occupant::Empty, now)
+            .await?;
+        self.seats[seat] = Occupant::Empty;
+        if self.seats.iter().all(|o| !matches!(o, Occupant::Player { .. })) {
+            self.app
+                .store
+                .set_status(self.record.id, TableStatus::Abandoned, now)
+                .await?;
+            self.record.status = TableStatus::Abandoned;
+        }
+        self.version += 1;
+        self.broadcast(&[]);
+        Ok(self.info())
+    }
+
+    async fn start(&mut self, who: Who) -> Result<TableInfo, ApiError> {
+        if self.seat_of(Some(who.id)).is_none() {
+            return Err(ApiError::conflict("not_seated", "only a seated player can start the match"));
+        }
+        if self.record.status != TableStatus::Open {
+            return Err(ApiError::conflict("already_started", "the match has already started"));
+        }
+        let empty: Vec<usize> = (0..self.seats.len())
+            .filter(|&s| self.seats[s] == Occupant::Empty)
+            .collect();
+        if !empty.is_empty() {
+            let Some(level) = self.bots() else {
+                return Err(ApiError::conflict(
+                    "seats_not_full",
+                    format!("{} seat(s) are still empty and this table has no bots", empty.len()),
+                ));
+            };
+            let now = now_ms();
+            for &s in &empty {
+                let occ = Occupant::Bot { level: level.as_str().into() };
+                self.app.store.set_seat(self.record.id, s as i32, &occ, now).await?;
+                self.seats[s] = occ;
+            }
+        }
+        self.app
+            .store
+            .set_status(self.record.id, TableStatus::Playing, now_ms())
+            .await?;
+        self.record.status = TableStatus::Playing;
+        self.version += 1;
+        let mut events = Vec::new();
+        if let Err(e) = self.settle(&mut events).await {
+            tracing::error!(table = %self.record.id, error = %e, "could not deal round 1");
+        }
+        self.broadcast(&events);
+        self.schedule_bots();
+        Ok(self.info())
+    }
+
+    async fn handle(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Join { who, seat, reply } => {
+                let _ = reply.send(self.join(who, seat).await);
+            }
+            Cmd::Leave { who, reply } => {
+                let _ = reply.send(self.leave(who).await);
+            }
+            Cmd::Start { who, reply } => {
+                let _ = reply.send(self.start(who).await);
+            }
+            Cmd::Info { reply } => {
+                let _ = reply.send(self.info());
+            }
+            Cmd::Connect { who, out, reply } => {
+                let id = self.next_conn;
+                self.next_conn += 1;
+                self.conns.insert(id, Conn { who: who.map(|w| w.id), out });
+                let _ = reply.send(id);
+                // Everyone sees the new presence; the newcomer gets its full state.
+                self.broadcast(&[]);
+                self.schedule_bots();
+            }
+            Cmd::Disconnect { conn } => {
+                if self.conns.remove(&conn).is_some() {
+                    self.broadcast(&[]);
+                }
+            }
+            Cmd::Sync { conn } => self.send_state(conn),
+            Cmd::Act { conn, version, action } => {
+                let Some(c) = self.conns.get(&conn) else { return };
+                let Some(seat) = self.seat_of(c.who) else {
+                    self.refuse(conn, "not_seated", "spectators cannot play: you have no seat at this table".into());
+                    return;
+                };
+                if version != self.version {
+                    let msg = format!(
+                        "your move was made against version {version} but the table is at {}; here is the current state",
+                        self.version
+                    );
+                    self.refuse(conn, "stale_version", msg);
+                    self.send_state(conn);
+                    return;
+                }
+                if let Err((code, msg)) = self.accept(seat, action).await {
+                    self.refuse(conn, &code, msg);
+                }
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        matches!(self.record.status, TableStatus::Finished | TableStatus::Abandoned)
+            && self.conns.is_empty()
+    }
+
+    /// Runs the table until it is over and nobody is connected, or the server stops.
+    async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
+        let id = self.record.id;
+        self.app.metrics.live_tables.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut events = Vec::new();
+        if let Err(e) = self.settle(&mut events).await {
+            tracing::error!(table = %id, error = %e, "could not complete a round transition");
+        }
+        self.broadcast(&events);
+        self.schedule_bots();
+        loop {
+            let due = self.bot_due;
+            tokio::select! {
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd).await,
+                    None => break,
+                },
+                _ = async { tokio::time::sleep_until(due.expect("guarded")).await }, if due.is_some() => {
+                    self.bot_move().await;
+                }
+            }
+            if self.done() {
+                break;
+            }
+        }
+        crate::state::lock(&self.app.tables).remove(&id);
+        self.app.publish_lobby(id, None);
+        self.app.metrics.live_tables.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The game's options without the table-level keys the server keeps beside them.
+pub fn game_options(stored: &Value) -> Value {
+    match stored {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !k.starts_with("__"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Starts the task of a table and registers it. Returns its handle.
+pub fn spawn(table: Table) -> TableHandle {
+    let (tx, rx) = mpsc::channel(64);
+    let handle = TableHandle {
+        id: table.record.id,
+        private: table.record.private,
+        invite_code: table.record.invite_code.clone(),
+        tx,
+    };
+    crate::state::lock(&table.app.tables).insert(handle.id, handle.clone());
+    tokio::spawn(table.run(rx));
+    handle
+}
+
+/// Rebuilds a table from the store: its match is replayed from each round's seed and
+/// action log, in order.
+pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
+    let StoredTable { record, seats, rounds, actions, .. } = st;
+    let mut table = Table::new(app, record, seats).map_err(|e| e.to_string())?;
+    if table.game.rules_version() as i32 != table.record.rules_version {
+        tracing::warn!(table = %table.record.id, "stored under another rules version");
+    }
+    let mut actions = actions.into_iter().peekable();
+    for r in rounds {
+        let seed = Seed::from_hex(&r.seed_hex).ok_or("a stored seed is not 64 hex digits")?;
+        table.game.start_round(&seed).map_err(|e| e.to_string())?;
+        table.version += 1;
+        let mut seq = 0;
+        while let Some(a) = actions.next_if(|a| a.round_no == r.round_no) {
+            table
+                .game
+                .apply_json(a.seat as usize, &a.action)
+                .map_err(|e| format!("round {} action {}: {e}", a.round_no, a.seq))?;
+            table.version += 1;
+            seq += 1;
+        }
+        table.rounds.push(RoundState {
+            round: r.round_no as u32,
+            seed,
+            ended: r.ended_at.is_some(),
+        });
+        table.seq = seq;
+    }
+    if table.record.status != TableStatus::Open {
+        table.version += 1;
+    }
+    Ok(table)
+}
+
+/// Replays a stored table up to the deal of round `round` and returns the game's deal
+/// record, for verifying an ended round.
+pub fn deal_of_round(st: &StoredTable, round: u32) -> Result<Value, String> {
+    let (mut game, _) =
+        games::new_match(&st.record.game, &game_options(&st.record.options), st.seats.len())
+            .map_err(|e| format!("{e:?}"))?;
+    for r in &st.rounds {
+        let seed = Seed::from_hex(&r.seed_hex).ok_or("bad stored seed")?;
+        game.start_round(&seed).map_err(|e| e.to_string())?;
+        if r.round_no as u32 == round {
+            return Ok(game.deal_record());
+        }
+        for a in st.actions.iter().filter(|a| a.round_no == r.round_no) {
+            game.apply_json(a.seat as usize, &a.action)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Err(format!("no round {round}"))
+}

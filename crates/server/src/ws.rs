@@ -1,0 +1,160 @@
+//! WebSocket endpoints: `/ws/table/{id}` (play or watch one table) and `/ws/lobby` (the
+//! live list of public tables). A socket only parses and forwards; the table task decides.
+//!
+//! The upgrade checks the `Origin` header, and the socket refuses messages over
+//! [`protocol::MAX_WS_MESSAGE`] bytes (closing with 1009).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+use protocol::{ClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg};
+use tokio::sync::mpsc;
+
+use crate::auth;
+use crate::error::ApiError;
+use crate::http::{InviteQuery, player_from};
+use crate::state::AppState;
+use crate::table::{Cmd, TableHandle, Who};
+
+fn limits(ws: WebSocketUpgrade) -> WebSocketUpgrade {
+    ws.max_message_size(MAX_WS_MESSAGE)
+        .max_frame_size(MAX_WS_MESSAGE)
+        // A small read buffer keeps idle sockets cheap (tungstenite's default is 128 KiB).
+        .read_buffer_size(4 * 1024)
+}
+
+pub async fn table_socket(
+    ws: WebSocketUpgrade,
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<InviteQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if let Err(e) = auth::origin_allowed(&headers, &app.config.allowed_origins) {
+        app.metrics.rejected(e.code());
+        return Err(e);
+    }
+    let who = player_from(&headers, &app).await?;
+    let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
+    Ok(limits(ws).on_upgrade(move |socket| run_table_socket(socket, app, handle, who)))
+}
+
+fn error_text(code: &str, message: String) -> String {
+    let msg = ServerMsg::Error { code: code.into(), message, version: 0 };
+    serde_json::to_string(&msg).expect("serializes")
+}
+
+async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, who: Option<Who>) {
+    app.metrics.ws_connections.fetch_add(1, Relaxed);
+    let (mut sink, mut stream) = socket.split();
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(256);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let connected = table.send(Cmd::Connect { who, out: out_tx.clone(), reply: tx }).await;
+    let conn = match (connected, rx.await) {
+        (Ok(()), Ok(conn)) => conn,
+        _ => {
+            let _ = sink.send(Message::Text(error_text("table_closed", "this table has closed".into()).into())).await;
+            app.metrics.ws_connections.fetch_sub(1, Relaxed);
+            return;
+        }
+    };
+    // Errors this socket produces itself (bad JSON) go out through the same queue.
+    let local = out_tx;
+    let mut shutdown = app.shutdown.subscribe();
+    let close = |code, reason: &'static str| {
+        Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }))
+    };
+    loop {
+        tokio::select! {
+            out = out_rx.recv() => match out {
+                Some(text) => {
+                    if sink.send(Message::Text(text.into())).await.is_err() {
+                        break;
+                    }
+                }
+                // The table dropped us (too slow, or it ended).
+                None => {
+                    let _ = sink.send(close(close_code::AGAIN, "reconnect to resync")).await;
+                    break;
+                }
+            },
+            incoming = stream.next() => match incoming {
+                Some(Ok(Message::Text(text))) => {
+                    match serde_json::from_str::<ClientMsg>(&text) {
+                        Ok(ClientMsg::Act { version, action }) => {
+                            if table.send(Cmd::Act { conn, version, action }).await.is_err() { break; }
+                        }
+                        Ok(ClientMsg::Sync {}) => {
+                            if table.send(Cmd::Sync { conn }).await.is_err() { break; }
+                        }
+                        Ok(ClientMsg::Ping {}) => {
+                            let _ = local.try_send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
+                        }
+                        Err(e) => {
+                            app.metrics.rejected("malformed");
+                            let _ = local.try_send(error_text("malformed", format!("not a valid message: {e}")));
+                        }
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    app.metrics.rejected("binary_not_supported");
+                    let _ = local.try_send(error_text("binary_not_supported", "send JSON text messages".into()));
+                }
+                Some(Ok(Message::Close(_))) | None => break,
+                Some(Ok(_)) => {} // ping/pong frames are answered by the library
+                Some(Err(e)) => {
+                    // Oversized frames end here: tungstenite refuses them before we see them.
+                    app.metrics.rejected("frame_too_large_or_broken");
+                    tracing::debug!(error = %e, "socket read error");
+                    let _ = sink.send(close(close_code::SIZE, "message too big or broken")).await;
+                    break;
+                }
+            },
+            _ = shutdown.changed() => {
+                let _ = sink.send(close(close_code::AWAY, "server restarting")).await;
+                break;
+            }
+        }
+    }
+    let _ = table.send(Cmd::Disconnect { conn }).await;
+    app.metrics.ws_connections.fetch_sub(1, Relaxed);
+}
+
+pub async fn lobby_socket(
+    ws: WebSocketUpgrade,
+    State(app): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    auth::origin_allowed(&headers, &app.config.allowed_origins)?;
+    Ok(limits(ws).on_upgrade(move |socket| run_lobby_socket(socket, app)))
+}
+
+async fn run_lobby_socket(mut socket: WebSocket, app: AppState) {
+    app.metrics.ws_connections.fetch_add(1, Relaxed);
+    let mut tick = app.lobby_tick.subscribe();
+    let mut shutdown = app.shutdown.subscribe();
+    loop {
+        let msg = LobbyMsg::Tables { tables: app.lobby_tables() };
+        let text = serde_json::to_string(&msg).expect("serializes");
+        if socket.send(Message::Text(text.into())).await.is_err() {
+            break;
+        }
+        tokio::select! {
+            changed = tick.changed() => if changed.is_err() { break },
+            _ = shutdown.changed() => break,
+            incoming = socket.recv() => match incoming {
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                // The lobby socket only listens; anything sent is ignored.
+                Some(Ok(_)) => continue,
+            },
+        }
+        // Coalesce bursts of lobby changes into one message.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tick.borrow_and_update();
+    }
+    app.metrics.ws_connections.fetch_sub(1, Relaxed);
+}
