@@ -1,0 +1,1 @@
+//! Scenario tests per ruling and property tests over seeded random games.
