@@ -1,0 +1,697 @@
+//! What the two backends share: the SQL of every [`Store`](crate::Store) method, the row
+//! decoders, and the [`impl_store!`] macro that writes the trait implementation once for
+//! both pool types.
+//!
+//! One SQL text serves both databases because the schemas use the same column types (ids
+//! and JSON as TEXT, BIGINT milliseconds) and because sqlx's SQLite driver binds `$N`
+//! parameters by their number, as Postgres does (a `$N` used twice binds the same value
+//! on both). A macro rather than generic functions: the bounds a function generic over
+//! `sqlx::Database` would need (executors, encoders and decoders per column type) are far
+//! longer than the code they would share, while inside the macro every type is concrete.
+//!
+//! Rows are read as tuples (`query_as::<_, (..)>`), which decode on either backend, and
+//! turned into the crate's types by the plain functions below.
+
+use uuid::Uuid;
+
+use crate::{
+    ActionRecord, LeaderRow, MatchRow, Occupant, Player, RoundRecord, StoreError, TableRecord,
+    TableStatus,
+};
+
+/// `id, name, created_at` of `players`.
+pub(crate) type PlayerRow = (String, String, i64);
+/// The columns of [`SELECT_TABLE`].
+pub(crate) type TableRow = (
+    String,
+    String,
+    String,
+    i32,
+    i32,
+    bool,
+    Option<String>,
+    String,
+    i64,
+    String,
+);
+/// `kind, player_id, name, bot_level, score` of `table_seats`.
+pub(crate) type SeatRow = (String, Option<String>, Option<String>, Option<String>, i64);
+/// `round_no, seed_hex, commitment, started_at, ended_at, result` of `rounds`.
+pub(crate) type RoundRow = (i32, String, String, i64, Option<i64>, Option<String>);
+/// `round_no, seq, seat, action` of `actions`.
+pub(crate) type ActionRow = (i32, i64, i32, String);
+/// `player_id, name, matches, wins, points` of the leaderboard query.
+pub(crate) type LeaderTuple = (String, String, i64, i64, i64);
+/// The columns of the player-matches query.
+pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i64, i64);
+
+/// One table as a [`TableRow`] (`$1` table id).
+pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
+     private, invite_code, created_by, created_at, status FROM game_tables WHERE id = $1";
+
+/// Marks a table as changed now (`$1` table id, `$2` Unix ms), for "my matches" ordering.
+pub(crate) const TOUCH_TABLE: &str = "UPDATE game_tables SET updated_at = $2 WHERE id = $1";
+
+pub(crate) const SELECT_ROUNDS: &str = "SELECT round_no, seed_hex, commitment, started_at, \
+     ended_at, result FROM rounds WHERE table_id = $1 ORDER BY round_no";
+
+/// Finished matches only; bots and empty seats never rank. Sums are cast because
+/// Postgres widens `SUM(bigint)` to `numeric`.
+pub(crate) const LEADERBOARD: &str = "\
+    SELECT p.id, p.name, \
+           CAST(COUNT(*) AS BIGINT) AS matches, \
+           CAST(SUM(CASE WHEN s.won THEN 1 ELSE 0 END) AS BIGINT) AS wins, \
+           CAST(SUM(s.score) AS BIGINT) AS points \
+    FROM table_seats s \
+    JOIN game_tables t ON t.id = s.table_id \
+    JOIN players p ON p.id = s.player_id \
+    WHERE t.game = $1 AND t.status = 'finished' AND s.kind = 'player' \
+    GROUP BY p.id, p.name \
+    ORDER BY wins DESC, points DESC, matches ASC, p.name ASC, p.id ASC \
+    LIMIT $2";
+
+pub(crate) const PLAYER_MATCHES: &str = "\
+    SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at \
+    FROM table_seats s \
+    JOIN game_tables t ON t.id = s.table_id \
+    WHERE s.player_id = $1 AND s.kind = 'player' \
+    ORDER BY CASE WHEN t.status IN ('open', 'playing') THEN 0 ELSE 1 END, \
+             t.updated_at DESC, t.id ASC \
+    LIMIT $2";
+
+/// A `LIMIT` both databases accept: Postgres rejects a negative one.
+pub(crate) fn limit(n: i64) -> i64 {
+    n.max(0)
+}
+
+/// Maps a foreign-key violation to `NotFound(what)`: writing under a table, round or
+/// player that does not exist. Anything else goes through the usual mapping.
+pub(crate) fn fk_as_not_found(e: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
+    if let sqlx::Error::Database(d) = &e
+        && d.is_foreign_key_violation()
+    {
+        return StoreError::NotFound(what());
+    }
+    e.into()
+}
+
+fn uuid(s: &str, what: &str) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(s).map_err(|e| StoreError::Corrupt(format!("{what} {s:?}: {e}")))
+}
+
+fn json(s: &str, what: &str) -> Result<serde_json::Value, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+fn status(s: &str) -> Result<TableStatus, StoreError> {
+    TableStatus::parse(s).ok_or_else(|| StoreError::Corrupt(format!("table status {s:?}")))
+}
+
+pub(crate) fn player(r: PlayerRow) -> Result<Player, StoreError> {
+    Ok(Player {
+        id: uuid(&r.0, "player id")?,
+        name: r.1,
+        created_at: r.2,
+    })
+}
+
+pub(crate) fn table(r: TableRow) -> Result<TableRecord, StoreError> {
+    Ok(TableRecord {
+        id: uuid(&r.0, "table id")?,
+        game: r.1,
+        options: json(&r.2, "table options")?,
+        rules_version: r.3,
+        seat_count: r.4,
+        private: r.5,
+        invite_code: r.6,
+        created_by: uuid(&r.7, "table creator")?,
+        created_at: r.8,
+        status: status(&r.9)?,
+    })
+}
+
+/// The seat's occupant and cumulative score.
+pub(crate) fn seat(r: SeatRow) -> Result<(Occupant, i64), StoreError> {
+    let occupant = match (r.0.as_str(), r.1, r.2, r.3) {
+        ("empty", ..) => Occupant::Empty,
+        ("player", Some(id), Some(name), _) => Occupant::Player {
+            id: uuid(&id, "seat player id")?,
+            name,
+        },
+        ("bot", _, _, Some(level)) => Occupant::Bot { level },
+        (kind, ..) => return Err(StoreError::Corrupt(format!("seat of kind {kind:?}"))),
+    };
+    Ok((occupant, r.4))
+}
+
+/// The `kind, player_id, name, bot_level` columns of a seat.
+pub(crate) fn seat_columns(
+    o: &Occupant,
+) -> (&'static str, Option<String>, Option<&str>, Option<&str>) {
+    match o {
+        Occupant::Empty => ("empty", None, None, None),
+        Occupant::Player { id, name } => ("player", Some(id.to_string()), Some(name), None),
+        Occupant::Bot { level } => ("bot", None, None, Some(level)),
+    }
+}
+
+pub(crate) fn round(r: RoundRow) -> Result<RoundRecord, StoreError> {
+    Ok(RoundRecord {
+        round_no: r.0,
+        seed_hex: r.1,
+        commitment: r.2,
+        started_at: r.3,
+        ended_at: r.4,
+        result: r
+            .5
+            .as_deref()
+            .map(|s| json(s, "round result"))
+            .transpose()?,
+    })
+}
+
+pub(crate) fn action(r: ActionRow) -> Result<ActionRecord, StoreError> {
+    Ok(ActionRecord {
+        round_no: r.0,
+        seq: r.1,
+        seat: r.2,
+        action: json(&r.3, "action")?,
+    })
+}
+
+pub(crate) fn leader(r: LeaderTuple) -> Result<LeaderRow, StoreError> {
+    Ok(LeaderRow {
+        player_id: uuid(&r.0, "player id")?,
+        name: r.1,
+        matches: r.2,
+        wins: r.3,
+        points: r.4,
+    })
+}
+
+pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
+    Ok(MatchRow {
+        table_id: uuid(&r.0, "table id")?,
+        game: r.1,
+        status: status(&r.2)?,
+        seat: r.3,
+        score: r.4,
+        won: r.5,
+        created_at: r.6,
+        updated_at: r.7,
+    })
+}
+
+/// Implements [`Store`](crate::Store) for `$store`, a struct with a `pool` field whose
+/// connections are `$conn`; `$backend` is what [`Store::backend`](crate::Store::backend)
+/// answers.
+///
+/// Every method that writes several rows does it in one transaction, and each transaction
+/// starts with a write: on SQLite a transaction that reads first and writes later can fail
+/// with `SQLITE_BUSY` without waiting for the busy timeout.
+macro_rules! impl_store {
+    ($store:ty, $conn:ty, $backend:literal) => {
+        impl $store {
+            /// Loads one table on `conn`: used by both `load_table` and
+            /// `unfinished_tables`, which must not take a second pool connection while
+            /// holding one (an in-memory SQLite pool has exactly one).
+            async fn load_on(
+                conn: &mut $conn,
+                id: ::uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::StoredTable>> {
+                use $crate::common as c;
+                let key = id.to_string();
+                let Some(row) = sqlx::query_as::<_, c::TableRow>(c::SELECT_TABLE)
+                    .bind(&key)
+                    .fetch_optional(&mut *conn)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let record = c::table(row)?;
+                let seat_rows = sqlx::query_as::<_, c::SeatRow>(
+                    "SELECT kind, player_id, name, bot_level, score FROM table_seats \
+                     WHERE table_id = $1 ORDER BY seat",
+                )
+                .bind(&key)
+                .fetch_all(&mut *conn)
+                .await?;
+                let (mut seats, mut scores) = (Vec::new(), Vec::new());
+                for r in seat_rows {
+                    let (occupant, score) = c::seat(r)?;
+                    seats.push(occupant);
+                    scores.push(score);
+                }
+                let rounds = sqlx::query_as::<_, c::RoundRow>(c::SELECT_ROUNDS)
+                    .bind(&key)
+                    .fetch_all(&mut *conn)
+                    .await?
+                    .into_iter()
+                    .map(c::round)
+                    .collect::<$crate::Result<Vec<_>>>()?;
+                let actions = sqlx::query_as::<_, c::ActionRow>(
+                    "SELECT round_no, seq, seat, action FROM actions \
+                     WHERE table_id = $1 ORDER BY round_no, seq",
+                )
+                .bind(&key)
+                .fetch_all(&mut *conn)
+                .await?
+                .into_iter()
+                .map(c::action)
+                .collect::<$crate::Result<Vec<_>>>()?;
+                Ok(Some($crate::StoredTable {
+                    record,
+                    seats,
+                    scores,
+                    rounds,
+                    actions,
+                }))
+            }
+        }
+
+        #[::async_trait::async_trait]
+        impl $crate::Store for $store {
+            fn backend(&self) -> &'static str {
+                $backend
+            }
+
+            async fn ping(&self) -> $crate::Result<()> {
+                sqlx::query("SELECT 1").execute(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn create_player(
+                &self,
+                id: ::uuid::Uuid,
+                name: &str,
+                token_hash: &str,
+                now: i64,
+            ) -> $crate::Result<$crate::Player> {
+                sqlx::query(
+                    "INSERT INTO players (id, name, token_hash, created_at) \
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(id.to_string())
+                .bind(name)
+                .bind(token_hash)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                Ok($crate::Player {
+                    id,
+                    name: name.to_string(),
+                    created_at: now,
+                })
+            }
+
+            async fn player_by_token_hash(
+                &self,
+                token_hash: &str,
+            ) -> $crate::Result<Option<$crate::Player>> {
+                sqlx::query_as::<_, $crate::common::PlayerRow>(
+                    "SELECT id, name, created_at FROM players WHERE token_hash = $1",
+                )
+                .bind(token_hash)
+                .fetch_optional(&self.pool)
+                .await?
+                .map($crate::common::player)
+                .transpose()
+            }
+
+            async fn rename_player(&self, id: ::uuid::Uuid, name: &str) -> $crate::Result<()> {
+                let key = id.to_string();
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query("UPDATE players SET name = $2 WHERE id = $1")
+                    .bind(&key)
+                    .bind(name)
+                    .execute(&mut *tx)
+                    .await?;
+                if done.rows_affected() == 0 {
+                    return Err($crate::StoreError::NotFound(format!("player {id}")));
+                }
+                // Finished matches keep the name they were played under.
+                sqlx::query(
+                    "UPDATE table_seats SET name = $2 \
+                     WHERE player_id = $1 AND kind = 'player' AND table_id IN \
+                     (SELECT id FROM game_tables WHERE status IN ('open', 'playing'))",
+                )
+                .bind(&key)
+                .bind(name)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn create_table(
+                &self,
+                record: &$crate::TableRecord,
+                seats: &[$crate::Occupant],
+            ) -> $crate::Result<()> {
+                if seats.len() != record.seat_count as usize {
+                    return Err($crate::StoreError::Corrupt(format!(
+                        "table {}: {} seats given for seat_count {}",
+                        record.id,
+                        seats.len(),
+                        record.seat_count
+                    )));
+                }
+                let key = record.id.to_string();
+                let mut tx = self.pool.begin().await?;
+                sqlx::query(
+                    "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
+                     private, invite_code, created_by, created_at, updated_at, status) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)",
+                )
+                .bind(&key)
+                .bind(&record.game)
+                .bind(record.options.to_string())
+                .bind(record.rules_version)
+                .bind(record.seat_count)
+                .bind(record.private)
+                .bind(&record.invite_code)
+                .bind(record.created_by.to_string())
+                .bind(record.created_at)
+                .bind(record.status.as_str())
+                .execute(&mut *tx)
+                .await?;
+                for (i, occupant) in seats.iter().enumerate() {
+                    let (kind, player_id, name, level) = $crate::common::seat_columns(occupant);
+                    sqlx::query(
+                        "INSERT INTO table_seats (table_id, seat, kind, player_id, name, \
+                         bot_level) VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(&key)
+                    .bind(i as i32)
+                    .bind(kind)
+                    .bind(player_id)
+                    .bind(name)
+                    .bind(level)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| {
+                        $crate::common::fk_as_not_found(e, || format!("player of seat {i}"))
+                    })?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn set_seat(
+                &self,
+                table: ::uuid::Uuid,
+                seat: i32,
+                occupant: &$crate::Occupant,
+                now: i64,
+            ) -> $crate::Result<()> {
+                let key = table.to_string();
+                let (kind, player_id, name, level) = $crate::common::seat_columns(occupant);
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query(
+                    "UPDATE table_seats SET kind = $3, player_id = $4, name = $5, \
+                     bot_level = $6 WHERE table_id = $1 AND seat = $2",
+                )
+                .bind(&key)
+                .bind(seat)
+                .bind(kind)
+                .bind(player_id)
+                .bind(name)
+                .bind(level)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| $crate::common::fk_as_not_found(e, || format!("{occupant:?}")))?;
+                if done.rows_affected() == 0 {
+                    return Err($crate::StoreError::NotFound(format!(
+                        "seat {seat} of table {table}"
+                    )));
+                }
+                sqlx::query($crate::common::TOUCH_TABLE)
+                    .bind(&key)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn set_status(
+                &self,
+                table: ::uuid::Uuid,
+                status: $crate::TableStatus,
+                now: i64,
+            ) -> $crate::Result<()> {
+                let done = sqlx::query(
+                    "UPDATE game_tables SET status = $2, updated_at = $3 WHERE id = $1",
+                )
+                .bind(table.to_string())
+                .bind(status.as_str())
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err($crate::StoreError::NotFound(format!("table {table}")));
+                }
+                Ok(())
+            }
+
+            async fn load_table(
+                &self,
+                table: ::uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::StoredTable>> {
+                let mut conn = self.pool.acquire().await?;
+                Self::load_on(&mut conn, table).await
+            }
+
+            async fn unfinished_tables(&self) -> $crate::Result<Vec<$crate::StoredTable>> {
+                let mut conn = self.pool.acquire().await?;
+                let ids: Vec<(String,)> = sqlx::query_as(
+                    "SELECT id FROM game_tables WHERE status IN ('open', 'playing') \
+                     ORDER BY created_at, id",
+                )
+                .fetch_all(&mut *conn)
+                .await?;
+                let mut tables = Vec::with_capacity(ids.len());
+                for (id,) in ids {
+                    let id = ::uuid::Uuid::parse_str(&id).map_err(|e| {
+                        $crate::StoreError::Corrupt(format!("table id {id:?}: {e}"))
+                    })?;
+                    // A table deleted in between is simply not unfinished any more.
+                    if let Some(t) = Self::load_on(&mut conn, id).await? {
+                        tables.push(t);
+                    }
+                }
+                Ok(tables)
+            }
+
+            async fn start_round(
+                &self,
+                table: ::uuid::Uuid,
+                round: &$crate::RoundRecord,
+            ) -> $crate::Result<()> {
+                let key = table.to_string();
+                let mut tx = self.pool.begin().await?;
+                sqlx::query(
+                    "INSERT INTO rounds (table_id, round_no, seed_hex, commitment, started_at, \
+                     ended_at, result) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(&key)
+                .bind(round.round_no)
+                .bind(&round.seed_hex)
+                .bind(&round.commitment)
+                .bind(round.started_at)
+                .bind(round.ended_at)
+                .bind(round.result.as_ref().map(|v| v.to_string()))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| $crate::common::fk_as_not_found(e, || format!("table {table}")))?;
+                sqlx::query($crate::common::TOUCH_TABLE)
+                    .bind(&key)
+                    .bind(round.started_at)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn append_action(
+                &self,
+                table: ::uuid::Uuid,
+                action: &$crate::ActionRecord,
+                now: i64,
+            ) -> $crate::Result<()> {
+                let key = table.to_string();
+                let mut tx = self.pool.begin().await?;
+                sqlx::query(
+                    "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(&key)
+                .bind(action.round_no)
+                .bind(action.seq)
+                .bind(action.seat)
+                .bind(action.action.to_string())
+                .bind(now)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| {
+                    $crate::common::fk_as_not_found(e, || {
+                        format!("round {} of table {table}", action.round_no)
+                    })
+                })?;
+                sqlx::query($crate::common::TOUCH_TABLE)
+                    .bind(&key)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                // Durable on return: SQLite runs with synchronous=FULL, Postgres with
+                // its default synchronous_commit=on.
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn end_round(
+                &self,
+                table: ::uuid::Uuid,
+                round_no: i32,
+                result: &serde_json::Value,
+                totals: &[i64],
+                now: i64,
+            ) -> $crate::Result<()> {
+                let key = table.to_string();
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query(
+                    "UPDATE rounds SET ended_at = $3, result = $4 \
+                     WHERE table_id = $1 AND round_no = $2 AND ended_at IS NULL",
+                )
+                .bind(&key)
+                .bind(round_no)
+                .bind(now)
+                .bind(result.to_string())
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    // Tell "already ended" (a result would be overwritten) from "unknown".
+                    let exists: Option<(i32,)> = sqlx::query_as(
+                        "SELECT round_no FROM rounds WHERE table_id = $1 AND round_no = $2",
+                    )
+                    .bind(&key)
+                    .bind(round_no)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    let what = format!("round {round_no} of table {table}");
+                    return Err(match exists {
+                        Some(_) => $crate::StoreError::Conflict(format!("{what} already ended")),
+                        None => $crate::StoreError::NotFound(what),
+                    });
+                }
+                for (seat, total) in totals.iter().enumerate() {
+                    let done = sqlx::query(
+                        "UPDATE table_seats SET score = $3 WHERE table_id = $1 AND seat = $2",
+                    )
+                    .bind(&key)
+                    .bind(seat as i32)
+                    .bind(*total)
+                    .execute(&mut *tx)
+                    .await?;
+                    if done.rows_affected() == 0 {
+                        return Err($crate::StoreError::NotFound(format!(
+                            "seat {seat} of table {table}"
+                        )));
+                    }
+                }
+                sqlx::query($crate::common::TOUCH_TABLE)
+                    .bind(&key)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn finish_match(
+                &self,
+                table: ::uuid::Uuid,
+                totals: &[i64],
+                winners: &[i32],
+                now: i64,
+            ) -> $crate::Result<()> {
+                let key = table.to_string();
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query(
+                    "UPDATE game_tables SET status = 'finished', updated_at = $2 WHERE id = $1",
+                )
+                .bind(&key)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err($crate::StoreError::NotFound(format!("table {table}")));
+                }
+                for (seat, total) in totals.iter().enumerate() {
+                    let seat = seat as i32;
+                    let done = sqlx::query(
+                        "UPDATE table_seats SET score = $3, won = $4 \
+                         WHERE table_id = $1 AND seat = $2",
+                    )
+                    .bind(&key)
+                    .bind(seat)
+                    .bind(*total)
+                    .bind(winners.contains(&seat))
+                    .execute(&mut *tx)
+                    .await?;
+                    if done.rows_affected() == 0 {
+                        return Err($crate::StoreError::NotFound(format!(
+                            "seat {seat} of table {table}"
+                        )));
+                    }
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn rounds(
+                &self,
+                table: ::uuid::Uuid,
+            ) -> $crate::Result<Vec<$crate::RoundRecord>> {
+                sqlx::query_as::<_, $crate::common::RoundRow>($crate::common::SELECT_ROUNDS)
+                    .bind(table.to_string())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::common::round)
+                    .collect()
+            }
+
+            async fn leaderboard(
+                &self,
+                game: &str,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::LeaderRow>> {
+                sqlx::query_as::<_, $crate::common::LeaderTuple>($crate::common::LEADERBOARD)
+                    .bind(game)
+                    .bind($crate::common::limit(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::common::leader)
+                    .collect()
+            }
+
+            async fn player_matches(
+                &self,
+                player: ::uuid::Uuid,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::MatchRow>> {
+                sqlx::query_as::<_, $crate::common::MatchTuple>($crate::common::PLAYER_MATCHES)
+                    .bind(player.to_string())
+                    .bind($crate::common::limit(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::common::match_row)
+                    .collect()
+            }
+        }
+    };
+}
+pub(crate) use impl_store;

@@ -1,0 +1,317 @@
+//! Durable storage of players, tables, per-round seeds and action logs, cumulative scores,
+//! match results and leaderboards.
+//!
+//! One trait, [`Store`], with one implementation per backend (SQLite, the embedded
+//! default; Postgres, for production). The backend is chosen by the URL's scheme in
+//! [`connect`]. Queries are built at run time (`sqlx::query` + `bind`), so no database is
+//! needed to compile, and each backend has its own migration folder
+//! (`migrations/sqlite`, `migrations/postgres`) applied by [`connect`].
+//!
+//! The server's table task is the only writer of a table's rows; the store does not
+//! arbitrate between writers, but it does refuse a duplicate action sequence number, so a
+//! bug cannot silently fork a log.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+mod common;
+mod postgres;
+mod sqlite;
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+/// Errors of the storage layer. None of these is shown to a client verbatim: the server
+/// logs the detail and answers with a generic `internal` error (or `not_found`).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL's scheme names no backend we have (client sees: the server does not start).
+    #[error("unsupported database URL scheme in {0:?}: use sqlite:// or postgres://")]
+    UnsupportedUrl(String),
+    /// A uniqueness rule was broken: a duplicate token hash, table id, round or action
+    /// sequence number (client sees `internal`; it means a server bug or a race).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The row to update does not exist (client sees `not_found` where that makes sense).
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Stored data that does not decode (client sees `internal`).
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// Migrations failed at start-up (client sees: the server does not start).
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// Any other database error (client sees `internal`).
+    #[error("database error: {0}")]
+    Db(sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        if let sqlx::Error::Database(d) = &e {
+            if d.is_unique_violation() {
+                return StoreError::Conflict(d.message().to_string());
+            }
+        }
+        StoreError::Db(e)
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A guest player. Only the SHA-256 of their token is stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Player {
+    pub id: Uuid,
+    pub name: String,
+    /// Unix milliseconds.
+    pub created_at: i64,
+}
+
+/// Who sits in a seat.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Occupant {
+    Empty,
+    Player { id: Uuid, name: String },
+    Bot { level: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableStatus {
+    /// Waiting for seats to fill.
+    Open,
+    /// The match has started and is not over.
+    Playing,
+    /// The match is over; a result is stored.
+    Finished,
+    /// Closed before the match started (everybody left an open table).
+    Abandoned,
+}
+
+impl TableStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TableStatus::Open => "open",
+            TableStatus::Playing => "playing",
+            TableStatus::Finished => "finished",
+            TableStatus::Abandoned => "abandoned",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "open" => TableStatus::Open,
+            "playing" => TableStatus::Playing,
+            "finished" => TableStatus::Finished,
+            "abandoned" => TableStatus::Abandoned,
+            _ => return None,
+        })
+    }
+}
+
+/// A table as created in the lobby.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableRecord {
+    pub id: Uuid,
+    /// The game's `KIND`, e.g. `"trump"`.
+    pub game: String,
+    /// The game's options as JSON.
+    pub options: serde_json::Value,
+    /// The rules version the match is played under (replay must use the same).
+    pub rules_version: i32,
+    /// Number of seats.
+    pub seat_count: i32,
+    /// A private table is not listed in the lobby; it is joined through its invite code.
+    pub private: bool,
+    /// Random code in the invite link of a private table (absent for public tables).
+    pub invite_code: Option<String>,
+    pub created_by: Uuid,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub status: TableStatus,
+}
+
+/// One round's seed record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    pub round_no: i32,
+    /// The seed, 64 hex characters. Secret until `ended_at` is set: the server must never
+    /// publish it for a round still in play.
+    pub seed_hex: String,
+    /// SHA-256 of the seed bytes, hex: public from the round's start.
+    pub commitment: String,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+    /// The game's round result (JSON), once ended.
+    pub result: Option<serde_json::Value>,
+}
+
+/// One accepted action in a round's append-only log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActionRecord {
+    pub round_no: i32,
+    /// 0-based position within the round; strictly increasing without gaps.
+    pub seq: i64,
+    pub seat: i32,
+    pub action: serde_json::Value,
+}
+
+/// Everything needed to bring a table back after a restart: replay `rounds` in order,
+/// starting each with its seed and applying its actions in `seq` order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredTable {
+    pub record: TableRecord,
+    /// One per seat, in seat order.
+    pub seats: Vec<Occupant>,
+    /// Cumulative score per seat as stored after the last ended round.
+    pub scores: Vec<i64>,
+    pub rounds: Vec<RoundRecord>,
+    /// All actions of all rounds, ordered by (round_no, seq).
+    pub actions: Vec<ActionRecord>,
+}
+
+/// A leaderboard row for one game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderRow {
+    pub player_id: Uuid,
+    pub name: String,
+    pub matches: i64,
+    pub wins: i64,
+    /// Sum of the player's final match scores.
+    pub points: i64,
+}
+
+/// One of a player's matches, for "my matches".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchRow {
+    pub table_id: Uuid,
+    pub game: String,
+    pub status: TableStatus,
+    pub seat: i32,
+    /// The player's cumulative score in that match.
+    pub score: i64,
+    /// `Some` once finished.
+    pub won: Option<bool>,
+    pub created_at: i64,
+    /// Time of the latest change (action, round end, status change), Unix milliseconds.
+    pub updated_at: i64,
+}
+
+/// Storage backend. Every method is a complete, atomic unit: a method that writes several
+/// rows does it in one transaction.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+
+    /// A cheap round trip, for `/healthz`.
+    async fn ping(&self) -> Result<()>;
+
+    // ---- players ----
+
+    /// Creates a guest. `token_hash` is the hex SHA-256 of the bearer token; it is unique.
+    async fn create_player(
+        &self,
+        id: Uuid,
+        name: &str,
+        token_hash: &str,
+        now: i64,
+    ) -> Result<Player>;
+    async fn player_by_token_hash(&self, token_hash: &str) -> Result<Option<Player>>;
+    /// Renames a player (and the name shown in their seats of unfinished tables).
+    async fn rename_player(&self, id: Uuid, name: &str) -> Result<()>;
+
+    // ---- tables ----
+
+    /// Creates a table with `seats` (its length is `record.seat_count`).
+    async fn create_table(&self, record: &TableRecord, seats: &[Occupant]) -> Result<()>;
+    async fn set_seat(&self, table: Uuid, seat: i32, occupant: &Occupant, now: i64) -> Result<()>;
+    async fn set_status(&self, table: Uuid, status: TableStatus, now: i64) -> Result<()>;
+    /// A table with its seats, scores, rounds and actions; `None` if unknown.
+    async fn load_table(&self, table: Uuid) -> Result<Option<StoredTable>>;
+    /// Every table whose status is `open` or `playing`, fully loaded, for recovery at
+    /// start-up.
+    async fn unfinished_tables(&self) -> Result<Vec<StoredTable>>;
+
+    // ---- rounds and the action log ----
+
+    /// Records a round's seed before anything of the round is shown to anyone.
+    async fn start_round(&self, table: Uuid, round: &RoundRecord) -> Result<()>;
+    /// Appends an accepted action. Must be durable when this returns. A duplicate
+    /// `(table, round_no, seq)` is a `Conflict`.
+    async fn append_action(&self, table: Uuid, action: &ActionRecord, now: i64) -> Result<()>;
+    /// Ends a round: stores its result and the cumulative scores per seat, atomically.
+    async fn end_round(
+        &self,
+        table: Uuid,
+        round_no: i32,
+        result: &serde_json::Value,
+        totals: &[i64],
+        now: i64,
+    ) -> Result<()>;
+    /// Ends the match: status `finished`, final scores and winners per seat, atomically.
+    async fn finish_match(
+        &self,
+        table: Uuid,
+        totals: &[i64],
+        winners: &[i32],
+        now: i64,
+    ) -> Result<()>;
+    /// The rounds of a table, in order.
+    async fn rounds(&self, table: Uuid) -> Result<Vec<RoundRecord>>;
+
+    // ---- queries ----
+
+    /// Players of finished matches of `game`, by wins, then points, then fewest matches.
+    async fn leaderboard(&self, game: &str, limit: i64) -> Result<Vec<LeaderRow>>;
+    /// A player's matches: unfinished (`open`/`playing`) first, then the rest, newest
+    /// activity first within each group.
+    async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>>;
+}
+
+/// Opens the store named by `url` and applies its migrations.
+///
+/// `sqlite://PATH` (created if missing, its parent directory too) or `sqlite::memory:`;
+/// `postgres://…` or `postgresql://…`.
+pub async fn connect(url: &str) -> Result<Arc<dyn Store>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PgStore::connect(url).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(redact(url)))
+    }
+}
+
+/// A URL with any password replaced by `***`, for logs and errors.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.find(':') {
+                Some(c) => format!("{}{}:***{}", &url[..s + 3], &creds[..c], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_passwords_only() {
+        assert_eq!(
+            redact("postgres://fib:secret@127.0.0.1:5432/db"),
+            "postgres://fib:***@127.0.0.1:5432/db"
+        );
+        assert_eq!(redact("sqlite://data/fib.db"), "sqlite://data/fib.db");
+        assert_eq!(redact("postgres://fib@h/db"), "postgres://fib@h/db");
+    }
+}
