@@ -64,7 +64,9 @@ impl Card {
 
     /// Whether this card exists in the deck: numbers 1–14, and copy 1 only for 1s.
     pub const fn is_valid(self) -> bool {
-        self.number >= 1 && self.number <= 14 && (self.copy == 0 || (self.copy == 1 && self.number == 1))
+        self.number >= 1
+            && self.number <= 14
+            && (self.copy == 0 || (self.copy == 1 && self.number == 1))
     }
 
     /// Fibonachos are every 1, 2, 3, 5, 8 and 13.

@@ -122,7 +122,10 @@ pub enum Event {
         /// Spicy cards still face down after this one.
         remaining: usize,
     },
-    CardPlayed { seat: Seat, card: CardView },
+    CardPlayed {
+        seat: Seat,
+        card: CardView,
+    },
     /// `seat` won the trick and takes the spicy card; it leads next.
     TrickWon {
         seat: Seat,
@@ -137,7 +140,10 @@ pub enum Event {
         totals: Vec<i64>,
     },
     /// After round 3: highest total wins, ties share the win.
-    MatchEnded { winners: Vec<Seat>, totals: Vec<i64> },
+    MatchEnded {
+        winners: Vec<Seat>,
+        totals: Vec<i64>,
+    },
 }
 
 /// Everything the deal of a round fixed, for verification once the round is over.
@@ -294,7 +300,9 @@ impl NachosMatch {
     pub fn playable_cards(&self, seat: Seat) -> impl Iterator<Item = Card> + '_ {
         let active = self.phase == Phase::Playing && seat == self.turn;
         let hand: &[Card] = if active { &self.hands[seat] } else { &[] };
-        hand.iter().copied().filter(move |c| self.may_play(seat, *c))
+        hand.iter()
+            .copied()
+            .filter(move |c| self.may_play(seat, *c))
     }
 
     pub(crate) fn start_round_impl(&mut self, seed: &Seed) -> Result<Vec<Event>, RuleError> {
@@ -375,7 +383,11 @@ impl NachosMatch {
         });
     }
 
-    pub(crate) fn apply_impl(&mut self, seat: Seat, action: &Action) -> Result<Vec<Event>, RuleError> {
+    pub(crate) fn apply_impl(
+        &mut self,
+        seat: Seat,
+        action: &Action,
+    ) -> Result<Vec<Event>, RuleError> {
         if seat >= self.players {
             return Err(RuleError::bad_seat(seat, self.players));
         }
@@ -399,7 +411,10 @@ impl NachosMatch {
         let Some(pos) = hand.iter().position(|c| *c == card) else {
             return Err(RuleError::new(
                 codes::CARD_NOT_IN_HAND,
-                format!("seat {seat} does not hold the {:?} {}", card.suit, card.number),
+                format!(
+                    "seat {seat} does not hold the {:?} {}",
+                    card.suit, card.number
+                ),
             ));
         };
         if let Some(lead) = self.lead_suit()
@@ -518,7 +533,9 @@ impl NachosMatch {
     /// Seats with the highest total (R-54: ties share the win).
     pub(crate) fn winners(&self) -> Vec<Seat> {
         let best = self.totals.iter().copied().max().unwrap_or(0);
-        (0..self.players).filter(|&s| self.totals[s] == best).collect()
+        (0..self.players)
+            .filter(|&s| self.totals[s] == best)
+            .collect()
     }
 
     pub(crate) fn outcome_impl(&self) -> Option<Outcome> {

@@ -122,7 +122,10 @@ fn check_legal(m: &NachosMatch) {
             continue;
         }
         assert!(!legal.is_empty(), "seat on turn has no move");
-        let fast: Vec<Action> = m.playable_cards(seat).map(|card| Action::Play { card }).collect();
+        let fast: Vec<Action> = m
+            .playable_cards(seat)
+            .map(|card| Action::Play { card })
+            .collect();
         assert_eq!(fast, legal);
         for &card in &m.hands[seat] {
             let action = Action::Play { card };
@@ -141,7 +144,13 @@ fn check_legal(m: &NachosMatch) {
 fn check_random_invalid(m: &NachosMatch, rng: &mut DeckRng) {
     let n = m.players;
     let (seat, card) = match rng.below(4) {
-        0 => (n + rng.below(3), m.hands[m.turn].first().copied().unwrap_or(Card::new(crate::Suit::Red, 2))),
+        0 => (
+            n + rng.below(3),
+            m.hands[m.turn]
+                .first()
+                .copied()
+                .unwrap_or(Card::new(crate::Suit::Red, 2)),
+        ),
         1 => {
             let number = [0u8, 15, 200][rng.below(3)];
             (m.turn, Card::new(crate::Suit::ALL[rng.below(3)], number))
@@ -149,13 +158,22 @@ fn check_random_invalid(m: &NachosMatch, rng: &mut DeckRng) {
         2 => {
             // A card the seat on turn does not hold.
             let deck = canonical_deck();
-            let missing: Vec<Card> = deck.into_iter().filter(|c| !m.hands[m.turn].contains(c)).collect();
+            let missing: Vec<Card> = deck
+                .into_iter()
+                .filter(|c| !m.hands[m.turn].contains(c))
+                .collect();
             (m.turn, missing[rng.below(missing.len())])
         }
-        _ => ((m.turn + 1 + rng.below(n - 1)) % n, canonical_deck()[rng.below(45)]),
+        _ => (
+            (m.turn + 1 + rng.below(n - 1)) % n,
+            canonical_deck()[rng.below(45)],
+        ),
     };
     let mut probe = m.clone();
-    assert!(probe.apply(seat, &Action::Play { card }).is_err(), "{seat} {card:?}");
+    assert!(
+        probe.apply(seat, &Action::Play { card }).is_err(),
+        "{seat} {card:?}"
+    );
     assert_eq!(probe, *m);
 }
 
@@ -185,7 +203,9 @@ fn random_match(game: u64, full: bool) -> (NachosMatch, Vec<(Seat, Action)>, Vec
                 }
                 check_random_invalid(&m, &mut rng);
                 let legal: Vec<Card> = m.playable_cards(seat).collect();
-                let action = Action::Play { card: legal[rng.below(legal.len())] };
+                let action = Action::Play {
+                    card: legal[rng.below(legal.len())],
+                };
                 let ev = m.apply(seat, &action).unwrap();
                 check_events(&m, &ev);
                 log.push((seat, action));
@@ -231,7 +251,10 @@ fn property_replay_is_deterministic() {
         assert_eq!(m, played);
         assert_eq!(replayed_events, events);
         for s in 0..m.players() {
-            assert_eq!(m.view_for(Viewer::Player(s)), played.view_for(Viewer::Player(s)));
+            assert_eq!(
+                m.view_for(Viewer::Player(s)),
+                played.view_for(Viewer::Player(s))
+            );
         }
         assert_eq!(m.deal_record(), played.deal_record());
     }

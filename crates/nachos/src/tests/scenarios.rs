@@ -24,7 +24,10 @@ fn r50_nacho_deck_and_fibonachos() {
     let mut sorted = deck.clone();
     sorted.sort();
     sorted.dedup();
-    assert_eq!(sorted, deck, "canonical order is sorted and has no duplicates");
+    assert_eq!(
+        sorted, deck,
+        "canonical order is sorted and has no duplicates"
+    );
     for suit in [R, G, Y] {
         let in_suit: Vec<_> = deck.iter().filter(|c| c.suit == suit).collect();
         assert_eq!(in_suit.len(), 15);
@@ -38,8 +41,22 @@ fn r50_nacho_deck_and_fibonachos() {
     }
     assert!(!Card::new(R, 0).is_valid());
     assert!(!Card::new(R, 15).is_valid());
-    assert!(!Card { suit: R, number: 2, copy: 1 }.is_valid());
-    assert!(!Card { suit: R, number: 1, copy: 2 }.is_valid());
+    assert!(
+        !Card {
+            suit: R,
+            number: 2,
+            copy: 1
+        }
+        .is_valid()
+    );
+    assert!(
+        !Card {
+            suit: R,
+            number: 1,
+            copy: 2
+        }
+        .is_valid()
+    );
 }
 
 #[test]
@@ -55,7 +72,12 @@ fn r50_card_wire_format() {
     let a: Action =
         serde_json::from_str(r#"{"type":"play","card":{"suit":"yellow","number":1,"copy":1}}"#)
             .unwrap();
-    assert_eq!(a, Action::Play { card: Card::second_one(Y) });
+    assert_eq!(
+        a,
+        Action::Play {
+            card: Card::second_one(Y)
+        }
+    );
     for bad in [
         r#"{"type":"play","card":{"suit":"red","number":7},"extra":1}"#,
         r#"{"type":"play","card":{"suit":"red","number":7,"colour":"red"}}"#,
@@ -63,10 +85,18 @@ fn r50_card_wire_format() {
         r#"{"type":"pass"}"#,
         r#"{"card":{"suit":"red","number":7}}"#,
     ] {
-        assert!(serde_json::from_str::<Action>(bad).is_err(), "{bad} accepted");
+        assert!(
+            serde_json::from_str::<Action>(bad).is_err(),
+            "{bad} accepted"
+        );
     }
     // View cards carry the fibonacho flag.
-    let m = NachosMatch::from_hands(vec![vec![c(R, 8), c(R, 9)], vec![c(G, 4), c(G, 5)]], 0, SPICY_DECK.to_vec(), 1);
+    let m = NachosMatch::from_hands(
+        vec![vec![c(R, 8), c(R, 9)], vec![c(G, 4), c(G, 5)]],
+        0,
+        SPICY_DECK.to_vec(),
+        1,
+    );
     let hand = m.view_for(Viewer::Player(0)).hand.unwrap();
     assert!(hand[0].fibonacho && !hand[1].fibonacho);
 }
@@ -131,7 +161,10 @@ fn r52_deal_sizes_for_2_to_5_players() {
         assert_eq!(v.hand_counts, vec![size; players]);
         assert_eq!(v.set_aside_count, aside);
         assert_eq!(v.hand_size, size);
-        assert!(size <= SPICY_DECK.len(), "never more tricks than spicy cards");
+        assert!(
+            size <= SPICY_DECK.len(),
+            "never more tricks than spicy cards"
+        );
     }
     assert_eq!(new_err(1), codes::BAD_PLAYER_COUNT);
     assert_eq!(new_err(6), codes::BAD_PLAYER_COUNT);
@@ -147,7 +180,11 @@ fn new_err(players: usize) -> &'static str {
 #[test]
 fn r53_must_follow_lead_suit_if_able() {
     let mut m = NachosMatch::from_hands(
-        vec![vec![c(R, 5), c(G, 7)], vec![c(R, 9), c(G, 3)], vec![c(Y, 4), c(G, 10)]],
+        vec![
+            vec![c(R, 5), c(G, 7)],
+            vec![c(R, 9), c(G, 3)],
+            vec![c(Y, 4), c(G, 10)],
+        ],
         0,
         SPICY_DECK.to_vec(),
         1,
@@ -170,7 +207,11 @@ fn r53_must_follow_lead_suit_if_able() {
 #[test]
 fn r53_highest_of_lead_suit_wins_and_off_suit_never_wins() {
     let mut m = NachosMatch::from_hands(
-        vec![vec![c(R, 4), c(R, 6)], vec![c(G, 14), c(G, 12)], vec![c(R, 6 + 1), c(Y, 12)]],
+        vec![
+            vec![c(R, 4), c(R, 6)],
+            vec![c(G, 14), c(G, 12)],
+            vec![c(R, 6 + 1), c(Y, 12)],
+        ],
         0,
         SPICY_DECK.to_vec(),
         1,
@@ -178,18 +219,36 @@ fn r53_highest_of_lead_suit_wins_and_off_suit_never_wins() {
     play(&mut m, 0, c(R, 4));
     play(&mut m, 1, c(G, 14));
     let ev = play(&mut m, 2, c(R, 7));
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { seat: 2, fibonachos_active: false, .. })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TrickWon {
+            seat: 2,
+            fibonachos_active: false,
+            ..
+        }
+    )));
     // Now seat 2 leads a lone red among off-suit cards: the lead card wins.
     play(&mut m, 2, c(Y, 12));
     play(&mut m, 0, c(R, 6));
     let ev = play(&mut m, 1, c(G, 12));
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { seat: 2, fibonachos_active: false, .. })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TrickWon {
+            seat: 2,
+            fibonachos_active: false,
+            ..
+        }
+    )));
 }
 
 #[test]
 fn r53_two_fibonachos_make_an_off_suit_fibonacho_win() {
     let mut m = NachosMatch::from_hands(
-        vec![vec![c(R, 2), c(R, 4)], vec![c(G, 3), c(G, 4)], vec![c(R, 14), c(R, 12)]],
+        vec![
+            vec![c(R, 2), c(R, 4)],
+            vec![c(G, 3), c(G, 4)],
+            vec![c(R, 14), c(R, 12)],
+        ],
         0,
         SPICY_DECK.to_vec(),
         1,
@@ -207,9 +266,19 @@ fn r53_two_fibonachos_make_an_off_suit_fibonacho_win() {
         .iter()
         .find(|e| matches!(e, Event::TrickWon { .. }))
         .unwrap();
-    assert!(matches!(won, Event::TrickWon { seat: 1, fibonachos_active: true, .. }));
+    assert!(matches!(
+        won,
+        Event::TrickWon {
+            seat: 1,
+            fibonachos_active: true,
+            ..
+        }
+    ));
     let last = m.view_for(Viewer::Spectator).last_trick.unwrap();
-    assert_eq!((last.winner, last.fibonachos_active, last.cards.len()), (1, true, 3));
+    assert_eq!(
+        (last.winner, last.fibonachos_active, last.cards.len()),
+        (1, true, 3)
+    );
 }
 
 #[test]
@@ -223,7 +292,14 @@ fn r53_a_single_fibonacho_is_no_trump() {
     play(&mut m, 0, c(R, 7));
     play(&mut m, 1, c(G, 13));
     let ev = play(&mut m, 2, c(R, 9));
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { seat: 2, fibonachos_active: false, .. })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TrickWon {
+            seat: 2,
+            fibonachos_active: false,
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -237,7 +313,14 @@ fn r53_tied_fibonachos_go_to_the_last_played() {
     play(&mut m, 0, c(R, 8));
     play(&mut m, 1, c(G, 8));
     let ev = play(&mut m, 2, c(R, 10));
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { seat: 1, fibonachos_active: true, .. })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TrickWon {
+            seat: 1,
+            fibonachos_active: true,
+            ..
+        }
+    )));
 
     // The two 1s of the lead suit: the one played last wins.
     let mut m = NachosMatch::from_hands(
@@ -248,7 +331,10 @@ fn r53_tied_fibonachos_go_to_the_last_played() {
     );
     play(&mut m, 0, c(R, 1));
     let ev = play(&mut m, 1, Card::second_one(R));
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { seat: 1, .. })));
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::TrickWon { seat: 1, .. }))
+    );
     // And the other way round.
     let mut m = NachosMatch::from_hands(
         vec![vec![Card::second_one(Y)], vec![c(Y, 1)]],
@@ -258,7 +344,10 @@ fn r53_tied_fibonachos_go_to_the_last_played() {
     );
     play(&mut m, 0, Card::second_one(Y));
     let ev = play(&mut m, 1, c(Y, 1));
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { seat: 1, .. })));
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::TrickWon { seat: 1, .. }))
+    );
 }
 
 #[test]
@@ -276,7 +365,14 @@ fn r53_winner_takes_the_spicy_card_and_leads_next() {
     let ev = play(&mut m, 1, c(R, 11));
     assert_eq!(ev.len(), 3);
     assert!(matches!(ev[0], Event::CardPlayed { seat: 1, .. }));
-    assert!(matches!(ev[1], Event::TrickWon { seat: 1, spicy: 5, .. }));
+    assert!(matches!(
+        ev[1],
+        Event::TrickWon {
+            seat: 1,
+            spicy: 5,
+            ..
+        }
+    ));
     assert_eq!(
         ev[2],
         Event::SpicyRevealed {
@@ -288,15 +384,31 @@ fn r53_winner_takes_the_spicy_card_and_leads_next() {
     let v = m.view_for(Viewer::Player(1));
     assert_eq!(v.spicy_piles[1].cards, vec![5]);
     assert_eq!(v.spicy_piles[1].total, 5);
-    assert_eq!((v.leader, v.turn, v.spicy_at_stake), (Some(1), Some(1), Some(1)));
+    assert_eq!(
+        (v.leader, v.turn, v.spicy_at_stake),
+        (Some(1), Some(1), Some(1))
+    );
     assert_eq!(refused(&mut m, 0, c(Y, 9)).code, codes::NOT_YOUR_TURN);
 }
 
 #[test]
 fn r54_scoring_table() {
     assert_eq!(round_score(0, 0), (34, Scoring::NoTricks));
-    for (raw, bonus) in [(1, 2), (2, 3), (3, 5), (5, 8), (8, 13), (13, 21), (21, 34), (34, 55)] {
-        assert_eq!(round_score(1, raw), (bonus, Scoring::FibonacciBonus), "{raw}");
+    for (raw, bonus) in [
+        (1, 2),
+        (2, 3),
+        (3, 5),
+        (5, 8),
+        (8, 13),
+        (13, 21),
+        (21, 34),
+        (34, 55),
+    ] {
+        assert_eq!(
+            round_score(1, raw),
+            (bonus, Scoring::FibonacciBonus),
+            "{raw}"
+        );
     }
     for raw in [4, 6, 7, 9, 10, 11, 12, 14, 20, 22, 33, 35] {
         assert_eq!(round_score(2, raw), (i64::from(raw), Scoring::Plain));
@@ -318,14 +430,25 @@ fn r54_eight_spicy_scores_13_and_no_tricks_scores_34() {
     play(&mut m, 1, c(G, 4));
     play(&mut m, 0, c(R, 11));
     let ev = play(&mut m, 1, c(G, 6));
-    let Some(Event::RoundEnded { round, results, totals }) = ev.last() else {
+    let Some(Event::RoundEnded {
+        round,
+        results,
+        totals,
+    }) = ev.last()
+    else {
         panic!("{ev:?}")
     };
     assert_eq!(*round, 1);
     assert_eq!((results[0].tricks, results[0].spicy_total), (2, 8));
-    assert_eq!((results[0].scoring, results[0].score), (Scoring::FibonacciBonus, 13));
+    assert_eq!(
+        (results[0].scoring, results[0].score),
+        (Scoring::FibonacciBonus, 13)
+    );
     assert_eq!((results[1].tricks, results[1].spicy_total), (0, 0));
-    assert_eq!((results[1].scoring, results[1].score), (Scoring::NoTricks, 34));
+    assert_eq!(
+        (results[1].scoring, results[1].score),
+        (Scoring::NoTricks, 34)
+    );
     assert_eq!(totals, &vec![13, 34]);
     assert_eq!(m.phase(), Phase::AwaitingRound);
     assert_eq!(m.scores(), vec![13, 34]);
@@ -359,8 +482,12 @@ fn r54_three_rounds_deal_passes_clockwise_and_seat_after_dealer_leads() {
         let mut dealers = Vec::new();
         let mut rng = Seed::from_u64(99).rng();
         while m.phase() != Phase::Finished {
-            let ev = m.start_round(&Seed::from_u64(500 + m.round() as u64)).unwrap();
-            let Event::RoundStarted { dealer, leader, .. } = ev[0] else { panic!() };
+            let ev = m
+                .start_round(&Seed::from_u64(500 + m.round() as u64))
+                .unwrap();
+            let Event::RoundStarted { dealer, leader, .. } = ev[0] else {
+                panic!()
+            };
             assert_eq!(leader, (dealer + 1) % players);
             assert_eq!(m.to_act(), vec![leader]);
             dealers.push(dealer);
@@ -385,7 +512,10 @@ fn r54_three_rounds_deal_passes_clockwise_and_seat_after_dealer_leads() {
         let winners: Vec<usize> = (0..players).filter(|&s| sums[s] == best).collect();
         assert_eq!(out.winners, winners);
         assert_eq!(v.winners, Some(winners));
-        assert_eq!(m.start_round(&Seed::from_u64(1)).unwrap_err().code, codes::WRONG_PHASE);
+        assert_eq!(
+            m.start_round(&Seed::from_u64(1)).unwrap_err().code,
+            codes::WRONG_PHASE
+        );
         assert_eq!(m.legal_actions_for(0), vec![]);
     }
 }
@@ -425,7 +555,11 @@ fn r1_first_dealer_is_drawn_from_the_seed() {
         let draws = record["dealer_draw"].as_array().unwrap();
         let last = draws.last().unwrap().as_array().unwrap();
         // The last draw has a single highest card, drawn by the dealer.
-        let high = last.iter().map(|d| d[1]["number"].as_u64().unwrap()).max().unwrap();
+        let high = last
+            .iter()
+            .map(|d| d[1]["number"].as_u64().unwrap())
+            .max()
+            .unwrap();
         let top: Vec<_> = last.iter().filter(|d| d[1]["number"] == high).collect();
         assert_eq!(top.len(), 1);
         assert_eq!(top[0][0].as_u64().unwrap() as usize, a.dealer);
@@ -460,7 +594,10 @@ fn r3_errors_have_codes_and_leave_state_unchanged() {
     let mut m = new(3);
     assert_eq!(refused(&mut m, 0, c(R, 4)).code, codes::NO_ROUND);
     m.start_round(&Seed::from_u64(5)).unwrap();
-    assert_eq!(m.start_round(&Seed::from_u64(6)).unwrap_err().code, codes::WRONG_PHASE);
+    assert_eq!(
+        m.start_round(&Seed::from_u64(6)).unwrap_err().code,
+        codes::WRONG_PHASE
+    );
     let turn = m.turn;
     let other = (turn + 1) % 3;
     let mine = m.hands[turn][0];
@@ -470,7 +607,16 @@ fn r3_errors_have_codes_and_leave_state_unchanged() {
     assert_eq!(refused(&mut m, turn, theirs).code, codes::CARD_NOT_IN_HAND);
     assert_eq!(refused(&mut m, turn, c(R, 15)).code, NO_SUCH_CARD);
     assert_eq!(
-        refused(&mut m, turn, Card { suit: G, number: 4, copy: 1 }).code,
+        refused(
+            &mut m,
+            turn,
+            Card {
+                suit: G,
+                number: 4,
+                copy: 1
+            }
+        )
+        .code,
         NO_SUCH_CARD
     );
     let e: RuleError = refused(&mut m, turn, c(R, 0));
@@ -486,7 +632,16 @@ fn r4_views_hide_other_hands_and_spectators_have_no_hand() {
     assert_eq!(NachosMatch::legal_actions(&spectator), vec![]);
     let v0 = m.view_for(Viewer::Player(0));
     assert_eq!(
-        v0.hand.as_ref().unwrap().iter().map(|h| Card { suit: h.suit, number: h.number, copy: h.copy }).collect::<Vec<_>>(),
+        v0.hand
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|h| Card {
+                suit: h.suit,
+                number: h.number,
+                copy: h.copy
+            })
+            .collect::<Vec<_>>(),
         m.hands[0]
     );
     let json = serde_json::to_string(&v0).unwrap();
