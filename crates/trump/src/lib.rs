@@ -320,8 +320,7 @@ impl Trump {
         let result = RoundResult {
             round: self.round_no,
             last_trick_winner: last_winner,
-            trump_indicator: r.trump_indicator,
-            symbol_indicator: r.symbol_indicator,
+            trump_colour: r.trump,
             symbol: r.symbol,
             won_counts: (0..n).map(|s| r.won[s].count_ones()).collect(),
             symbol_counts,

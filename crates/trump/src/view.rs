@@ -30,8 +30,8 @@ pub struct RoundResult {
     pub round: u32,
     /// Winner of the last trick: took both indicators, deals and leads next.
     pub last_trick_winner: Seat,
-    pub trump_indicator: Card,
-    pub symbol_indicator: Card,
+    pub trump_colour: Colour,
+    /// The symbol that scored.
     pub symbol: Symbol,
     /// Cards won per seat, indicators included.
     pub won_counts: Vec<u32>,
