@@ -20,7 +20,8 @@ fn main() {
         loop {
             match m.phase() {
                 Phase::AwaitingRound => {
-                    m.start_round(&Seed::from_u64(g * 4 + u64::from(m.round()))).unwrap();
+                    m.start_round(&Seed::from_u64(g * 4 + u64::from(m.round())))
+                        .unwrap();
                 }
                 Phase::Playing => {
                     let seat = m.to_act()[0];

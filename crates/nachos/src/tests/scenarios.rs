@@ -653,3 +653,25 @@ fn r4_views_hide_other_hands_and_spectators_have_no_hand() {
     // A viewer seat that is not at the table sees only public information.
     assert!(m.view_for(Viewer::Player(9)).hand.is_none());
 }
+
+#[test]
+fn wire_schemas_and_examples() {
+    for schema in [
+        serde_json::to_value(schemars::schema_for!(Action)).unwrap(),
+        serde_json::to_value(schemars::schema_for!(crate::NachosView)).unwrap(),
+        serde_json::to_value(schemars::schema_for!(Event)).unwrap(),
+        serde_json::to_value(schemars::schema_for!(NachosOptions)).unwrap(),
+    ] {
+        assert!(schema.is_object());
+    }
+    let o: NachosOptions = serde_json::from_str("{}").unwrap();
+    assert_eq!(o, NachosOptions::default());
+    let ev = Event::CardPlayed {
+        seat: 1,
+        card: c(G, 8).into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&ev).unwrap(),
+        r#"{"type":"card_played","seat":1,"card":{"suit":"green","number":8,"copy":0,"fibonacho":true}}"#
+    );
+}
