@@ -20,6 +20,12 @@
 //! leader's spicy card is turned up automatically (`spicy_revealed` event). Actions are only
 //! `{"type":"play","card":{"suit":"green","number":1,"copy":1}}` (`copy` defaults to 0).
 //!
+//! # Views
+//! [`NachosView`]: own hand sorted with `playable` and `fibonacho` flags, other hands as
+//! counts, the trick in progress (`lead_suit`, `fibonachos_active`, `trick_winning`), the
+//! spicy card at stake, public spicy piles, last trick, last round summary, per-round scores
+//! and totals. `Viewer::Player(seat)` with a seat not at the table gets the spectator view.
+//!
 //! # Error codes
 //! - `bad_seat`: the seat number is not at the table.
 //! - `no_round_in_progress`: between rounds or after the match.
