@@ -204,9 +204,14 @@ pub async fn join_table(
     State(app): State<AppState>,
     Path(id): Path<String>,
     Me(who): Me,
-    body: Option<Body<JoinRequest>>,
+    body: axum::body::Bytes,
 ) -> Result<Json<TableInfo>, ApiError> {
-    let req = body.map(|b| b.0).unwrap_or_default();
+    // The body is optional: empty means "any free seat, no invite code".
+    let req: JoinRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        JoinRequest::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ApiError::Malformed(e.to_string()))?
+    };
     let h = reach_table(&app, &id, req.invite_code.as_deref(), Some(&who)).await?;
     let info = h.ask(|reply| Cmd::Join { who, seat: req.seat, reply }).await?;
     Ok(Json(info))

@@ -5,6 +5,7 @@
 //! speaks HTTP and WebSocket.
 
 pub mod auth;
+pub mod cli;
 pub mod config;
 pub mod error;
 pub mod http;

@@ -23,7 +23,7 @@ use crate::state::{AppState, now_ms};
 
 /// Messages a connection may have queued before it counts as too slow and is dropped (it
 /// reconnects and resyncs).
-const CONN_QUEUE: usize = 256;
+pub const CONN_QUEUE: usize = 256;
 
 pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
 

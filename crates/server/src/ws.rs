@@ -51,7 +51,7 @@ fn error_text(code: &str, message: String) -> String {
 async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, who: Option<Who>) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let (mut sink, mut stream) = socket.split();
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(256);
+    let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
     let connected = table.send(Cmd::Connect { who, out: out_tx.clone(), reply: tx }).await;
     let conn = match (connected, rx.await) {

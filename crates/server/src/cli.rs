@@ -1,0 +1,109 @@
+//! The command line: runs the server (default) or recomputes a deal from a revealed seed.
+//! Lives in the library so the end-to-end suite can build the same binary and SIGKILL it.
+
+use clap::Parser;
+use game_core::{Phase, Seed};
+use crate::config::{Cli, Command};
+
+/// The whole program: parses arguments, sets up logging, runs.
+pub fn main() -> std::process::ExitCode {
+    match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt.block_on(run()),
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,tower_http=warn,sqlx=warn".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(cli.config).await,
+        Command::VerifyDeal { game, players, seed, options } => verify(&game, players, &seed, &options),
+    }
+}
+
+async fn serve(config: crate::Config) -> std::process::ExitCode {
+    let addr = format!("{}:{}", config.bind, config.port);
+    let state = match crate::build(config).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot open the database");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(&addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, %addr, "cannot listen");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
+    tracing::info!("listening on http://{local}");
+    match crate::serve(listener, state, shutdown_signal()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "server failed");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// Prints the deal of a first round dealt from `seed`, as JSON. Later rounds depend on
+/// the match so far: use `GET /api/tables/{id}/rounds/{n}/deal` for those.
+fn verify(game: &str, players: usize, seed: &str, options: &str) -> std::process::ExitCode {
+    let fail = |m: String| {
+        eprintln!("verify-deal: {m}");
+        std::process::ExitCode::FAILURE
+    };
+    let Some(seed) = Seed::from_hex(seed) else {
+        return fail("the seed must be 64 hex digits".into());
+    };
+    let options: serde_json::Value = match serde_json::from_str(options) {
+        Ok(o) => o,
+        Err(e) => return fail(format!("--options is not JSON: {e}")),
+    };
+    let (mut g, _) = match games::new_match(game, &options, players) {
+        Ok(g) => g,
+        Err(e) => return fail(format!("{e:?}")),
+    };
+    debug_assert_eq!(g.phase(), Phase::AwaitingRound);
+    if let Err(e) = g.start_round(&seed) {
+        return fail(e.to_string());
+    }
+    let out = serde_json::json!({
+        "game": game,
+        "players": players,
+        "seed_sha256": seed.commitment(),
+        "deal": g.deal_record(),
+    });
+    println!("{}", serde_json::to_string_pretty(&out).expect("serializes"));
+    std::process::ExitCode::SUCCESS
+}
