@@ -1,0 +1,155 @@
+// Browser test of the web client: two players in two separate Chromium contexts sign in,
+// A creates a public 4-seat Fibonacci's Trump table with bots, B joins it from the lobby,
+// A starts, and both play cards through the UI until the first round ends. Screenshots go
+// to tests/browser/test-results/. Usage: node tests/browser/play.mjs <base-url>
+// Prints `browser: 1 passed, 0 failed` (exit 0) or `browser: 0 passed, 1 failed` (exit 1).
+
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const base = (process.argv[2] || process.env.BASE_URL || '').replace(/\/+$/, '');
+const TOTAL_MS = Number(process.env.BROWSER_TEST_TIMEOUT_MS || 120_000);
+const outDir = join(dirname(fileURLToPath(import.meta.url)), 'test-results');
+const started = Date.now();
+const log = (...a) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
+const tid = (id) => `[data-testid="${id}"]`;
+
+if (!base) {
+  console.error('usage: node tests/browser/play.mjs <base-url>');
+  console.log('browser: 0 passed, 1 failed');
+  process.exit(2);
+}
+
+let browser;
+const pages = {};
+const pageErrors = [];
+
+async function signIn(page, name) {
+  await page.goto(base + '/');
+  await page.locator(tid('name-input')).fill(name);
+  await page.locator(tid('name-submit')).click();
+  await page.locator(tid('me-name')).filter({ hasText: name }).waitFor();
+  await page.locator(tid('create-form')).waitFor();
+  log(`${name} signed in`);
+}
+
+async function main() {
+  mkdirSync(outDir, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  // A on a laptop-sized window, B at phone width: both layouts get played through.
+  const ctxA = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const ctxB = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const a = (pages.A = await ctxA.newPage());
+  const b = (pages.B = await ctxB.newPage());
+  for (const [who, p] of Object.entries(pages)) {
+    p.setDefaultTimeout(15_000);
+    p.on('pageerror', (e) => pageErrors.push(`${who}: ${e.message}`));
+    p.on('console', (m) => m.type() === 'error' && log(`${who} console error: ${m.text()}`));
+  }
+
+  await signIn(a, 'Ada');
+  await signIn(b, 'Bob ★');
+
+  // A creates a public table for 4 with bots.
+  await a.locator(tid('create-game')).selectOption('trump');
+  await a.locator(tid('create-seats')).selectOption('4');
+  await a.locator(tid('create-bots')).check();
+  await a.locator(tid('create-private')).uncheck();
+  await a.locator(tid('create-submit')).click();
+  await a.waitForURL(/#\/table\/[0-9a-f-]{36}$/);
+  const tableId = a.url().match(/#\/table\/([0-9a-f-]{36})/)[1];
+  await a.locator(tid('table-page')).waitFor();
+  log(`A created table ${tableId}`);
+
+  // B sees it in the live lobby and joins from there.
+  const row = b.locator(`${tid('table-row')}[data-table-id="${tableId}"]`);
+  await row.waitFor();
+  await row.locator(tid('table-join')).click();
+  await b.waitForURL(new RegExp(`#/table/${tableId}`));
+  await b.locator(tid('seat-row-1')).filter({ hasText: 'Bob' }).waitFor();
+  log('B joined seat 2');
+
+  // A sees B seated (live), then starts; the bots take the two empty seats.
+  await a.locator(tid('seat-row-1')).filter({ hasText: 'Bob' }).waitFor();
+  const start = a.locator(tid('start-button'));
+  await start.waitFor();
+  if (await start.isDisabled()) throw new Error('the start button is disabled although the table has bots');
+  await start.click();
+  await a.locator(tid('hand')).waitFor();
+  await b.locator(tid('hand')).waitFor();
+  log('match started, both hands shown');
+
+  // Play: whoever has a playable card clicks one, until round 1 ends.
+  const played = { A: 0, B: 0 };
+  const roundOver = async (p) =>
+    (await p.locator(tid('round-result')).count()) > 0 ||
+    Number((await p.locator(tid('round-no')).textContent().catch(() => '1')) || 1) >= 2;
+  for (;;) {
+    if (Date.now() - started > TOTAL_MS - 10_000) {
+      throw new Error(`round 1 did not end in time (cards played: A ${played.A}, B ${played.B})`);
+    }
+    if ((await roundOver(a)) && (await roundOver(b))) break;
+    let clicked = false;
+    for (const who of ['A', 'B']) {
+      const p = pages[who];
+      const cards = p.locator(`${tid('hand-card')}[data-playable="true"]`);
+      const n = await cards.count();
+      if (n === 0) continue;
+      // Any playable card; the page re-renders on every state, so a click may miss.
+      const pick = cards.nth(Math.floor(Math.random() * n));
+      const label = await pick.getAttribute('aria-label', { timeout: 1000 }).catch(() => null);
+      try {
+        await pick.click({ timeout: 2000 });
+        played[who] += 1;
+        clicked = true;
+        log(`${who} played ${label}`);
+      } catch {
+        // The card went away (state changed under us): look again.
+      }
+    }
+    if (!clicked) await a.waitForTimeout(150);
+  }
+  if (played.A === 0 || played.B === 0) throw new Error(`a human never played (A ${played.A}, B ${played.B})`);
+  log(`round 1 over: A played ${played.A}, B played ${played.B}`);
+
+  // The round result and scores are shown; a trick area exists; the status line says something.
+  for (const [who, p] of Object.entries(pages)) {
+    await p.locator(tid('scores')).waitFor();
+    await p.locator(tid('trick')).waitFor();
+    const status = (await p.locator(tid('status-line')).textContent())?.trim();
+    if (!status) throw new Error(`${who}: empty status line`);
+  }
+  if (pageErrors.length) throw new Error(`uncaught errors in the page: ${pageErrors.join('; ')}`);
+  await a.screenshot({ path: join(outDir, 'player-a-1280.png'), fullPage: true });
+  await b.screenshot({ path: join(outDir, 'player-b-390.png'), fullPage: true });
+  log(`screenshots in ${outDir}`);
+}
+
+const timer = setTimeout(() => {
+  console.error(`browser test: timed out after ${TOTAL_MS / 1000} s`);
+  console.log('browser: 0 passed, 1 failed');
+  process.exit(1);
+}, TOTAL_MS);
+
+try {
+  await main();
+  clearTimeout(timer);
+  await browser?.close();
+  console.log('browser: 1 passed, 0 failed');
+  process.exit(0);
+} catch (e) {
+  clearTimeout(timer);
+  console.error(`browser test failed: ${e?.message ?? e}`);
+  for (const [who, p] of Object.entries(pages)) {
+    await p.screenshot({ path: join(outDir, `failure-${who}.png`), fullPage: true }).catch(() => {});
+  }
+  await browser?.close().catch(() => {});
+  console.log('browser: 0 passed, 1 failed');
+  process.exit(1);
+}

@@ -1,0 +1,59 @@
+// HTTP API client. The player's token lives in the HttpOnly `fib_token` cookie set by
+// POST /api/guest, so requests only need `credentials: 'same-origin'`; the page never
+// sees the token. Failures throw ApiError carrying the server's {code, message}.
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function call(method, path, body) {
+  const init = { method, credentials: 'same-origin', headers: {} };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {
+    throw new ApiError(0, 'network', 'Cannot reach the server. Check your connection and try again.');
+  }
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const code = data?.code ?? `http_${res.status}`;
+    const message = data?.message ?? `The server answered ${res.status} ${res.statusText}.`;
+    throw new ApiError(res.status, code, message);
+  }
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  guest: (name) => call('POST', '/api/guest', { name }),
+  me: () => call('GET', '/api/me'),
+  myMatches: () => call('GET', '/api/me/matches'),
+  games: () => call('GET', '/api/games'),
+  tables: () => call('GET', '/api/tables'),
+  createTable: (req) => call('POST', '/api/tables', req),
+  table: (id, invite) => call('GET', `/api/tables/${enc(id)}${invite ? `?invite=${enc(invite)}` : ''}`),
+  join: (id, seat, invite) =>
+    call('POST', `/api/tables/${enc(id)}/join`, { seat: seat ?? null, invite_code: invite || null }),
+  leave: (id) => call('POST', `/api/tables/${enc(id)}/leave`),
+  start: (id) => call('POST', `/api/tables/${enc(id)}/start`),
+  rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
+  leaderboard: (game) => call('GET', `/api/leaderboard/${enc(game)}`),
+};
+
+/** The URL of an ended round's deal record (R-0), for the fairness panel. */
+export const dealUrl = (id, round) => `/api/tables/${enc(id)}/rounds/${round}/deal`;

@@ -1,0 +1,544 @@
+// The browser client: sign-in, lobby, table pages, my matches, leaderboard and rules,
+// routed by the URL hash (#/, #/table/<id>[/<invite>], #/matches, #/leaderboard/<game>,
+// #/rules/<kind>). The server is the authority: a table page renders only the latest
+// `state` message from its socket and sends the player's choice from `legal`.
+
+import { h, mount, toast } from './dom.js';
+import { api, ApiError, dealUrl } from './api.js';
+import { LiveSocket } from './socket.js';
+import { gameModule } from './games/registry.js';
+
+const app = document.getElementById('app');
+const connEl = document.getElementById('conn');
+const meEl = document.getElementById('me');
+
+const session = {
+  me: null, // {id, name} once signed in
+  games: [], // GET /api/games
+  cleanup: null, // closes the current page's sockets
+};
+
+const gameTitle = (kind) => session.games.find((g) => g.kind === kind)?.title ?? kind;
+const inviteKey = (id) => `fib.invite.${id}`;
+
+// ---------------------------------------------------------------------------------------
+// Connection status in the header
+// ---------------------------------------------------------------------------------------
+
+let retryTimer = null;
+function showConn(status, detail) {
+  clearInterval(retryTimer);
+  connEl.dataset.state = status;
+  const set = (t) => (connEl.querySelector('.conn-text').textContent = t);
+  if (status === 'open') set('Connected');
+  else if (status === 'connecting') set('Connecting…');
+  else if (status === 'closed' || status === 'idle') set('');
+  else if (status === 'waiting') {
+    // Count down so the player sees the client is still trying.
+    const until = Date.now() + detail;
+    const tick = () => set(`Reconnecting in ${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s`);
+    tick();
+    retryTimer = setInterval(tick, 500);
+  }
+}
+
+function showMe() {
+  mount(meEl, session.me ? h('span', { testid: 'me-name', title: 'your display name' }, session.me.name) : null);
+}
+
+// ---------------------------------------------------------------------------------------
+// Router
+// ---------------------------------------------------------------------------------------
+
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  return parts;
+}
+
+async function route() {
+  session.cleanup?.();
+  session.cleanup = null;
+  showConn('idle');
+  const [page, a, b] = parseRoute();
+  for (const link of document.querySelectorAll('nav a')) {
+    link.classList.toggle('active', link.dataset.page === (page || 'lobby'));
+  }
+  window.scrollTo(0, 0);
+  try {
+    if (page === 'rules') return await rulesPage(a || 'trump');
+    if (page === 'leaderboard') return await leaderboardPage(a || 'trump');
+    if (!session.me) return signInPage();
+    if (page === 'table' && a) return await tablePage(a, b || localStorage.getItem(inviteKey(a)) || null);
+    if (page === 'matches') return await matchesPage();
+    return lobbyPage();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      // The cookie is gone or unknown: ask for a name again, then come back here.
+      session.me = null;
+      showMe();
+      return signInPage();
+    }
+    mount(app, h('section', { class: 'panel' }, h('h2', null, 'Something went wrong'), h('p', { testid: 'page-error' }, e.message)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sign in
+// ---------------------------------------------------------------------------------------
+
+function signInPage() {
+  const input = h('input', {
+    id: 'name', name: 'name', type: 'text', maxlength: '24', required: true,
+    autocomplete: 'nickname', placeholder: 'e.g. Leonardo', testid: 'name-input',
+  });
+  const err = h('p', { class: 'form-error', testid: 'name-error', role: 'alert' });
+  const form = h('form', { class: 'panel signin', testid: 'signin-form' },
+    h('h2', null, 'Welcome to Fibonacci Cards'),
+    h('p', null, 'Pick a display name to play. No account needed: this browser remembers you.'),
+    h('label', { for: 'name' }, 'Display name'),
+    h('div', { class: 'row' }, input, h('button', { class: 'btn primary', type: 'submit', testid: 'name-submit' }, 'Play')),
+    err);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    err.textContent = '';
+    try {
+      const res = await api.guest(input.value);
+      session.me = res.player;
+      showMe();
+      route();
+    } catch (ex) {
+      err.textContent = ex.message;
+    }
+  });
+  mount(app, form);
+  input.focus();
+}
+
+// ---------------------------------------------------------------------------------------
+// Lobby
+// ---------------------------------------------------------------------------------------
+
+function seatText(s, i) {
+  if (s.kind === 'player') return s.name;
+  if (s.kind === 'bot') return `Bot ${i + 1}`;
+  return 'empty';
+}
+
+const mySeatIn = (t) =>
+  session.me ? t.seats.findIndex((s) => s.kind === 'player' && s.id === session.me.id) : -1;
+
+function lobbyPage() {
+  const games = session.games.length ? session.games : [{ kind: 'trump', title: "Fibonacci's Trump", min_players: 2, max_players: 4 }];
+  const gameSel = h('select', { id: 'c-game', testid: 'create-game' },
+    games.map((g) => h('option', { value: g.kind, selected: g.kind === 'trump' }, g.title)));
+  const seatsSel = h('select', { id: 'c-seats', testid: 'create-seats' });
+  const fillSeats = () => {
+    const g = games.find((x) => x.kind === gameSel.value) ?? games[0];
+    const keep = seatsSel.value;
+    mount(seatsSel, Array.from({ length: g.max_players - g.min_players + 1 }, (_, i) => {
+      const n = g.min_players + i;
+      return h('option', { value: String(n) }, `${n} players`);
+    }));
+    seatsSel.value = keep && [...seatsSel.options].some((o) => o.value === keep) ? keep : String(Math.min(4, g.max_players));
+  };
+  gameSel.addEventListener('change', fillSeats);
+  fillSeats();
+  const priv = h('input', { type: 'checkbox', id: 'c-private', testid: 'create-private' });
+  const bots = h('input', { type: 'checkbox', id: 'c-bots', testid: 'create-bots', checked: true });
+  const err = h('p', { class: 'form-error', role: 'alert' });
+  const form = h('form', { class: 'panel create', testid: 'create-form' },
+    h('h2', null, 'New table'),
+    h('div', { class: 'fields' },
+      h('label', null, 'Game', gameSel),
+      h('label', null, 'Seats', seatsSel),
+      h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start'),
+      h('label', { class: 'check' }, priv, 'Private (invite link only)')),
+    h('button', { class: 'btn primary', type: 'submit', testid: 'create-submit' }, 'Create table'),
+    err);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    err.textContent = '';
+    try {
+      const res = await api.createTable({
+        game: gameSel.value,
+        seats: Number(seatsSel.value),
+        options: null,
+        private: priv.checked,
+        bots: bots.checked ? 'random' : null,
+        join: true,
+      });
+      const id = res.table.id;
+      if (res.invite_code) {
+        localStorage.setItem(inviteKey(id), res.invite_code);
+        location.hash = `#/table/${id}/${res.invite_code}`;
+      } else {
+        location.hash = `#/table/${id}`;
+      }
+    } catch (ex) {
+      err.textContent = ex.message;
+    }
+  });
+
+  const list = h('div', { class: 'table-list', testid: 'table-list' }, h('p', { class: 'muted' }, 'Loading tables…'));
+  const renderTables = (tables) => {
+    if (!tables.length) {
+      mount(list, h('p', { class: 'muted', testid: 'no-tables' }, 'No open tables right now. Create one!'));
+      return;
+    }
+    // Open tables first (those can be joined), then the matches being played.
+    const sorted = [...tables].sort((x, y) => (x.status === 'open' ? 0 : 1) - (y.status === 'open' ? 0 : 1) || y.created_at - x.created_at);
+    mount(list, sorted.map(tableRow));
+  };
+  const sock = new LiveSocket('/ws/lobby', {
+    onMessage: (m) => m.type === 'tables' && renderTables(m.tables),
+    onStatus: showConn,
+  });
+  session.cleanup = () => sock.close();
+
+  mount(app,
+    h('div', { class: 'lobby' },
+      h('section', { class: 'panel' },
+        h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live')),
+        list),
+      form));
+}
+
+function tableRow(t) {
+  const mine = mySeatIn(t);
+  const free = t.seats.filter((s) => s.kind === 'empty').length;
+  const taken = t.seats.length - free;
+  let action;
+  const go = () => (location.hash = `#/table/${t.id}`);
+  if (mine >= 0) action = h('button', { class: 'btn primary', type: 'button', onclick: go, testid: 'table-open' }, t.status === 'open' ? 'Open' : 'Resume');
+  else if (t.status === 'open' && free > 0) {
+    action = h('button', {
+      class: 'btn primary', type: 'button', testid: 'table-join',
+      onclick: async () => {
+        try {
+          await api.join(t.id, null, null);
+          go();
+        } catch (e) {
+          toast(e.message);
+        }
+      },
+    }, 'Join');
+  } else action = null;
+  const watch = mine >= 0 ? null : h('button', { class: 'btn', type: 'button', onclick: go, testid: 'table-watch' }, 'Watch');
+  return h('div', {
+    class: `table-row status-${t.status}`,
+    testid: 'table-row',
+    dataset: { tableId: t.id, game: t.game, status: t.status, free: String(free) },
+  },
+    h('div', { class: 'tr-main' },
+      h('div', { class: 'tr-title' }, h('strong', null, gameTitle(t.game)),
+        h('span', { class: `pill pill-${t.status}` }, t.status === 'open' ? `${taken}/${t.seats.length} seated` : `playing · round ${t.round}`),
+        t.bots ? h('span', { class: 'pill' }, 'bots') : null),
+      h('div', { class: 'tr-seats' }, t.seats.map((s, i) =>
+        h('span', { class: `seat-chip seat-${s.kind}` }, seatText(s, i))))),
+    h('div', { class: 'tr-actions' }, action, watch));
+}
+
+// ---------------------------------------------------------------------------------------
+// Table
+// ---------------------------------------------------------------------------------------
+
+async function tablePage(id, invite) {
+  mount(app, h('p', { class: 'muted' }, 'Opening table…'));
+  // Check the table over HTTP first: a wrong id or missing invite gets a clear message
+  // instead of a socket that retries forever.
+  let info;
+  try {
+    info = await api.table(id, invite);
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 404 || e.status === 403)) {
+      mount(app, h('section', { class: 'panel' },
+        h('h2', null, e.status === 404 ? 'No such table' : 'Private table'),
+        h('p', { testid: 'page-error' }, e.message),
+        h('a', { href: '#/', class: 'btn' }, 'Back to the lobby')));
+      return;
+    }
+    throw e;
+  }
+  if (invite) localStorage.setItem(inviteKey(id), invite);
+  const mod = await gameModule(info.game);
+
+  let latest = null; // the latest state message: the only thing rendered
+  let busy = false;
+  let busyTimer = null;
+  const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
+  const gameRoot = h('div', { class: 'game-root' });
+  mount(app, root);
+
+  const seatName = (i) => {
+    const s = latest?.table.seats[i];
+    return s ? seatText(s, i).replace(/^empty$/, `Seat ${i + 1}`) : `Seat ${i + 1}`;
+  };
+  const mySeat = () => (latest?.you?.kind === 'player' ? latest.you.seat : null);
+
+  const act = (action) => {
+    if (busy || !latest) return false;
+    const ok = sock.send({ type: 'act', version: latest.version, action });
+    if (!ok) {
+      toast('Not connected: your move was not sent. Reconnecting…');
+      return false;
+    }
+    // One move at a time: until the answer arrives, a second click would be stale.
+    busy = true;
+    clearTimeout(busyTimer);
+    busyTimer = setTimeout(() => { busy = false; render(); }, 5000);
+    render();
+    return true;
+  };
+
+  const lobbyAction = (fn) => async () => {
+    try {
+      await fn();
+    } catch (e) {
+      toast(e.message);
+    }
+  };
+
+  function render() {
+    if (!latest) return;
+    const t = latest.table;
+    const me = mySeat();
+    const seated = me !== null;
+    const free = t.seats.filter((s) => s.kind === 'empty').length;
+    const canStart = seated && t.status === 'open' && (free === 0 || !!t.bots);
+
+    const head = h('section', { class: 'table-head' },
+      h('div', { class: 'th-title' },
+        h('h2', null, gameTitle(t.game)),
+        h('span', { class: `pill pill-${t.status}`, testid: 'table-status' }, t.status),
+        t.private ? h('span', { class: 'pill' }, 'private') : null,
+        h('span', { class: 'muted small' }, `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),
+        h('a', { href: `#/rules/${t.game}`, class: 'small' }, 'How to play')),
+      h('div', { class: 'th-actions' },
+        t.status === 'open' && seated
+          ? h('button', { class: 'btn', type: 'button', testid: 'leave-button', onclick: lobbyAction(() => api.leave(id)) }, 'Leave seat')
+          : null,
+        t.status === 'open' && seated
+          ? h('button', {
+            class: 'btn primary', type: 'button', testid: 'start-button', disabled: !canStart,
+            title: canStart ? '' : 'Every seat must be taken (this table has no bots)',
+            onclick: lobbyAction(() => api.start(id)),
+          }, free && t.bots ? `Start with ${free} bot${free > 1 ? 's' : ''}` : 'Start match')
+          : null));
+
+    const statusLine = h('p', { class: 'status-line', testid: 'status-line', role: 'status' }, statusText(t, me));
+
+    const parts = [head, statusLine];
+    if (t.private && (invite || localStorage.getItem(inviteKey(id)))) {
+      const code = invite || localStorage.getItem(inviteKey(id));
+      const link = `${location.origin}/#/table/${id}/${code}`;
+      parts.push(h('div', { class: 'invite' },
+        h('span', { class: 'muted small' }, 'Invite link:'),
+        h('input', { type: 'text', readonly: true, value: link, testid: 'invite-link', onfocus: (e) => e.target.select() }),
+        h('button', {
+          class: 'btn small', type: 'button', testid: 'invite-copy',
+          onclick: async () => {
+            try {
+              await navigator.clipboard.writeText(link);
+              toast('Invite link copied', 'info', 2000);
+            } catch {
+              toast('Copy failed: select the link and copy it by hand.');
+            }
+          },
+        }, 'Copy')));
+    }
+    if (t.status === 'open') parts.push(seatsPanel(t, me));
+    if (latest.view !== null && latest.view !== undefined) {
+      mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
+      parts.push(gameRoot);
+    }
+    if (t.status !== 'open') {
+      parts.push(fairnessPanel(id, latest.fairness || [], t.round));
+    }
+    mount(root, parts);
+  }
+
+  function seatsPanel(t, me) {
+    return h('section', { class: 'panel seats-panel' },
+      h('h3', null, 'Seats'),
+      h('div', { class: 'seat-list' }, t.seats.map((s, i) =>
+        h('div', { class: `seat-row seat-${s.kind} ${i === me ? 'me' : ''}`, testid: `seat-row-${i}` },
+          h('span', { class: 'seat-no' }, `Seat ${i + 1}`),
+          h('span', { class: 'seat-who' },
+            s.kind === 'player' ? [h('span', { class: `dot ${s.connected ? 'on' : 'off'}`, title: s.connected ? 'connected' : 'not connected' }), s.name, i === me ? ' (you)' : '']
+              : s.kind === 'bot' ? 'Bot' : h('span', { class: 'muted' }, t.bots ? 'empty (a bot sits here at start)' : 'empty')),
+          s.kind === 'empty' && me === null
+            ? h('button', {
+              class: 'btn primary small', type: 'button', testid: `seat-join-${i}`,
+              onclick: lobbyAction(() => api.join(id, i, invite || localStorage.getItem(inviteKey(id)))),
+            }, 'Sit here')
+            : null))),
+      me === null ? h('p', { class: 'muted small' }, 'You are watching. Take a free seat to play.') : null);
+  }
+
+  function statusText(t, me) {
+    const v = latest.view;
+    if (t.status === 'open') {
+      const free = t.seats.filter((s) => s.kind === 'empty').length;
+      if (me === null) return free ? `Waiting for players: ${free} free seat${free > 1 ? 's' : ''}.` : 'Waiting for the match to start.';
+      if (free === 0) return 'All seats are taken: start when ready.';
+      return t.bots ? `Waiting for players, or start now and bots take the ${free} free seat${free > 1 ? 's' : ''}.` : `Waiting for ${free} more player${free > 1 ? 's' : ''}.`;
+    }
+    if (t.status === 'finished') {
+      const w = (t.winners || v?.winners || []).map((s) => (s === me ? 'you' : seatName(s)));
+      return w.length ? `Match over: ${w.join(' and ')} won.` : 'Match over.';
+    }
+    if (t.status === 'abandoned') return 'This table was abandoned.';
+    if (me !== null && t.to_act.includes(me)) return `Round ${t.round}: your turn.`;
+    if (t.to_act.length) return `Round ${t.round}: waiting for ${t.to_act.map(seatName).join(', ')}.`;
+    return `Round ${t.round}.`;
+  }
+
+  const path = `/ws/table/${encodeURIComponent(id)}${invite ? `?invite=${encodeURIComponent(invite)}` : ''}`;
+  const sock = new LiveSocket(path, {
+    ping: true,
+    onStatus: (s, d) => {
+      showConn(s, d);
+      if (s !== 'open' && busy) {
+        busy = false;
+        render();
+      }
+    },
+    onMessage: (m) => {
+      if (m.type === 'state') {
+        // Always the whole truth: replace, never merge. Ignore a late older one.
+        if (latest && m.version < latest.version && m.table.id === latest.table.id) return;
+        latest = m;
+        busy = false;
+        clearTimeout(busyTimer);
+        render();
+      } else if (m.type === 'error') {
+        busy = false;
+        clearTimeout(busyTimer);
+        toast(m.message || m.code);
+        render();
+      }
+    },
+  });
+  session.cleanup = () => {
+    clearTimeout(busyTimer);
+    sock.close();
+  };
+}
+
+// Open state of the fairness <details>, kept across re-renders.
+let fairnessOpen = false;
+
+function fairnessPanel(id, rounds, current) {
+  const d = h('details', { class: 'panel fairness', testid: 'fairness', open: fairnessOpen || null },
+    h('summary', null, 'Fairness record'),
+    h('p', { class: 'muted small' },
+      'Before each round the server publishes the SHA-256 of the shuffle seed; when the round ends it reveals the seed, so anyone can check the deal.'),
+    rounds.length === 0 ? h('p', { class: 'muted' }, 'No round yet.') : h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid mono' },
+        h('thead', null, h('tr', null, h('th', null, 'Round'), h('th', null, 'Seed SHA-256'), h('th', null, 'Seed'), h('th', null, ''))),
+        h('tbody', null, [...rounds].reverse().map((r) =>
+          h('tr', { class: r.round === current ? 'current' : '' },
+            h('td', null, String(r.round)),
+            h('td', { class: 'hash' }, r.seed_sha256),
+            h('td', { class: 'hash' }, r.seed ?? (r.round === current ? 'revealed when the round ends' : '—')),
+            h('td', null, r.seed ? h('a', { href: dealUrl(id, r.round), target: '_blank', rel: 'noopener' }, 'deal') : null)))))));
+  d.addEventListener('toggle', () => (fairnessOpen = d.open));
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------
+// My matches, leaderboard, rules
+// ---------------------------------------------------------------------------------------
+
+const when = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+async function matchesPage() {
+  mount(app, h('p', { class: 'muted' }, 'Loading your matches…'));
+  const rows = await api.myMatches();
+  const unfinished = (r) => r.status === 'open' || r.status === 'playing';
+  mount(app, h('section', { class: 'panel' },
+    h('h2', null, 'My matches'),
+    rows.length === 0 ? h('p', { class: 'muted' }, 'No matches yet. Join a table in the lobby.') : h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid', testid: 'matches' },
+        h('thead', null, h('tr', null, h('th', null, 'Game'), h('th', null, 'Status'), h('th', { class: 'num' }, 'Seat'),
+          h('th', { class: 'num' }, 'Score'), h('th', null, 'Result'), h('th', null, 'Last activity'), h('th', null, ''))),
+        h('tbody', null, rows.map((r) =>
+          h('tr', { testid: 'match-row', dataset: { tableId: r.table_id, status: r.status } },
+            h('td', null, gameTitle(r.game)),
+            h('td', null, h('span', { class: `pill pill-${r.status}` }, r.status)),
+            h('td', { class: 'num' }, String(r.seat + 1)),
+            h('td', { class: 'num' }, String(r.score)),
+            h('td', null, r.won === true ? 'won' : r.won === false ? 'lost' : '—'),
+            h('td', { class: 'small' }, when(r.updated_at)),
+            h('td', null, h('a', {
+              class: `btn small ${unfinished(r) ? 'primary' : ''}`, href: `#/table/${r.table_id}`, testid: unfinished(r) ? 'match-resume' : 'match-view',
+            }, unfinished(r) ? 'Resume' : 'View')))))))));
+}
+
+async function leaderboardPage(game) {
+  mount(app, h('p', { class: 'muted' }, 'Loading the leaderboard…'));
+  const rows = await api.leaderboard(game);
+  const tabs = (session.games.length ? session.games : [{ kind: 'trump' }]).map((g) =>
+    h('a', { href: `#/leaderboard/${g.kind}`, class: `tab ${g.kind === game ? 'active' : ''}` }, gameTitle(g.kind)));
+  mount(app, h('section', { class: 'panel' },
+    h('h2', null, `Leaderboard: ${gameTitle(game)}`),
+    h('div', { class: 'tabs' }, tabs),
+    rows.length === 0 ? h('p', { class: 'muted' }, 'No finished matches yet.') : h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid', testid: 'leaderboard' },
+        h('thead', null, h('tr', null, h('th', { class: 'num' }, '#'), h('th', null, 'Player'), h('th', { class: 'num' }, 'Matches'),
+          h('th', { class: 'num' }, 'Wins'), h('th', { class: 'num' }, 'Points'))),
+        h('tbody', null, rows.map((r, i) =>
+          h('tr', { class: r.player.id === session.me?.id ? 'me' : '', testid: 'leader-row' },
+            h('td', { class: 'num' }, String(i + 1)),
+            h('td', null, r.player.name),
+            h('td', { class: 'num' }, String(r.matches)),
+            h('td', { class: 'num' }, String(r.wins)),
+            h('td', { class: 'num' }, String(r.points)))))))));
+}
+
+async function rulesPage(kind) {
+  const tabs = (session.games.length ? session.games : [{ kind: 'trump' }]).map((g) =>
+    h('a', { href: `#/rules/${g.kind}`, class: `tab ${g.kind === kind ? 'active' : ''}` }, gameTitle(g.kind)));
+  const body = h('article', { class: 'rules', testid: 'rules' }, h('p', { class: 'muted' }, 'Loading…'));
+  mount(app, h('section', { class: 'panel' }, h('div', { class: 'tabs' }, tabs), body));
+  let html = null;
+  if (/^[a-z0-9_-]+$/.test(kind)) {
+    try {
+      const res = await fetch(`/rules/${kind}.html`, { credentials: 'same-origin' });
+      const text = res.ok ? await res.text() : null;
+      // The server answers unknown paths with index.html: that is not a rules fragment.
+      if (text && !/<html|<!doctype/i.test(text.slice(0, 500))) html = text;
+    } catch {
+      html = null;
+    }
+  }
+  if (html === null) {
+    mount(body, h('p', null, `There is no rules page for ${gameTitle(kind)} yet.`));
+    return;
+  }
+  // Trusted: the fragments are files of this project, served from web/rules/.
+  body.innerHTML = html;
+}
+
+// ---------------------------------------------------------------------------------------
+// Start
+// ---------------------------------------------------------------------------------------
+
+async function boot() {
+  try {
+    session.games = await api.games();
+  } catch {
+    session.games = [];
+  }
+  try {
+    session.me = await api.me();
+  } catch (e) {
+    session.me = null;
+    if (!(e instanceof ApiError && e.status === 401)) toast(e.message);
+  }
+  showMe();
+  window.addEventListener('hashchange', route);
+  route();
+}
+
+boot();

@@ -1,0 +1,74 @@
+// Drawing of Fibonacci cards (colour, number, printed symbol) with plain DOM + CSS, shared
+// by the game modules. A card is readable at a glance: big number in its colour, the
+// symbol glyph in the middle, and a colour name for screen readers.
+
+import { h } from './dom.js';
+
+/** Glyphs of the five symbols, keyed by their wire names. */
+export const SYMBOLS = {
+  circled_plus: '⊕',
+  circle: '○',
+  square: '□',
+  star: '★',
+  waves: '≋',
+};
+
+export const SYMBOL_NAMES = {
+  circled_plus: 'circled plus',
+  circle: 'circle',
+  square: 'square',
+  star: 'star',
+  waves: 'wavy lines',
+};
+
+export const COLOURS = ['red', 'yellow', 'green', 'blue', 'purple'];
+
+export const symbolGlyph = (s) => SYMBOLS[s] ?? '?';
+
+/** Same card? (by colour and number; the symbol follows from them). */
+export const sameCard = (a, b) => !!a && !!b && a.colour === b.colour && a.number === b.number;
+
+export const cardLabel = (c) =>
+  `${c.colour} ${c.number}${c.symbol ? ` ${SYMBOL_NAMES[c.symbol] ?? c.symbol}` : ''}`;
+
+/**
+ * A face-up card element. opts: {size: 'sm'|'md'|'lg', playable, onClick, testid, extraClass}.
+ * Clickable cards are <button>s so they work with the keyboard too.
+ */
+export function cardEl(card, opts = {}) {
+  const colour = COLOURS.includes(card.colour) ? card.colour : 'unknown';
+  const clickable = typeof opts.onClick === 'function';
+  const cls = ['card', `card-${colour}`, `card-${opts.size || 'md'}`];
+  if (opts.playable) cls.push('playable');
+  if (clickable && !opts.playable) cls.push('unplayable');
+  if (opts.extraClass) cls.push(opts.extraClass);
+  const glyph = symbolGlyph(card.symbol);
+  const el = h(
+    clickable ? 'button' : 'div',
+    {
+      class: cls.join(' '),
+      type: clickable ? 'button' : null,
+      testid: opts.testid,
+      dataset: {
+        colour: card.colour,
+        number: String(card.number),
+        symbol: card.symbol ?? '',
+        ...(opts.playable !== undefined ? { playable: String(!!opts.playable) } : {}),
+      },
+      'aria-label': cardLabel(card) + (opts.playable ? ', playable' : ''),
+      title: cardLabel(card),
+      disabled: clickable && !opts.playable,
+      onclick: clickable ? () => opts.onClick(card) : null,
+    },
+    h('span', { class: 'card-corner card-tl', 'aria-hidden': 'true' }, String(card.number), h('span', { class: 'card-corner-sym' }, glyph)),
+    h('span', { class: 'card-num', 'aria-hidden': 'true' }, String(card.number)),
+    h('span', { class: 'card-sym', 'aria-hidden': 'true' }, glyph),
+    h('span', { class: 'card-corner card-br', 'aria-hidden': 'true' }, String(card.number)),
+  );
+  return el;
+}
+
+/** A face-down card, for counts. */
+export function cardBack(size = 'sm') {
+  return h('div', { class: `card card-back card-${size}`, 'aria-hidden': 'true' });
+}

@@ -1,0 +1,32 @@
+// The registry of game modules. Each game kind has a module `web/games/<kind>.js` that
+// exports `render(root, msg, ctx)`; a kind without one gets the generic fallback, so any
+// game the server offers is at least playable. To add a game, add one line below.
+//
+// render(root, msg, ctx) fills `root` from the latest `state` message only (never from
+// earlier ones: the server's state is the whole truth). ctx gives:
+//   ctx.act(action) -> bool   send one of msg.legal (false if not connected / busy)
+//   ctx.busy                  an action was sent and its answer has not arrived yet
+//   ctx.seatName(i)           display name of seat i ("Bot 3" for bots)
+//   ctx.mySeat                the viewer's seat, or null for a spectator
+//   ctx.tableId
+// A module may also export `title` (used when /api/games is unavailable).
+
+const modules = {
+  trump: () => import('./trump.js'),
+};
+
+const loaded = new Map();
+
+/** The module for `kind`, or the generic one. Never throws. */
+export async function gameModule(kind) {
+  if (loaded.has(kind)) return loaded.get(kind);
+  let mod = null;
+  try {
+    if (modules[kind]) mod = await modules[kind]();
+  } catch (e) {
+    console.error(`game module ${kind} failed to load`, e);
+  }
+  if (!mod || typeof mod.render !== 'function') mod = await import('./generic.js');
+  loaded.set(kind, mod);
+  return mod;
+}

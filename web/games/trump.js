@@ -1,0 +1,215 @@
+// Fibonacci's Trump at the table: seats with whose turn it is, the indicators (trump colour
+// and scoring symbol), the trick in progress and the last completed one, the viewer's hand
+// with the playable cards (taken from `legal`, never re-derived here), round results,
+// scores, and the final result. Rendered wholly from the latest state message.
+
+import { h, mount } from '../dom.js';
+import { cardEl, cardBack, symbolGlyph, SYMBOL_NAMES, sameCard } from '../cards.js';
+
+export const title = "Fibonacci's Trump";
+
+// Which round result the player closed, per table, so the banner does not come back on
+// every state message but does appear again for the next round.
+const dismissed = new Map();
+
+const cap = (s) => (s ? s[0].toUpperCase() + s.slice(1) : '');
+
+export function render(root, msg, ctx) {
+  const v = msg.view;
+  if (!v) {
+    mount(root, h('p', { class: 'muted' }, 'The match has not started yet.'));
+    return;
+  }
+  const n = v.players;
+  const me = ctx.mySeat;
+  const playable = (msg.legal || []).filter((a) => a?.type === 'play' && a.card).map((a) => a.card);
+  const isPlayable = (c) => playable.some((p) => sameCard(p, c));
+  const myTurn = me !== null && v.turn === me && playable.length > 0;
+  const name = (s) => (s === me ? `${ctx.seatName(s)} (you)` : ctx.seatName(s));
+
+  const parts = [];
+
+  // --- Final result of the match ------------------------------------------------------
+  if (v.match_over) {
+    const winners = v.winners.map(name).join(' and ');
+    const iWon = me !== null && v.winners.includes(me);
+    parts.push(
+      h('section', { class: `banner final ${iWon ? 'won' : ''}`, testid: 'match-result' },
+        h('h2', null, iWon ? 'You won the match!' : `${winners} won the match`),
+        h('p', null, 'Final scores: ', orderedScores(v, name).join(' · '))),
+    );
+  }
+
+  // --- Round result banner (until closed) -----------------------------------------------
+  const lr = v.last_round;
+  if (lr && dismissed.get(ctx.tableId) !== lr.round && !v.match_over) {
+    parts.push(roundResult(lr, v, name, () => {
+      dismissed.set(ctx.tableId, lr.round);
+      root.querySelector('[data-testid="round-result"]')?.remove();
+    }));
+  }
+
+  // --- Indicators and round facts -------------------------------------------------------
+  parts.push(
+    h('section', { class: 'trump-info', testid: 'indicators' },
+      indicator('Trump colour', v.trump_indicator,
+        v.trump_colour ? h('span', { class: `swatch swatch-${v.trump_colour}` }, cap(v.trump_colour)) : '—',
+        'trump-colour', v.trump_colour),
+      indicator('Scoring symbol', v.symbol_indicator,
+        v.symbol ? h('span', { class: 'big-sym' }, symbolGlyph(v.symbol), ' ', SYMBOL_NAMES[v.symbol] ?? v.symbol) : '—',
+        'trump-symbol', v.symbol),
+      h('div', { class: 'facts' },
+        h('div', null, h('span', { class: 'muted' }, 'Round '), h('strong', { testid: 'round-no' }, String(v.round))),
+        h('div', null, h('span', { class: 'muted' }, 'Race to '), h('strong', null, String(v.options?.target ?? 144))),
+        v.dealer !== null && v.dealer !== undefined ? h('div', null, h('span', { class: 'muted' }, 'Dealer: '), name(v.dealer)) : null,
+        h('div', null, h('span', { class: 'muted' }, 'Tricks played: '), String(v.tricks_played)))),
+  );
+
+  // --- Seats ------------------------------------------------------------------------------
+  parts.push(
+    h('section', { class: 'seats', testid: 'seats' },
+      Array.from({ length: n }, (_, s) =>
+        h('div', {
+          class: ['seat-plate', v.turn === s ? 'turn' : '', s === me ? 'me' : ''].join(' '),
+          testid: `seat-${s}`,
+          dataset: { turn: String(v.turn === s) },
+        },
+          h('div', { class: 'seat-name' }, name(s), v.dealer === s ? h('span', { class: 'chip', title: 'dealer' }, 'D') : null),
+          h('div', { class: 'seat-stats' },
+            h('span', { title: 'cards in hand' }, cardBack('xs'), ` ${v.hand_counts[s] ?? 0}`),
+            h('span', { title: 'tricks won this round' }, `tricks ${v.tricks_won[s] ?? 0}`),
+            h('span', { title: `won cards with the symbol ${SYMBOL_NAMES[v.symbol] ?? ''}` }, `${symbolGlyph(v.symbol)} ${v.symbol_counts[s] ?? 0}`)),
+          h('div', { class: 'seat-score' }, h('strong', null, String(v.scores[s] ?? 0)), h('span', { class: 'muted' }, ' pts')),
+          v.turn === s ? h('div', { class: 'turn-tag' }, s === me ? 'your turn' : 'to play') : null)),
+    ),
+  );
+
+  // --- The trick ---------------------------------------------------------------------
+  const trickBox = h('section', { class: 'trick-area', testid: 'trick' });
+  if (v.trick.length > 0) {
+    trickBox.append(
+      h('div', { class: 'trick-title' }, v.led_colour ? `Trick ${v.tricks_played + 1} · ${cap(v.led_colour)} led` : `Trick ${v.tricks_played + 1}`),
+      h('div', { class: 'trick-cards' },
+        v.trick.map((p) => played(p, name, false, 'trick-card')),
+        // Empty slots show how many cards are still to come.
+        Array.from({ length: Math.max(0, n - v.trick.length) }, () => h('div', { class: 'slot' }))),
+    );
+  } else if (v.last_trick) {
+    // Between tricks the table shows the trick just won, so nobody misses how it ended.
+    trickBox.classList.add('showing-last');
+    trickBox.append(
+      h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(v.last_trick.winner)} won trick ${v.tricks_played}`),
+      h('div', { class: 'trick-cards' }, v.last_trick.cards.map((p) => played(p, name, p.seat === v.last_trick.winner, 'trick-card'))),
+    );
+  } else {
+    trickBox.append(h('div', { class: 'trick-title muted' },
+      v.phase === 'playing' && v.turn !== null ? `${name(v.turn)} leads the first trick` : 'No cards on the table'));
+  }
+  const lastBox = v.last_trick && v.trick.length > 0
+    ? h('aside', { class: 'last-trick', testid: 'last-trick' },
+        h('div', { class: 'muted small' }, `Last trick: ${name(v.last_trick.winner)}`),
+        h('div', { class: 'mini-cards' }, v.last_trick.cards.map((p) =>
+          cardEl(p.card, { size: 'xs', extraClass: p.seat === v.last_trick.winner ? 'winner' : '' }))))
+    : null;
+  parts.push(h('div', { class: 'centre' }, trickBox, lastBox));
+
+  // --- My hand --------------------------------------------------------------------------
+  if (v.hand) {
+    const hint = myTurn
+      ? (ctx.busy ? 'Sending…' : 'Your turn: play one of the highlighted cards.')
+      : v.turn !== null && v.turn !== undefined ? `Waiting for ${name(v.turn)}.` : '';
+    parts.push(
+      h('section', { class: `hand-area ${myTurn ? 'my-turn' : ''}` },
+        h('div', { class: 'hand-head' }, h('h3', null, `Your hand (${v.hand.length})`), h('span', { class: 'muted' }, hint)),
+        h('div', { class: 'hand', testid: 'hand' },
+          v.hand.length === 0 ? h('span', { class: 'muted' }, 'No cards.') : null,
+          v.hand.map((c) => {
+            const ok = myTurn && !ctx.busy && isPlayable(c);
+            return cardEl(c, {
+              size: 'lg',
+              playable: ok,
+              testid: 'hand-card',
+              extraClass: myTurn && !isPlayable(c) ? 'dim' : '',
+              onClick: (card) => ctx.act({ type: 'play', card: { colour: card.colour, number: card.number } }),
+            });
+          })),
+      ),
+    );
+  } else {
+    parts.push(h('p', { class: 'muted spectating' }, 'You are watching this match.'));
+  }
+
+  // --- Scores --------------------------------------------------------------------------
+  parts.push(scoresTable(v, name));
+
+  mount(root, h('div', { class: `trump ${myTurn ? 'my-turn' : ''}` }, parts));
+}
+
+function indicator(label, card, text, testid, value) {
+  return h('div', { class: 'indicator', testid, dataset: { value: value ?? '' } },
+    card ? cardEl(card, { size: 'md' }) : cardBack('md'),
+    h('div', null, h('div', { class: 'muted small' }, label), h('div', { class: 'ind-value' }, text)));
+}
+
+function played(p, name, winner, testid) {
+  return h('div', { class: `played ${winner ? 'winner' : ''}`, testid, dataset: { seat: String(p.seat) } },
+    cardEl(p.card, { size: 'md' }),
+    h('div', { class: 'played-by' }, name(p.seat)));
+}
+
+function orderedScores(v, name) {
+  return v.scores
+    .map((sc, s) => ({ sc, s }))
+    .sort((a, b) => b.sc - a.sc)
+    .map(({ sc, s }) => `${name(s)} ${sc}`);
+}
+
+function roundResult(lr, v, name, onClose) {
+  return h('section', { class: 'banner round-result', testid: 'round-result', dataset: { round: String(lr.round) } },
+    h('div', { class: 'banner-head' },
+      h('h3', null, `Round ${lr.round} result`),
+      h('button', { type: 'button', class: 'btn small', onclick: onClose, testid: 'round-result-close' }, 'Close')),
+    h('p', null,
+      `${name(lr.last_trick_winner)} won the last trick and takes the indicators. `,
+      'Trump was ', h('span', { class: `swatch swatch-${lr.trump_colour}` }, cap(lr.trump_colour)),
+      ', the scoring symbol ', h('span', { class: 'big-sym' }, symbolGlyph(lr.symbol)), '.'),
+    h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid' },
+        h('thead', null, h('tr', null,
+          h('th', null, 'Player'), h('th', { class: 'num' }, 'Cards won'),
+          h('th', { class: 'num' }, `${symbolGlyph(lr.symbol)} cards`), h('th', { class: 'num' }, 'Points'),
+          h('th', { class: 'num' }, 'Total'))),
+        h('tbody', null, lr.points.map((_, s) =>
+          h('tr', null,
+            h('td', null, name(s)),
+            h('td', { class: 'num' }, String(lr.won_counts[s])),
+            h('td', { class: 'num' }, String(lr.symbol_counts[s])),
+            h('td', { class: 'num' }, (lr.points[s] > 0 ? '+' : '') + lr.points[s]),
+            h('td', { class: 'num' }, h('strong', null, String(lr.totals[s]))))))),
+    ),
+  );
+}
+
+function scoresTable(v, name) {
+  const lr = v.last_round;
+  return h('section', { class: 'panel' },
+    h('h3', null, 'Scores'),
+    h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid scores', testid: 'scores' },
+        h('thead', null, h('tr', null,
+          h('th', null, 'Player'),
+          h('th', { class: 'num', title: 'tricks won this round' }, 'Tricks'),
+          h('th', { class: 'num', title: 'cards won this round' }, 'Cards'),
+          h('th', { class: 'num', title: 'won cards with the scoring symbol' }, symbolGlyph(v.symbol)),
+          lr ? h('th', { class: 'num' }, `Round ${lr.round}`) : null,
+          h('th', { class: 'num' }, 'Total'))),
+        h('tbody', null, v.scores.map((sc, s) =>
+          h('tr', { class: [v.turn === s ? 'turn' : '', v.winners.includes(s) ? 'winner' : ''].join(' '), dataset: { seat: String(s) } },
+            h('td', null, name(s)),
+            h('td', { class: 'num' }, String(v.tricks_won[s] ?? 0)),
+            h('td', { class: 'num' }, String(v.won_counts[s] ?? 0)),
+            h('td', { class: 'num' }, String(v.symbol_counts[s] ?? 0)),
+            lr ? h('td', { class: 'num' }, (lr.points[s] > 0 ? '+' : '') + lr.points[s]) : null,
+            h('td', { class: 'num total', testid: `score-${s}` }, h('strong', null, String(sc)))))))),
+  );
+}
