@@ -170,12 +170,30 @@ fn filler(b: &mut B, n: usize) -> Vec<Card> {
 // ---------- R-0 .. R-4 ----------
 
 #[test]
-fn r0_replay_is_deterministic() {
+fn r0_replay_from_seeds_and_log_is_deterministic() {
     for players in 1..=4 {
-        let a = random_game(&opts(21), players, 7, Level::None);
-        let b = random_game(&opts(21), players, 7, Level::None);
-        assert_eq!(a.0, b.0);
-        assert_eq!(a.1, b.1);
+        let o = Options {
+            match_length: MatchLength::Rounds { count: 3 },
+            ..opts(13)
+        };
+        let (scores, view, _, log) = random_game(&o, players, 7, Level::None);
+        let mut g = Rummy::new_match(&o, players).unwrap();
+        for e in &log {
+            match e {
+                Entry::Start(s) => {
+                    g.start_round(&Seed::from_u64(*s)).unwrap();
+                }
+                Entry::Act(seat, a) => {
+                    g.apply(*seat, a).unwrap();
+                }
+            }
+        }
+        assert_eq!(g.scores(), scores);
+        assert_eq!(
+            serde_json::to_string(&g.view_for(Viewer::Spectator)).unwrap(),
+            view
+        );
+        assert!(g.outcome().is_some());
     }
 }
 
@@ -2009,8 +2027,22 @@ fn random_action(rng: &mut game_core::DeckRng, n: usize) -> Action {
     }
 }
 
-/// Plays a seeded random match; returns (final scores, final spectator view JSON, actions).
-fn random_game(o: &Options, players: usize, seed: u64, level: Level) -> (Vec<i64>, String, usize) {
+/// One entry of a match log: a round started with a seed, or an accepted action.
+#[derive(Clone, Debug)]
+enum Entry {
+    Start(u64),
+    Act(usize, Action),
+}
+
+/// Plays a seeded random match; returns (final scores, final spectator view JSON, steps,
+/// log of round seeds and accepted actions).
+fn random_game(
+    o: &Options,
+    players: usize,
+    seed: u64,
+    level: Level,
+) -> (Vec<i64>, String, usize, Vec<Entry>) {
+    let mut log = Vec::new();
     let mut g = Rummy::new_match(o, players).unwrap();
     let mut rng = Seed::from_u64(seed ^ 0x5eed_0000).rng();
     let mut steps = 0usize;
@@ -2019,6 +2051,7 @@ fn random_game(o: &Options, players: usize, seed: u64, level: Level) -> (Vec<i64
     while g.phase() != Phase::Finished {
         assert!(g.round() < 30, "match does not end");
         g.start_round(&Seed::from_u64(round_seed)).unwrap();
+        log.push(Entry::Start(round_seed));
         round_seed += 1;
         let mut table_actions = 0;
         while g.phase() == Phase::Playing {
@@ -2100,13 +2133,14 @@ fn random_game(o: &Options, players: usize, seed: u64, level: Level) -> (Vec<i64
             }
             g.apply(seat, &a)
                 .unwrap_or_else(|e| panic!("legal {a:?} refused: {e}"));
+            log.push(Entry::Act(seat, a));
             if g.round.is_some() {
                 check_accounting(&g);
             }
         }
     }
     let view = serde_json::to_string(&g.view_for(Viewer::Spectator)).unwrap();
-    (g.scores(), view, steps)
+    (g.scores(), view, steps, log)
 }
 
 fn property_run(t: u8, games: u64) {
@@ -2151,7 +2185,7 @@ fn random_games_sometimes_go_out_and_views_round_trip() {
         let o = opts(8);
         let mut g = Rummy::new_match(&o, 2).unwrap();
         let _ = &mut g;
-        let (scores, view, _) = random_game(&o, 2, i, Level::None);
+        let (scores, view, _, _) = random_game(&o, 2, i, Level::None);
         let v: crate::View = serde_json::from_str(&view).unwrap();
         if v.last_round.as_ref().unwrap().went_out.is_some() {
             outs += 1;
