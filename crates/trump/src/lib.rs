@@ -314,8 +314,8 @@ impl Trump {
             .iter()
             .map(|&c| SYMBOL_POINTS[c as usize])
             .collect();
-        for s in 0..n {
-            self.scores[s] += points[s];
+        for (total, p) in self.scores.iter_mut().zip(&points) {
+            *total += p;
         }
         let result = RoundResult {
             round: self.round_no,
