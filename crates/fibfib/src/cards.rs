@@ -7,7 +7,7 @@
 //! * ids 22–23: 4 of spades, 4 of hearts; ids 24–25: 6 of diamonds, 6 of clubs
 //!   (the suits of 4s and 6s are only for show, R-40).
 //!
-//! On the wire a card is `{"id":7,"rank":"five","suit":"hearts"}`, a joker
+//! On the wire a card is `{"id":9,"rank":"five","suit":"hearts"}`, a joker
 //! `{"id":0,"rank":"joker"}`. When a card is read back (in an action) the rank and suit must
 //! match the id, so a client can never name a card that is not the one it means.
 
@@ -141,7 +141,7 @@ impl fmt::Debug for Card {
     }
 }
 
-/// The wire form of a [`Card`]: `{"id":7,"rank":"five","suit":"hearts"}`, jokers without
+/// The wire form of a [`Card`]: `{"id":9,"rank":"five","suit":"hearts"}`, jokers without
 /// a suit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -3,7 +3,7 @@
 //! by building Fibonacci runs on a shared table.
 //!
 //! * Deck: 26 cards, see [`cards`] for ids and the wire form
-//!   (`{"id":7,"rank":"five","suit":"hearts"}`, jokers `{"id":0,"rank":"joker"}`).
+//!   (`{"id":9,"rank":"five","suit":"hearts"}`, jokers `{"id":0,"rank":"joker"}`).
 //! * Options: none ([`Options`] is an empty struct). Exactly 2 players, one round per
 //!   match: `AwaitingRound → Playing → Finished`.
 //! * Start: the dealer is drawn from the seed: the canonical deck is shuffled,
@@ -498,8 +498,9 @@ impl FibFib {
         if let Some(d) = &mut self.deal {
             d.refills.push(cards.clone());
         }
-        // The reaction chance points at a column; it only lives until the next action,
-        // which is now, so nothing refers to old column indices.
+        // a 7 or 8 always closes its run, so a refill right after one was laid
+        // shuffles it back into the pile: the chance to answer it is gone.
+        self.chance = None;
         let n = cards.len();
         cards.reverse();
         self.pile = cards;
