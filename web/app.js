@@ -461,7 +461,7 @@ async function matchesPage() {
     rows.length === 0 ? h('p', { class: 'muted' }, 'No matches yet. Join a table in the lobby.') : h('div', { class: 'table-wrap' },
       h('table', { class: 'grid', testid: 'matches' },
         h('thead', null, h('tr', null, h('th', null, 'Game'), h('th', null, 'Status'), h('th', { class: 'num' }, 'Seat'),
-          h('th', { class: 'num' }, 'Score'), h('th', null, 'Result'), h('th', null, 'Last activity'), h('th', null, ''))),
+          h('th', { class: 'num' }, 'Score'), h('th', null, 'Result'), h('th', { class: 'hide-narrow' }, 'Last activity'), h('th', null, ''))),
         h('tbody', null, rows.map((r) =>
           h('tr', { testid: 'match-row', dataset: { tableId: r.table_id, status: r.status } },
             h('td', null, gameTitle(r.game)),
@@ -469,10 +469,11 @@ async function matchesPage() {
             h('td', { class: 'num' }, String(r.seat + 1)),
             h('td', { class: 'num' }, String(r.score)),
             h('td', null, r.won === true ? 'won' : r.won === false ? 'lost' : '—'),
-            h('td', { class: 'small' }, when(r.updated_at)),
-            h('td', null, h('a', {
-              class: `btn small ${unfinished(r) ? 'primary' : ''}`, href: `#/table/${r.table_id}`, testid: unfinished(r) ? 'match-resume' : 'match-view',
-            }, unfinished(r) ? 'Resume' : 'View')))))))));
+            h('td', { class: 'small hide-narrow' }, when(r.updated_at)),
+            // The server keeps only live tables: a finished match cannot be opened again.
+            h('td', null, unfinished(r)
+              ? h('a', { class: 'btn small primary', href: `#/table/${r.table_id}`, testid: 'match-resume' }, 'Resume')
+              : null))))))));
 }
 
 async function leaderboardPage(game) {

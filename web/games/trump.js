@@ -42,8 +42,8 @@ export function render(root, msg, ctx) {
 
   // --- Round result banner (until closed) -----------------------------------------------
   const lr = v.last_round;
-  if (lr && dismissed.get(ctx.tableId) !== lr.round && !v.match_over) {
-    parts.push(roundResult(lr, v, name, () => {
+  if (lr && (v.match_over || dismissed.get(ctx.tableId) !== lr.round)) {
+    parts.push(roundResult(lr, v, name, v.match_over ? null : () => {
       dismissed.set(ctx.tableId, lr.round);
       root.querySelector('[data-testid="round-result"]')?.remove();
     }));
@@ -168,7 +168,7 @@ function roundResult(lr, v, name, onClose) {
   return h('section', { class: 'banner round-result', testid: 'round-result', dataset: { round: String(lr.round) } },
     h('div', { class: 'banner-head' },
       h('h3', null, `Round ${lr.round} result`),
-      h('button', { type: 'button', class: 'btn small', onclick: onClose, testid: 'round-result-close' }, 'Close')),
+      onClose ? h('button', { type: 'button', class: 'btn small', onclick: onClose, testid: 'round-result-close' }, 'Close') : null),
     h('p', null,
       `${name(lr.last_trick_winner)} won the last trick and takes the indicators. `,
       'Trump was ', h('span', { class: `swatch swatch-${lr.trump_colour}` }, cap(lr.trump_colour)),
