@@ -806,3 +806,24 @@ fn properties_over_seeded_random_games() {
     // The loop really covered thousands of rounds.
     assert!(total_rounds > 3 * games as u32 / 2, "{total_rounds}");
 }
+
+/// The rules page's symbol table matches R-30 as the code computes it.
+#[test]
+fn rules_page_symbol_table_matches_r30() {
+    let page = include_str!("../../../web/rules/trump.html");
+    let glyph = |s: Symbol| match s {
+        Symbol::CircledPlus => "⊕",
+        Symbol::Circle => "○",
+        Symbol::Square => "□",
+        Symbol::Star => "☆",
+        Symbol::Waves => "≋",
+    };
+    for n in 1..=5u8 {
+        let row: String = Colour::ALL
+            .iter()
+            .map(|&col| format!("<td>{}</td>", glyph(c(col, n).symbol())))
+            .collect();
+        let row = format!("<tr><td>{n} and {}</td>{row}</tr>", n + 5);
+        assert!(page.contains(&row), "missing {row}");
+    }
+}
