@@ -1,0 +1,788 @@
+//! Conformance suite of the [`Store`] trait: every case runs against every backend.
+//!
+//! - `sqlite_memory`: `sqlite::memory:`, a fresh database per case.
+//! - `sqlite_file`: a fresh database file per case in its own temp directory, plus a test
+//!   that closes and reopens the file to prove that what was acknowledged persists.
+//! - `postgres`: only when `TEST_DATABASE_URL` names a role with CREATEDB (see
+//!   `scripts/test-postgres.sh`). Each case creates its own database, so cases run in
+//!   parallel without seeing each other's rows, and drops it at the end. Without the
+//!   variable these tests pass after printing a loud SKIPPED line, unless
+//!   `FIB_REQUIRE_ALL=1`, in which case they fail: CI must not pass by skipping.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Once};
+
+use serde_json::json;
+use store::{
+    ActionRecord, Occupant, Player, RoundRecord, Store, StoreError, StoredTable, TableRecord,
+    TableStatus,
+};
+use uuid::Uuid;
+
+// ---------------------------------------------------------------------------------------
+// Fixtures: a fresh, empty store per case, cleaned up when dropped (even after a panic).
+
+/// Fields drop in order: the store (its pool) first, then the guard removes its data.
+struct Fixture {
+    store: Arc<dyn Store>,
+    _guard: Guard,
+}
+
+/// Removes a test's data when dropped.
+struct Guard(Cleanup);
+
+enum Cleanup {
+    Nothing,
+    Dir(PathBuf),
+    PgDatabase { admin_url: String, name: String },
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        match std::mem::replace(&mut self.0, Cleanup::Nothing) {
+            Cleanup::Nothing => {}
+            Cleanup::Dir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Cleanup::PgDatabase { admin_url, name } => {
+                // Drop may run inside the test's runtime, which cannot be blocked on: use
+                // a runtime of our own on another thread.
+                let _ = std::thread::spawn(move || {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("runtime")
+                        .block_on(pg_admin(
+                            &admin_url,
+                            &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+                        ))
+                })
+                .join();
+            }
+        }
+    }
+}
+
+async fn sqlite_memory() -> Option<Fixture> {
+    let store = store::connect("sqlite::memory:").await.expect("connect");
+    assert_eq!(store.backend(), "sqlite");
+    Some(Fixture {
+        store,
+        _guard: Guard(Cleanup::Nothing),
+    })
+}
+
+/// A new empty directory under the system temp directory.
+fn temp_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fib-store-test-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+async fn sqlite_file() -> Option<Fixture> {
+    let dir = temp_dir();
+    let guard = Guard(Cleanup::Dir(dir.clone()));
+    // A parent directory that does not exist yet: connect must create it.
+    let url = format!("sqlite://{}/nested/fib.db", dir.display());
+    let store = store::connect(&url).await.expect("connect");
+    assert_eq!(store.backend(), "sqlite");
+    Some(Fixture {
+        store,
+        _guard: guard,
+    })
+}
+
+/// The admin URL from `TEST_DATABASE_URL`, or `None` after saying loudly that the
+/// Postgres tests are skipped (panics instead under `FIB_REQUIRE_ALL=1`).
+fn pg_admin_url() -> Option<String> {
+    match std::env::var("TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            if std::env::var("FIB_REQUIRE_ALL").as_deref() == Ok("1") {
+                panic!(
+                    "FIB_REQUIRE_ALL=1 but TEST_DATABASE_URL is unset: Postgres store tests cannot run"
+                );
+            }
+            static ONCE: Once = Once::new();
+            // Straight to the stderr handle: libtest captures `eprintln!` of passing tests.
+            ONCE.call_once(|| {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\n*** SKIPPED: Postgres store tests (set TEST_DATABASE_URL) ***\n"
+                );
+            });
+            None
+        }
+    }
+}
+
+/// `url` with its database replaced by `db` (query parameters kept).
+fn with_database(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let host_start = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[host_start..].find('/') {
+        Some(i) => &base[..host_start + i],
+        None => base,
+    };
+    format!("{base}/{db}{query}")
+}
+
+async fn pg_admin(admin_url: &str, sql: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(admin_url)
+        .await
+        .expect("connect to TEST_DATABASE_URL");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+        .execute(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let _ = conn.close().await;
+}
+
+/// A fresh database on the server of `TEST_DATABASE_URL`: its name and URL.
+async fn pg_database(admin_url: &str) -> (String, String) {
+    let name = format!("fib_store_test_{}", Uuid::new_v4().simple());
+    pg_admin(admin_url, &format!("CREATE DATABASE \"{name}\"")).await;
+    let url = with_database(admin_url, &name);
+    (name, url)
+}
+
+async fn postgres() -> Option<Fixture> {
+    let admin_url = pg_admin_url()?;
+    let (name, url) = pg_database(&admin_url).await;
+    // The guard exists before connecting: a failed connect still drops the database.
+    let guard = Guard(Cleanup::PgDatabase { admin_url, name });
+    let store = store::connect(&url).await.expect("connect");
+    assert_eq!(store.backend(), "postgres");
+    Some(Fixture {
+        store,
+        _guard: guard,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers shared by the cases.
+
+const T0: i64 = 1_700_000_000_000;
+
+async fn player(s: &dyn Store, name: &str) -> Player {
+    let id = Uuid::new_v4();
+    s.create_player(id, name, &format!("hash-of-{id}"), T0)
+        .await
+        .expect("create_player")
+}
+
+fn seat_of(p: &Player) -> Occupant {
+    Occupant::Player {
+        id: p.id,
+        name: p.name.clone(),
+    }
+}
+
+fn bot() -> Occupant {
+    Occupant::Bot {
+        level: "easy".into(),
+    }
+}
+
+fn record(game: &str, seats: usize, creator: Uuid, now: i64) -> TableRecord {
+    TableRecord {
+        id: Uuid::new_v4(),
+        game: game.into(),
+        options: json!({ "target": 100, "nested": { "list": [1, 2, 3] } }),
+        rules_version: 3,
+        seat_count: seats as i32,
+        private: false,
+        invite_code: None,
+        created_by: creator,
+        created_at: now,
+        status: TableStatus::Open,
+    }
+}
+
+async fn new_table(s: &dyn Store, game: &str, seats: &[Occupant], now: i64) -> TableRecord {
+    let r = record(game, seats.len(), Uuid::new_v4(), now);
+    s.create_table(&r, seats).await.expect("create_table");
+    r
+}
+
+fn round(no: i32, at: i64) -> RoundRecord {
+    RoundRecord {
+        round_no: no,
+        seed_hex: format!("{no:064x}"),
+        commitment: format!("{:064x}", no + 1000),
+        started_at: at,
+        ended_at: None,
+        result: None,
+    }
+}
+
+fn action(round_no: i32, seq: i64) -> ActionRecord {
+    ActionRecord {
+        round_no,
+        seq,
+        seat: (seq % 3) as i32,
+        action: json!({ "play": seq, "round": round_no }),
+    }
+}
+
+/// A whole finished match of `game` with `seats`: one round, final `totals`, `winners`.
+async fn finished_match(
+    s: &dyn Store,
+    game: &str,
+    seats: &[Occupant],
+    totals: &[i64],
+    winners: &[i32],
+    now: i64,
+) -> Uuid {
+    let t = new_table(s, game, seats, now).await;
+    s.set_status(t.id, TableStatus::Playing, now).await.unwrap();
+    s.start_round(t.id, &round(0, now)).await.unwrap();
+    s.end_round(t.id, 0, &json!({}), totals, now).await.unwrap();
+    s.finish_match(t.id, totals, winners, now).await.unwrap();
+    t.id
+}
+
+fn assert_conflict<T: std::fmt::Debug>(r: Result<T, StoreError>) {
+    assert!(
+        matches!(r, Err(StoreError::Conflict(_))),
+        "expected Conflict, got {r:?}"
+    );
+}
+
+fn assert_not_found<T: std::fmt::Debug>(r: Result<T, StoreError>) {
+    assert!(
+        matches!(r, Err(StoreError::NotFound(_))),
+        "expected NotFound, got {r:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The cases: each takes a fresh, empty store.
+
+async fn players(s: &dyn Store) {
+    s.ping().await.expect("ping");
+    let id = Uuid::new_v4();
+    let p = s.create_player(id, "Ada", "h1", T0).await.unwrap();
+    assert_eq!(
+        p,
+        Player {
+            id,
+            name: "Ada".into(),
+            created_at: T0
+        }
+    );
+    assert_eq!(s.player_by_token_hash("h1").await.unwrap(), Some(p.clone()));
+    assert_eq!(s.player_by_token_hash("nope").await.unwrap(), None);
+    // The token hash and the id are unique.
+    assert_conflict(s.create_player(Uuid::new_v4(), "Bob", "h1", T0).await);
+    assert_conflict(s.create_player(id, "Bob", "h2", T0).await);
+    s.rename_player(id, "Ada L.").await.unwrap();
+    assert_eq!(
+        s.player_by_token_hash("h1").await.unwrap().unwrap().name,
+        "Ada L."
+    );
+    assert_not_found(s.rename_player(Uuid::new_v4(), "Ghost").await);
+}
+
+async fn rename_updates_unfinished_seats_only(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let open = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    let playing = new_table(s, "trump", &[bot(), seat_of(&a)], T0).await;
+    s.set_status(playing.id, TableStatus::Playing, T0)
+        .await
+        .unwrap();
+    let done = finished_match(s, "trump", &[seat_of(&a), bot()], &[5, 1], &[0], T0).await;
+    s.rename_player(a.id, "Grace").await.unwrap();
+    let renamed = Occupant::Player {
+        id: a.id,
+        name: "Grace".into(),
+    };
+    let seats = |t: Option<StoredTable>| t.expect("table").seats;
+    assert_eq!(seats(s.load_table(open.id).await.unwrap())[0], renamed);
+    assert_eq!(seats(s.load_table(playing.id).await.unwrap())[1], renamed);
+    // A finished match keeps the name it was played under.
+    assert_eq!(seats(s.load_table(done).await.unwrap())[0], seat_of(&a));
+}
+
+async fn tables_and_seats(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let b = player(s, "Bob").await;
+    let mut r = record("rummy", 3, a.id, T0);
+    r.private = true;
+    r.invite_code = Some("INV1".into());
+    let seats = vec![seat_of(&a), bot(), Occupant::Empty];
+    s.create_table(&r, &seats).await.unwrap();
+
+    let t = s.load_table(r.id).await.unwrap().expect("stored");
+    assert_eq!(t.record, r);
+    assert_eq!(t.seats, seats);
+    assert_eq!(t.scores, vec![0, 0, 0]);
+    assert!(t.rounds.is_empty() && t.actions.is_empty());
+    assert_eq!(s.load_table(Uuid::new_v4()).await.unwrap(), None);
+
+    // Same id, or same invite code: conflicts.
+    assert_conflict(s.create_table(&r, &seats).await);
+    let mut r2 = record("rummy", 3, a.id, T0);
+    r2.invite_code = Some("INV1".into());
+    assert_conflict(s.create_table(&r2, &seats).await);
+    // Public tables have no invite code, and several of them may exist.
+    new_table(s, "rummy", &[Occupant::Empty], T0).await;
+    new_table(s, "rummy", &[Occupant::Empty], T0).await;
+    // Seats must match the seat count, and a seated player must exist.
+    let r3 = record("rummy", 2, a.id, T0);
+    assert!(s.create_table(&r3, &[Occupant::Empty]).await.is_err());
+    let ghost = Occupant::Player {
+        id: Uuid::new_v4(),
+        name: "Ghost".into(),
+    };
+    assert_not_found(s.create_table(&r3, &[Occupant::Empty, ghost.clone()]).await);
+    assert_eq!(
+        s.load_table(r3.id).await.unwrap(),
+        None,
+        "nothing half-written"
+    );
+
+    s.set_seat(r.id, 2, &seat_of(&b), T0 + 1).await.unwrap();
+    s.set_seat(r.id, 0, &Occupant::Empty, T0 + 2).await.unwrap();
+    assert_not_found(s.set_seat(r.id, 3, &Occupant::Empty, T0).await);
+    assert_not_found(s.set_seat(Uuid::new_v4(), 0, &Occupant::Empty, T0).await);
+    assert_not_found(s.set_seat(r.id, 1, &ghost, T0).await);
+    let t = s.load_table(r.id).await.unwrap().unwrap();
+    assert_eq!(t.seats, vec![Occupant::Empty, bot(), seat_of(&b)]);
+
+    for status in [
+        TableStatus::Playing,
+        TableStatus::Abandoned,
+        TableStatus::Finished,
+        TableStatus::Open,
+    ] {
+        s.set_status(r.id, status, T0 + 3).await.unwrap();
+        assert_eq!(
+            s.load_table(r.id).await.unwrap().unwrap().record.status,
+            status
+        );
+    }
+    assert_not_found(s.set_status(Uuid::new_v4(), TableStatus::Playing, T0).await);
+}
+
+async fn rounds_and_actions(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let t = new_table(s, "fibfib", &[seat_of(&a), bot(), bot()], T0).await;
+    s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(t.id, &round(0, T0 + 10)).await.unwrap();
+    assert_conflict(s.start_round(t.id, &round(0, T0 + 11)).await);
+    assert_not_found(s.start_round(Uuid::new_v4(), &round(0, T0)).await);
+
+    // Round 0 gets 12 actions (seq past 9: ordering must be numeric), written out of order.
+    let order = [3, 0, 11, 1, 2, 10, 4, 9, 5, 8, 6, 7];
+    for seq in order {
+        s.append_action(t.id, &action(0, seq), T0 + 20)
+            .await
+            .unwrap();
+    }
+    assert_conflict(s.append_action(t.id, &action(0, 4), T0 + 21).await);
+    assert_not_found(s.append_action(t.id, &action(1, 0), T0 + 21).await);
+    assert_not_found(
+        s.append_action(Uuid::new_v4(), &action(0, 0), T0 + 21)
+            .await,
+    );
+
+    let result0 = json!({ "winner": 0, "points": [8, 3, 1] });
+    s.end_round(t.id, 0, &result0, &[8, 3, 1], T0 + 30)
+        .await
+        .unwrap();
+    assert_conflict(s.end_round(t.id, 0, &result0, &[8, 3, 1], T0 + 31).await);
+    assert_not_found(s.end_round(t.id, 7, &result0, &[8, 3, 1], T0 + 31).await);
+    assert_not_found(
+        s.end_round(Uuid::new_v4(), 0, &result0, &[0], T0 + 31)
+            .await,
+    );
+
+    s.start_round(t.id, &round(1, T0 + 40)).await.unwrap();
+    for seq in [1, 0, 2] {
+        s.append_action(t.id, &action(1, seq), T0 + 50)
+            .await
+            .unwrap();
+    }
+
+    let stored = s.load_table(t.id).await.unwrap().unwrap();
+    let mut want: Vec<ActionRecord> = (0..12).map(|q| action(0, q)).collect();
+    want.extend((0..3).map(|q| action(1, q)));
+    assert_eq!(stored.actions, want, "ordered by (round_no, seq)");
+    assert_eq!(stored.scores, vec![8, 3, 1]);
+    let mut r0 = round(0, T0 + 10);
+    r0.ended_at = Some(T0 + 30);
+    r0.result = Some(result0);
+    let r1 = round(1, T0 + 40);
+    assert_eq!(stored.rounds, vec![r0.clone(), r1.clone()]);
+    assert_eq!(s.rounds(t.id).await.unwrap(), vec![r0, r1]);
+    assert!(s.rounds(Uuid::new_v4()).await.unwrap().is_empty());
+    assert_eq!(stored.record.status, TableStatus::Playing);
+
+    // Actions and round ends count as activity.
+    let m = s.player_matches(a.id, 10).await.unwrap();
+    assert_eq!(m[0].updated_at, T0 + 50);
+}
+
+async fn finish_match(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let b = player(s, "Bob").await;
+    let t = new_table(s, "nachos", &[seat_of(&a), seat_of(&b), bot()], T0).await;
+    s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(t.id, &round(0, T0)).await.unwrap();
+    s.end_round(t.id, 0, &json!(null), &[4, 4, 2], T0 + 1)
+        .await
+        .unwrap();
+    assert_not_found(s.finish_match(Uuid::new_v4(), &[1], &[0], T0).await);
+    s.finish_match(t.id, &[10, 10, 3], &[0, 1], T0 + 2)
+        .await
+        .unwrap();
+
+    let stored = s.load_table(t.id).await.unwrap().unwrap();
+    assert_eq!(stored.record.status, TableStatus::Finished);
+    assert_eq!(stored.scores, vec![10, 10, 3]);
+    let mb = s.player_matches(b.id, 10).await.unwrap();
+    assert_eq!(mb.len(), 1);
+    assert_eq!(
+        (
+            mb[0].table_id,
+            mb[0].status,
+            mb[0].seat,
+            mb[0].score,
+            mb[0].won
+        ),
+        (t.id, TableStatus::Finished, 1, 10, Some(true))
+    );
+    assert_eq!((mb[0].created_at, mb[0].updated_at), (T0, T0 + 2));
+    assert_eq!(mb[0].game, "nachos");
+}
+
+async fn unfinished_tables(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let open = new_table(s, "trump", &[seat_of(&a), Occupant::Empty], T0).await;
+    let playing = new_table(s, "trump", &[seat_of(&a), bot()], T0 + 1).await;
+    s.set_status(playing.id, TableStatus::Playing, T0 + 1)
+        .await
+        .unwrap();
+    s.start_round(playing.id, &round(0, T0 + 2)).await.unwrap();
+    s.append_action(playing.id, &action(0, 0), T0 + 3)
+        .await
+        .unwrap();
+    let abandoned = new_table(s, "trump", &[Occupant::Empty], T0 + 2).await;
+    s.set_status(abandoned.id, TableStatus::Abandoned, T0 + 2)
+        .await
+        .unwrap();
+    finished_match(s, "trump", &[seat_of(&a)], &[1], &[0], T0 + 3).await;
+
+    let mut got = s.unfinished_tables().await.unwrap();
+    got.sort_by_key(|t| t.record.created_at);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].record.id, open.id);
+    assert_eq!(got[0].record.status, TableStatus::Open);
+    assert_eq!(got[1].record.id, playing.id);
+    assert_eq!(got[1].record.status, TableStatus::Playing);
+    // Fully loaded, ready for replay.
+    assert_eq!(got[1].seats, vec![seat_of(&a), bot()]);
+    assert_eq!(got[1].rounds, vec![round(0, T0 + 2)]);
+    assert_eq!(got[1].actions, vec![action(0, 0)]);
+}
+
+async fn leaderboard(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let b = player(s, "Bob").await;
+    let c = player(s, "Cy").await;
+    let d = player(s, "Dee").await;
+    let (pa, pb, pc, pd) = (seat_of(&a), seat_of(&b), seat_of(&c), seat_of(&d));
+    // Ada: 2 wins, 30 points, 2 matches. Bob: 1 win, 25 points, 3 matches.
+    // Cy: 1 win, 25 points, 2 matches (beats Bob on fewer matches). Dee: 0 wins.
+    finished_match(
+        s,
+        "trump",
+        &[pa.clone(), pb.clone(), bot()],
+        &[20, 5, 99],
+        &[0, 2],
+        T0,
+    )
+    .await;
+    finished_match(s, "trump", &[pa.clone(), pc.clone()], &[10, 5], &[0], T0).await;
+    finished_match(s, "trump", &[pb.clone(), pc.clone()], &[10, 20], &[1], T0).await;
+    finished_match(s, "trump", &[pb.clone(), pd.clone()], &[10, 1], &[0], T0).await;
+    // Neither unfinished nor abandoned matches nor other games count.
+    let playing = new_table(s, "trump", &[pd.clone(), Occupant::Empty], T0).await;
+    s.set_status(playing.id, TableStatus::Playing, T0)
+        .await
+        .unwrap();
+    s.start_round(playing.id, &round(0, T0)).await.unwrap();
+    s.end_round(playing.id, 0, &json!({}), &[500, 0], T0)
+        .await
+        .unwrap();
+    let gone = new_table(s, "trump", &[pd.clone()], T0).await;
+    s.set_status(gone.id, TableStatus::Abandoned, T0)
+        .await
+        .unwrap();
+    finished_match(s, "rummy", &[pd.clone(), pa.clone()], &[1000, 0], &[0], T0).await;
+
+    let rows = s.leaderboard("trump", 10).await.unwrap();
+    let summary: Vec<_> = rows
+        .iter()
+        .map(|r| (r.player_id, r.name.as_str(), r.matches, r.wins, r.points))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (a.id, "Ada", 2, 2, 30),
+            (c.id, "Cy", 2, 1, 25),
+            (b.id, "Bob", 3, 1, 25),
+            (d.id, "Dee", 1, 0, 1),
+        ]
+    );
+    assert_eq!(s.leaderboard("trump", 2).await.unwrap(), rows[..2].to_vec());
+    assert!(s.leaderboard("trump", 0).await.unwrap().is_empty());
+    let rummy = s.leaderboard("rummy", 10).await.unwrap();
+    assert_eq!(
+        (rummy[0].player_id, rummy[0].wins, rummy[0].points),
+        (d.id, 1, 1000)
+    );
+    assert_eq!(
+        (rummy[1].player_id, rummy[1].wins, rummy[1].points),
+        (a.id, 0, 0)
+    );
+    assert!(s.leaderboard("nachos", 10).await.unwrap().is_empty());
+}
+
+async fn player_matches(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let pa = seat_of(&a);
+    let old_done = finished_match(s, "trump", &[pa.clone(), bot()], &[3, 1], &[0], T0 + 1).await;
+    let new_done = finished_match(s, "trump", &[bot(), pa.clone()], &[3, 1], &[0], T0 + 5).await;
+    let gone = new_table(s, "trump", &[pa.clone()], T0).await;
+    s.set_status(gone.id, TableStatus::Abandoned, T0 + 9)
+        .await
+        .unwrap();
+    let open = new_table(s, "rummy", &[pa.clone(), Occupant::Empty], T0 + 2).await;
+    let playing = new_table(s, "nachos", &[Occupant::Empty, pa.clone()], T0).await;
+    s.set_status(playing.id, TableStatus::Playing, T0 + 3)
+        .await
+        .unwrap();
+    new_table(s, "trump", &[bot(), Occupant::Empty], T0 + 4).await; // not Ada's
+
+    let got = s.player_matches(a.id, 10).await.unwrap();
+    let ids: Vec<Uuid> = got.iter().map(|m| m.table_id).collect();
+    // Unfinished first (newest activity first), then the rest (newest first).
+    assert_eq!(ids, vec![playing.id, open.id, gone.id, new_done, old_done]);
+    assert_eq!(got[0].won, None);
+    assert_eq!(got[0].seat, 1);
+    assert_eq!(got[2].won, None, "abandoned: no winner");
+    assert_eq!((got[3].won, got[3].seat, got[3].score), (Some(false), 1, 1));
+    assert_eq!((got[4].won, got[4].seat, got[4].score), (Some(true), 0, 3));
+    assert_eq!(s.player_matches(a.id, 2).await.unwrap(), got[..2].to_vec());
+    assert!(
+        s.player_matches(Uuid::new_v4(), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Several tables written at once (as table tasks do): no write may fail with "busy".
+async fn concurrent_writers(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let mut tables = Vec::new();
+    for _ in 0..6 {
+        let t = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+        s.start_round(t.id, &round(0, T0)).await.unwrap();
+        tables.push(t.id);
+    }
+    let writes = tables.iter().map(|&t| async move {
+        for seq in 0..25 {
+            s.append_action(t, &action(0, seq), T0 + seq).await?;
+        }
+        s.end_round(t, 0, &json!({}), &[1, 2], T0 + 30).await
+    });
+    for r in futures_join_all(writes).await {
+        r.expect("concurrent write");
+    }
+    for t in tables {
+        assert_eq!(s.load_table(t).await.unwrap().unwrap().actions.len(), 25);
+    }
+}
+
+/// Polls all futures together on the current task (no extra dependency for `join_all`).
+async fn futures_join_all<F: std::future::Future>(
+    fs: impl IntoIterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for f in fs {
+        set.push(Box::pin(f));
+    }
+    let mut out: Vec<Option<F::Output>> = set.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in set.iter_mut().zip(out.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(|o| o.expect("ready")).collect()
+}
+
+/// Everything of a small match, written so that reopening can be checked against it.
+async fn fill(s: &dyn Store) -> (Player, StoredTable) {
+    let a = player(s, "Ada").await;
+    let t = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(t.id, &round(0, T0)).await.unwrap();
+    for seq in 0..5 {
+        s.append_action(t.id, &action(0, seq), T0 + seq)
+            .await
+            .unwrap();
+    }
+    s.end_round(t.id, 0, &json!({ "w": 0 }), &[7, 2], T0 + 9)
+        .await
+        .unwrap();
+    s.start_round(t.id, &round(1, T0 + 10)).await.unwrap();
+    s.append_action(t.id, &action(1, 0), T0 + 11).await.unwrap();
+    let stored = s.load_table(t.id).await.unwrap().unwrap();
+    (a, stored)
+}
+
+async fn check_filled(s: &dyn Store, (a, stored): &(Player, StoredTable)) {
+    let token = format!("hash-of-{}", a.id);
+    assert_eq!(
+        s.player_by_token_hash(&token).await.unwrap().as_ref(),
+        Some(a)
+    );
+    assert_eq!(
+        s.load_table(stored.record.id).await.unwrap().as_ref(),
+        Some(stored)
+    );
+    assert_eq!(s.unfinished_tables().await.unwrap(), vec![stored.clone()]);
+}
+
+// ---------------------------------------------------------------------------------------
+// One module per backend, one test per case.
+
+macro_rules! suite {
+    ($backend:ident, $fixture:path, [$($case:ident),* $(,)?]) => {
+        mod $backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(fx) = $fixture().await else { return };
+                    super::$case(&*fx.store).await;
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! all_cases {
+    ($backend:ident, $fixture:path) => {
+        suite!(
+            $backend,
+            $fixture,
+            [
+                players,
+                rename_updates_unfinished_seats_only,
+                tables_and_seats,
+                rounds_and_actions,
+                finish_match,
+                unfinished_tables,
+                leaderboard,
+                player_matches,
+                concurrent_writers,
+            ]
+        );
+    };
+}
+
+all_cases!(sqlite_memory, super::sqlite_memory);
+all_cases!(sqlite_file, super::sqlite_file);
+all_cases!(postgres, super::postgres);
+
+// ---------------------------------------------------------------------------------------
+// Persistence across connect, and URL dispatch.
+
+#[tokio::test]
+async fn sqlite_file_persists_across_reconnect() {
+    let dir = temp_dir();
+    let _guard = Guard(Cleanup::Dir(dir.clone()));
+    let url = format!("sqlite://{}/a/b/fib.db", dir.display());
+    let first = store::SqliteStore::connect(&url).await.unwrap();
+    let filled = fill(&first).await;
+    first.close().await;
+    assert!(dir.join("a/b/fib.db").is_file());
+    // Reopening re-runs the (already applied) migrations and sees every row.
+    let second = store::SqliteStore::connect(&url).await.unwrap();
+    check_filled(&second, &filled).await;
+}
+
+#[tokio::test]
+async fn postgres_persists_across_reconnect() {
+    let Some(admin_url) = pg_admin_url() else {
+        return;
+    };
+    let (name, url) = pg_database(&admin_url).await;
+    let _guard = Guard(Cleanup::PgDatabase { admin_url, name });
+    let first = store::PgStore::connect(&url).await.unwrap();
+    let filled = fill(&first).await;
+    first.close().await;
+    let second = store::PgStore::connect(&url).await.unwrap();
+    check_filled(&second, &filled).await;
+    second.close().await;
+}
+
+#[tokio::test]
+async fn connect_dispatches_on_scheme() {
+    assert_eq!(
+        store::connect("sqlite::memory:").await.unwrap().backend(),
+        "sqlite"
+    );
+    for url in ["mysql://u:secret@h/db", "sqlite3.db", ""] {
+        match store::connect(url).await {
+            Err(StoreError::UnsupportedUrl(shown)) => assert!(!shown.contains("secret")),
+            other => panic!(
+                "{url}: expected UnsupportedUrl, got {:?}",
+                other.map(|s| s.backend())
+            ),
+        }
+    }
+    if let Some(admin_url) = pg_admin_url() {
+        let other_scheme = admin_url.replacen("postgres://", "postgresql://", 1);
+        assert_eq!(
+            store::connect(&other_scheme).await.unwrap().backend(),
+            "postgres"
+        );
+    }
+}
+
+#[test]
+fn with_database_replaces_the_path() {
+    assert_eq!(
+        with_database("postgres://u:p@h:1/fib", "x"),
+        "postgres://u:p@h:1/x"
+    );
+    assert_eq!(
+        with_database("postgres://u:p@h:1", "x"),
+        "postgres://u:p@h:1/x"
+    );
+    assert_eq!(
+        with_database("postgresql://h/fib?sslmode=disable", "x"),
+        "postgresql://h/x?sslmode=disable"
+    );
+}
