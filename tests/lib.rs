@@ -1,1 +1,1 @@
-//! Helpers for the end-to-end suite live in `e2e/`; this library is empty on purpose.
+//! Nothing here: the end-to-end suite is `e2e/`, and `bin/server.rs` is the server binary it runs.

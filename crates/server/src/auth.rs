@@ -23,7 +23,10 @@ pub fn hash_token(token: &str) -> String {
 
 /// The token sent with a request, if any: the bearer header wins over the cookie.
 pub fn token_from(headers: &HeaderMap) -> Option<String> {
-    if let Some(v) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+    if let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
         if let Some(t) = v.strip_prefix("Bearer ") {
             return Some(t.trim().to_string());
         }
@@ -56,7 +59,9 @@ pub fn clean_name(name: &str) -> Result<String, ApiError> {
         )));
     }
     if name.chars().any(char::is_control) {
-        return Err(ApiError::BadName("a name cannot contain control characters".into()));
+        return Err(ApiError::BadName(
+            "a name cannot contain control characters".into(),
+        ));
     }
     Ok(name.to_string())
 }
@@ -90,9 +95,15 @@ mod tests {
     fn token_from_bearer_or_cookie() {
         let mut h = HeaderMap::new();
         assert_eq!(token_from(&h), None);
-        h.insert(header::COOKIE, HeaderValue::from_static("a=b; fib_token=abc; c=d"));
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=b; fib_token=abc; c=d"),
+        );
         assert_eq!(token_from(&h).as_deref(), Some("abc"));
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer xyz"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer xyz"),
+        );
         assert_eq!(token_from(&h).as_deref(), Some("xyz"));
     }
 
@@ -109,9 +120,15 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
         assert!(origin_allowed(&h, &[]).is_ok());
-        h.insert(header::ORIGIN, HeaderValue::from_static("http://127.0.0.1:8080"));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:8080"),
+        );
         assert!(origin_allowed(&h, &[]).is_ok());
-        h.insert(header::ORIGIN, HeaderValue::from_static("http://evil.example"));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://evil.example"),
+        );
         assert!(origin_allowed(&h, &[]).is_err());
         assert!(origin_allowed(&h, &["http://evil.example".into()]).is_ok());
     }

@@ -1,9 +1,9 @@
 //! The command line: runs the server (default) or recomputes a deal from a revealed seed.
 //! Lives in the library so the end-to-end suite can build the same binary and SIGKILL it.
 
+use crate::config::{Cli, Command};
 use clap::Parser;
 use game_core::{Phase, Seed};
-use crate::config::{Cli, Command};
 
 /// The whole program: parses arguments, sets up logging, runs.
 pub fn main() -> std::process::ExitCode {
@@ -26,7 +26,12 @@ async fn run() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,
-        Command::VerifyDeal { game, players, seed, options } => verify(&game, players, &seed, &options),
+        Command::VerifyDeal {
+            game,
+            players,
+            seed,
+            options,
+        } => verify(&game, players, &seed, &options),
     }
 }
 
@@ -104,6 +109,9 @@ fn verify(game: &str, players: usize, seed: &str, options: &str) -> std::process
         "seed_sha256": seed.commitment(),
         "deal": g.deal_record(),
     });
-    println!("{}", serde_json::to_string_pretty(&out).expect("serializes"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&out).expect("serializes")
+    );
     std::process::ExitCode::SUCCESS
 }

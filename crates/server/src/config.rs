@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 #[derive(Clone, Debug, Parser)]
-#[command(name = "fibonacci-cards", version, about = "The fibonacci-cards game server")]
+#[command(
+    name = "fibonacci-cards",
+    version,
+    about = "The fibonacci-cards game server"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -44,7 +48,11 @@ pub struct Config {
     #[arg(long, env = "FIB_PORT", default_value_t = 8080)]
     pub port: u16,
     /// Database URL: `sqlite://PATH` (created if missing) or `postgres://…`.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://data/fibonacci.db")]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://data/fibonacci.db"
+    )]
     pub database_url: String,
     /// Extra origins allowed to open WebSockets, comma-separated (e.g.
     /// `https://cards.example.org`). The server's own origin (the request's Host) is always

@@ -17,6 +17,9 @@ pub enum ApiError {
     /// 400 `bad_options` / `unknown_game` / `bad_player_count`: a table that cannot be set up.
     #[error("{1}")]
     BadTable(&'static str, String),
+    /// 413 `too_large`: a request body over the limit.
+    #[error("the request body is larger than {} bytes", protocol::MAX_HTTP_BODY)]
+    TooLarge,
     /// 401 `unauthorized`: no token, or a token the server does not know.
     #[error("sign in first: no valid player token was sent")]
     Unauthorized,
@@ -48,6 +51,7 @@ impl ApiError {
             ApiError::Malformed(_) => "malformed",
             ApiError::BadName(_) => "bad_name",
             ApiError::BadTable(c, _) => c,
+            ApiError::TooLarge => "too_large",
             ApiError::Unauthorized => "unauthorized",
             ApiError::ForbiddenOrigin(_) => "forbidden_origin",
             ApiError::InviteRequired => "invite_required",
@@ -63,6 +67,7 @@ impl ApiError {
             ApiError::Malformed(_) | ApiError::BadName(_) | ApiError::BadTable(..) => {
                 StatusCode::BAD_REQUEST
             }
+            ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::ForbiddenOrigin(_) | ApiError::InviteRequired => StatusCode::FORBIDDEN,
             ApiError::TableNotFound(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,

@@ -33,6 +33,7 @@ where
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
         match Json::<T>::from_request(req, state).await {
             Ok(Json(v)) => Ok(Body(v)),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::TooLarge),
             Err(e) => Err(ApiError::Malformed(e.body_text())),
         }
     }
@@ -44,7 +45,10 @@ pub struct Me(pub Who);
 impl FromRequestParts<AppState> for Me {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
-        player_from(&parts.headers, app).await?.map(Me).ok_or(ApiError::Unauthorized)
+        player_from(&parts.headers, app)
+            .await?
+            .map(Me)
+            .ok_or(ApiError::Unauthorized)
     }
 }
 
@@ -57,12 +61,16 @@ pub async fn player_from(headers: &HeaderMap, app: &AppState) -> Result<Option<W
         .store
         .player_by_token_hash(&auth::hash_token(&token))
         .await?
-        .map(|p| Who { id: p.id, name: p.name }))
+        .map(|p| Who {
+            id: p.id,
+            name: p.name,
+        }))
 }
 
 pub async fn healthz(State(app): State<AppState>) -> Response {
     match app.store.ping().await {
-        Ok(()) => Json(serde_json::json!({"status": "ok", "database": app.store.backend()})).into_response(),
+        Ok(()) => Json(serde_json::json!({"status": "ok", "database": app.store.backend()}))
+            .into_response(),
         Err(e) => {
             tracing::error!(error = %e, "health check failed");
             (
@@ -94,18 +102,27 @@ pub async fn create_guest(
         .await?;
     tracing::info!(player = %p.id, "new guest");
     let body = GuestResponse {
-        player: PlayerInfo { id: p.id, name: p.name },
+        player: PlayerInfo {
+            id: p.id,
+            name: p.name,
+        },
         token: token.clone(),
     };
     Ok((
-        [(header::SET_COOKIE, auth::set_cookie(&token, app.config.secure_cookies))],
+        [(
+            header::SET_COOKIE,
+            auth::set_cookie(&token, app.config.secure_cookies),
+        )],
         Json(body),
     )
         .into_response())
 }
 
 pub async fn me(Me(who): Me) -> Json<PlayerInfo> {
-    Json(PlayerInfo { id: who.id, name: who.name })
+    Json(PlayerInfo {
+        id: who.id,
+        name: who.name,
+    })
 }
 
 pub async fn list_games() -> Json<Vec<games::GameInfo>> {
@@ -121,13 +138,15 @@ pub async fn create_table(
     Me(who): Me,
     Body(req): Body<CreateTableRequest>,
 ) -> Result<(StatusCode, Json<CreateTableResponse>), ApiError> {
-    let options = games::check_options(&req.game, &req.options, req.seats).map_err(|e| match e {
-        games::SetupError::UnknownGame(g) => {
-            ApiError::BadTable("unknown_game", format!("there is no game {g:?}; see GET /api/games"))
-        }
-        games::SetupError::BadOptions(m) => ApiError::BadTable("bad_options", m),
-        games::SetupError::Rule(r) => ApiError::BadTable("bad_player_count", r.message),
-    })?;
+    let options =
+        games::check_options(&req.game, &req.options, req.seats).map_err(|e| match e {
+            games::SetupError::UnknownGame(g) => ApiError::BadTable(
+                "unknown_game",
+                format!("there is no game {g:?}; see GET /api/games"),
+            ),
+            games::SetupError::BadOptions(m) => ApiError::BadTable("bad_options", m),
+            games::SetupError::Rule(r) => ApiError::BadTable("bad_player_count", r.message),
+        })?;
     let mut stored_options = options;
     if let (Some(level), Some(m)) = (req.bots, stored_options.as_object_mut()) {
         m.insert("__bots".into(), level.as_str().into());
@@ -148,7 +167,10 @@ pub async fn create_table(
     };
     let mut seats = vec![Occupant::Empty; req.seats];
     if req.join {
-        seats[0] = Occupant::Player { id: who.id, name: who.name.clone() };
+        seats[0] = Occupant::Player {
+            id: who.id,
+            name: who.name.clone(),
+        };
     }
     let mut t = Table::new(app.clone(), record, seats.clone())?;
     let record = t.set_rules_version();
@@ -156,7 +178,13 @@ pub async fn create_table(
     let handle = table::spawn(t);
     tracing::info!(table = %handle.id, game = %req.game, "table created");
     let info = handle.info().await?;
-    Ok((StatusCode::CREATED, Json(CreateTableResponse { table: info, invite_code })))
+    Ok((
+        StatusCode::CREATED,
+        Json(CreateTableResponse {
+            table: info,
+            invite_code,
+        }),
+    ))
 }
 
 /// The live table `id`, checking a private table's invite code unless `who` sits there.
@@ -172,9 +200,12 @@ pub async fn reach_table(
         .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
     if h.private && h.invite_code.as_deref() != invite {
         let seated = match who {
-            Some(w) => h.info().await?.seats.iter().any(
-                |s| matches!(s, protocol::SeatInfo::Player { id, .. } if *id == w.id),
-            ),
+            Some(w) => h
+                .info()
+                .await?
+                .seats
+                .iter()
+                .any(|s| matches!(s, protocol::SeatInfo::Player { id, .. } if *id == w.id)),
             None => false,
         };
         if !seated {
@@ -204,8 +235,9 @@ pub async fn join_table(
     State(app): State<AppState>,
     Path(id): Path<String>,
     Me(who): Me,
-    body: axum::body::Bytes,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Json<TableInfo>, ApiError> {
+    let body = body.map_err(|_| ApiError::TooLarge)?;
     // The body is optional: empty means "any free seat, no invite code".
     let req: JoinRequest = if body.iter().all(u8::is_ascii_whitespace) {
         JoinRequest::default()
@@ -213,7 +245,13 @@ pub async fn join_table(
         serde_json::from_slice(&body).map_err(|e| ApiError::Malformed(e.to_string()))?
     };
     let h = reach_table(&app, &id, req.invite_code.as_deref(), Some(&who)).await?;
-    let info = h.ask(|reply| Cmd::Join { who, seat: req.seat, reply }).await?;
+    let info = h
+        .ask(|reply| Cmd::Join {
+            who,
+            seat: req.seat,
+            reply,
+        })
+        .await?;
     Ok(Json(info))
 }
 
@@ -303,11 +341,17 @@ pub async fn leaderboard(
     if !games::catalogue().iter().any(|g| g.kind == game) {
         return Err(ApiError::NotFound(format!("there is no game {game:?}")));
     }
-    let rows = app.store.leaderboard(&game, q.limit.unwrap_or(50).clamp(1, 500)).await?;
+    let rows = app
+        .store
+        .leaderboard(&game, q.limit.unwrap_or(50).clamp(1, 500))
+        .await?;
     Ok(Json(
         rows.into_iter()
             .map(|r| protocol::LeaderRow {
-                player: PlayerInfo { id: r.player_id, name: r.name },
+                player: PlayerInfo {
+                    id: r.player_id,
+                    name: r.name,
+                },
                 matches: r.matches,
                 wins: r.wins,
                 points: r.points,

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Upper bounds (seconds) of the persistence latency histogram buckets.
-const BUCKETS: [f64; 10] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0];
+const BUCKETS: [f64; 10] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
 
 #[derive(Default)]
 pub struct Metrics {
@@ -39,26 +41,52 @@ impl Metrics {
             }
         }
         self.persist_count.fetch_add(1, Relaxed);
-        self.persist_sum_micros.fetch_add(took.as_micros() as u64, Relaxed);
+        self.persist_sum_micros
+            .fetch_add(took.as_micros() as u64, Relaxed);
     }
 
     pub fn render(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "# HELP fib_ws_connections Open WebSocket connections.");
         let _ = writeln!(s, "# TYPE fib_ws_connections gauge");
-        let _ = writeln!(s, "fib_ws_connections {}", self.ws_connections.load(Relaxed));
-        let _ = writeln!(s, "# HELP fib_live_tables Tables with a running table task.");
+        let _ = writeln!(
+            s,
+            "fib_ws_connections {}",
+            self.ws_connections.load(Relaxed)
+        );
+        let _ = writeln!(
+            s,
+            "# HELP fib_live_tables Tables with a running table task."
+        );
         let _ = writeln!(s, "# TYPE fib_live_tables gauge");
         let _ = writeln!(s, "fib_live_tables {}", self.live_tables.load(Relaxed));
-        let _ = writeln!(s, "# HELP fib_actions_accepted_total Game actions accepted.");
+        let _ = writeln!(
+            s,
+            "# HELP fib_actions_accepted_total Game actions accepted."
+        );
         let _ = writeln!(s, "# TYPE fib_actions_accepted_total counter");
-        let _ = writeln!(s, "fib_actions_accepted_total {}", self.actions_accepted.load(Relaxed));
-        let _ = writeln!(s, "# HELP fib_actions_rejected_total Messages refused, by error code.");
+        let _ = writeln!(
+            s,
+            "fib_actions_accepted_total {}",
+            self.actions_accepted.load(Relaxed)
+        );
+        let _ = writeln!(
+            s,
+            "# HELP fib_actions_rejected_total Messages refused, by error code."
+        );
         let _ = writeln!(s, "# TYPE fib_actions_rejected_total counter");
-        for (code, n) in self.rejected.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for (code, n) in self
+            .rejected
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
             let _ = writeln!(s, "fib_actions_rejected_total{{code=\"{code}\"}} {n}");
         }
-        let _ = writeln!(s, "# HELP fib_persist_seconds Time to durably store one action.");
+        let _ = writeln!(
+            s,
+            "# HELP fib_persist_seconds Time to durably store one action."
+        );
         let _ = writeln!(s, "# TYPE fib_persist_seconds histogram");
         for (i, b) in BUCKETS.iter().enumerate() {
             let n = self.persist_buckets[i].load(Relaxed);

@@ -14,7 +14,9 @@ use game_core::{Phase, Seat, Seed, Viewer};
 use games::{ActionError, BotLevel, DynGame};
 use protocol::{RoundFairness, SeatInfo, ServerMsg, TableInfo};
 use serde_json::{Value, json};
-use store::{ActionRecord, Occupant, RoundRecord, StoreError, StoredTable, TableRecord, TableStatus};
+use store::{
+    ActionRecord, Occupant, RoundRecord, StoreError, StoredTable, TableRecord, TableStatus,
+};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
@@ -35,15 +37,39 @@ pub struct Who {
 }
 
 pub enum Cmd {
-    Join { who: Who, seat: Option<usize>, reply: Reply<TableInfo> },
-    Leave { who: Who, reply: Reply<TableInfo> },
-    Start { who: Who, reply: Reply<TableInfo> },
-    Info { reply: oneshot::Sender<TableInfo> },
+    Join {
+        who: Who,
+        seat: Option<usize>,
+        reply: Reply<TableInfo>,
+    },
+    Leave {
+        who: Who,
+        reply: Reply<TableInfo>,
+    },
+    Start {
+        who: Who,
+        reply: Reply<TableInfo>,
+    },
+    Info {
+        reply: oneshot::Sender<TableInfo>,
+    },
     /// A WebSocket connection joins; its first state message is queued at once.
-    Connect { who: Option<Who>, out: mpsc::Sender<String>, reply: oneshot::Sender<u64> },
-    Disconnect { conn: u64 },
-    Act { conn: u64, version: u64, action: Value },
-    Sync { conn: u64 },
+    Connect {
+        who: Option<Who>,
+        out: mpsc::Sender<String>,
+        reply: oneshot::Sender<u64>,
+    },
+    Disconnect {
+        conn: u64,
+    },
+    Act {
+        conn: u64,
+        version: u64,
+        action: Value,
+    },
+    Sync {
+        conn: u64,
+    },
 }
 
 /// A cheap, cloneable way to reach a table task.
@@ -182,10 +208,18 @@ impl Table {
             status: to_proto_status(self.record.status),
             bots: self.bots(),
             seats,
-            spectators: self.conns.values().filter(|c| self.seat_of(c.who).is_none()).count(),
+            spectators: self
+                .conns
+                .values()
+                .filter(|c| self.seat_of(c.who).is_none())
+                .count(),
             round: self.game.round(),
             to_act: if started { self.game.to_act() } else { vec![] },
-            scores: if started { self.game.scores() } else { vec![0; self.seats.len()] },
+            scores: if started {
+                self.game.scores()
+            } else {
+                vec![0; self.seats.len()]
+            },
             winners: self.game.outcome().map(|o| o.winners),
             created_at: self.record.created_at,
         }
@@ -213,7 +247,11 @@ impl Table {
     /// The state message for one viewer.
     fn state_for(&self, viewer: Viewer, table: &TableInfo, events: &[Value]) -> String {
         let started = !self.rounds.is_empty();
-        let view = if started { self.game.view_json(viewer) } else { Value::Null };
+        let view = if started {
+            self.game.view_json(viewer)
+        } else {
+            Value::Null
+        };
         let legal = match viewer {
             Viewer::Player(s) if started && self.record.status == TableStatus::Playing => {
                 self.game.legal_json(s)
@@ -267,7 +305,9 @@ impl Table {
 
     fn send_to(&mut self, conn: u64, msg: &ServerMsg) {
         if let Some(c) = self.conns.get(&conn) {
-            let _ = c.out.try_send(serde_json::to_string(msg).expect("serializes"));
+            let _ = c
+                .out
+                .try_send(serde_json::to_string(msg).expect("serializes"));
         }
     }
 
@@ -342,10 +382,16 @@ impl Table {
             };
             self.app.store.start_round(id, &rec).await?;
             self.game = next;
-            self.rounds.push(RoundState { round, seed, ended: false });
+            self.rounds.push(RoundState {
+                round,
+                seed,
+                ended: false,
+            });
             self.seq = 0;
             self.version += 1;
-            events.push(json!({"type": "round_dealt", "round": round, "seed_sha256": rec.commitment}));
+            events.push(
+                json!({"type": "round_dealt", "round": round, "seed_sha256": rec.commitment}),
+            );
             events.extend(evs);
         }
     }
@@ -359,7 +405,10 @@ impl Table {
         let mut events = match next.apply_json(seat, &action) {
             Ok(ev) => ev,
             Err(ActionError::Decode(m)) => {
-                return Err(("bad_action".into(), format!("not an action of this game: {m}")));
+                return Err((
+                    "bad_action".into(),
+                    format!("not an action of this game: {m}"),
+                ));
             }
             Err(ActionError::Rule(e)) => return Err((e.code.to_string(), e.message)),
         };
@@ -371,12 +420,23 @@ impl Table {
             action,
         };
         let t = Instant::now();
-        if let Err(e) = self.app.store.append_action(self.record.id, &rec, now_ms()).await {
+        if let Err(e) = self
+            .app
+            .store
+            .append_action(self.record.id, &rec, now_ms())
+            .await
+        {
             tracing::error!(table = %self.record.id, error = %e, "could not store an action");
-            return Err(("internal".into(), "the server could not save this move; try again".into()));
+            return Err((
+                "internal".into(),
+                "the server could not save this move; try again".into(),
+            ));
         }
         self.app.metrics.persisted(t.elapsed());
-        self.app.metrics.actions_accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.app
+            .metrics
+            .actions_accepted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.game = next;
         self.seq += 1;
         self.version += 1;
@@ -414,10 +474,17 @@ impl Table {
 
     async fn bot_move(&mut self) {
         self.bot_due = None;
-        let Some((seat, level)) = self.game.to_act().into_iter().find_map(|s| match self.seats.get(s) {
-            Some(Occupant::Bot { level }) => Some((s, BotLevel::parse(level).unwrap_or(BotLevel::Random))),
-            _ => None,
-        }) else {
+        let Some((seat, level)) =
+            self.game
+                .to_act()
+                .into_iter()
+                .find_map(|s| match self.seats.get(s) {
+                    Some(Occupant::Bot { level }) => {
+                        Some((s, BotLevel::parse(level).unwrap_or(BotLevel::Random)))
+                    }
+                    _ => None,
+                })
+        else {
             return;
         };
         self.bot_counter += 1;
@@ -436,10 +503,16 @@ impl Table {
 
     async fn join(&mut self, who: Who, seat: Option<usize>) -> Result<TableInfo, ApiError> {
         if self.seat_of(Some(who.id)).is_some() {
-            return Err(ApiError::conflict("already_seated", "you already have a seat at this table"));
+            return Err(ApiError::conflict(
+                "already_seated",
+                "you already have a seat at this table",
+            ));
         }
         if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict("already_started", "the match has already started"));
+            return Err(ApiError::conflict(
+                "already_started",
+                "the match has already started",
+            ));
         }
         let seat = match seat {
             Some(s) if s >= self.seats.len() => {
@@ -449,7 +522,10 @@ impl Table {
                 ));
             }
             Some(s) if self.seats[s] != Occupant::Empty => {
-                return Err(ApiError::conflict("seat_taken", format!("seat {s} is already taken")));
+                return Err(ApiError::conflict(
+                    "seat_taken",
+                    format!("seat {s} is already taken"),
+                ));
             }
             Some(s) => s,
             None => self
@@ -458,7 +534,10 @@ impl Table {
                 .position(|o| *o == Occupant::Empty)
                 .ok_or_else(|| ApiError::conflict("table_full", "every seat is taken"))?,
         };
-        let occ = Occupant::Player { id: who.id, name: who.name };
+        let occ = Occupant::Player {
+            id: who.id,
+            name: who.name,
+        };
         self.app
             .store
             .set_seat(self.record.id, seat as i32, &occ, now_ms())
@@ -471,7 +550,10 @@ impl Table {
 
     async fn leave(&mut self, who: Who) -> Result<TableInfo, ApiError> {
         let Some(seat) = self.seat_of(Some(who.id)) else {
-            return Err(ApiError::conflict("not_seated", "you have no seat at this table"));
+            return Err(ApiError::conflict(
+                "not_seated",
+                "you have no seat at this table",
+            ));
         };
         if self.record.status != TableStatus::Open {
             return Err(ApiError::conflict(
@@ -485,7 +567,11 @@ impl Table {
             .set_seat(self.record.id, seat as i32, &Occupant::Empty, now)
             .await?;
         self.seats[seat] = Occupant::Empty;
-        if self.seats.iter().all(|o| !matches!(o, Occupant::Player { .. })) {
+        if self
+            .seats
+            .iter()
+            .all(|o| !matches!(o, Occupant::Player { .. }))
+        {
             self.app
                 .store
                 .set_status(self.record.id, TableStatus::Abandoned, now)
@@ -499,10 +585,16 @@ impl Table {
 
     async fn start(&mut self, who: Who) -> Result<TableInfo, ApiError> {
         if self.seat_of(Some(who.id)).is_none() {
-            return Err(ApiError::conflict("not_seated", "only a seated player can start the match"));
+            return Err(ApiError::conflict(
+                "not_seated",
+                "only a seated player can start the match",
+            ));
         }
         if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict("already_started", "the match has already started"));
+            return Err(ApiError::conflict(
+                "already_started",
+                "the match has already started",
+            ));
         }
         let empty: Vec<usize> = (0..self.seats.len())
             .filter(|&s| self.seats[s] == Occupant::Empty)
@@ -511,13 +603,21 @@ impl Table {
             let Some(level) = self.bots() else {
                 return Err(ApiError::conflict(
                     "seats_not_full",
-                    format!("{} seat(s) are still empty and this table has no bots", empty.len()),
+                    format!(
+                        "{} seat(s) are still empty and this table has no bots",
+                        empty.len()
+                    ),
                 ));
             };
             let now = now_ms();
             for &s in &empty {
-                let occ = Occupant::Bot { level: level.as_str().into() };
-                self.app.store.set_seat(self.record.id, s as i32, &occ, now).await?;
+                let occ = Occupant::Bot {
+                    level: level.as_str().into(),
+                };
+                self.app
+                    .store
+                    .set_seat(self.record.id, s as i32, &occ, now)
+                    .await?;
                 self.seats[s] = occ;
             }
         }
@@ -553,7 +653,13 @@ impl Table {
             Cmd::Connect { who, out, reply } => {
                 let id = self.next_conn;
                 self.next_conn += 1;
-                self.conns.insert(id, Conn { who: who.map(|w| w.id), out });
+                self.conns.insert(
+                    id,
+                    Conn {
+                        who: who.map(|w| w.id),
+                        out,
+                    },
+                );
                 let _ = reply.send(id);
                 // Everyone sees the new presence; the newcomer gets its full state.
                 self.broadcast(&[]);
@@ -565,10 +671,20 @@ impl Table {
                 }
             }
             Cmd::Sync { conn } => self.send_state(conn),
-            Cmd::Act { conn, version, action } => {
-                let Some(c) = self.conns.get(&conn) else { return };
+            Cmd::Act {
+                conn,
+                version,
+                action,
+            } => {
+                let Some(c) = self.conns.get(&conn) else {
+                    return;
+                };
                 let Some(seat) = self.seat_of(c.who) else {
-                    self.refuse(conn, "not_seated", "spectators cannot play: you have no seat at this table".into());
+                    self.refuse(
+                        conn,
+                        "not_seated",
+                        "spectators cannot play: you have no seat at this table".into(),
+                    );
                     return;
                 };
                 if version != self.version {
@@ -588,14 +704,19 @@ impl Table {
     }
 
     fn done(&self) -> bool {
-        matches!(self.record.status, TableStatus::Finished | TableStatus::Abandoned)
-            && self.conns.is_empty()
+        matches!(
+            self.record.status,
+            TableStatus::Finished | TableStatus::Abandoned
+        ) && self.conns.is_empty()
     }
 
     /// Runs the table until it is over and nobody is connected, or the server stops.
     async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
         let id = self.record.id;
-        self.app.metrics.live_tables.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.app
+            .metrics
+            .live_tables
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut events = Vec::new();
         if let Err(e) = self.settle(&mut events).await {
             tracing::error!(table = %id, error = %e, "could not complete a round transition");
@@ -619,7 +740,10 @@ impl Table {
         }
         crate::state::lock(&self.app.tables).remove(&id);
         self.app.publish_lobby(id, None);
-        self.app.metrics.live_tables.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.app
+            .metrics
+            .live_tables
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -653,7 +777,13 @@ pub fn spawn(table: Table) -> TableHandle {
 /// Rebuilds a table from the store: its match is replayed from each round's seed and
 /// action log, in order.
 pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
-    let StoredTable { record, seats, rounds, actions, .. } = st;
+    let StoredTable {
+        record,
+        seats,
+        rounds,
+        actions,
+        ..
+    } = st;
     let mut table = Table::new(app, record, seats).map_err(|e| e.to_string())?;
     if table.game.rules_version() as i32 != table.record.rules_version {
         tracing::warn!(table = %table.record.id, "stored under another rules version");
@@ -688,9 +818,12 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
 /// Replays a stored table up to the deal of round `round` and returns the game's deal
 /// record, for verifying an ended round.
 pub fn deal_of_round(st: &StoredTable, round: u32) -> Result<Value, String> {
-    let (mut game, _) =
-        games::new_match(&st.record.game, &game_options(&st.record.options), st.seats.len())
-            .map_err(|e| format!("{e:?}"))?;
+    let (mut game, _) = games::new_match(
+        &st.record.game,
+        &game_options(&st.record.options),
+        st.seats.len(),
+    )
+    .map_err(|e| format!("{e:?}"))?;
     for r in &st.rounds {
         let seed = Seed::from_hex(&r.seed_hex).ok_or("bad stored seed")?;
         game.start_round(&seed).map_err(|e| e.to_string())?;

@@ -44,7 +44,11 @@ pub async fn table_socket(
 }
 
 fn error_text(code: &str, message: String) -> String {
-    let msg = ServerMsg::Error { code: code.into(), message, version: 0 };
+    let msg = ServerMsg::Error {
+        code: code.into(),
+        message,
+        version: 0,
+    };
     serde_json::to_string(&msg).expect("serializes")
 }
 
@@ -53,11 +57,21 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
     let (mut sink, mut stream) = socket.split();
     let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let connected = table.send(Cmd::Connect { who, out: out_tx.clone(), reply: tx }).await;
+    let connected = table
+        .send(Cmd::Connect {
+            who,
+            out: out_tx.clone(),
+            reply: tx,
+        })
+        .await;
     let conn = match (connected, rx.await) {
         (Ok(()), Ok(conn)) => conn,
         _ => {
-            let _ = sink.send(Message::Text(error_text("table_closed", "this table has closed".into()).into())).await;
+            let _ = sink
+                .send(Message::Text(
+                    error_text("table_closed", "this table has closed".into()).into(),
+                ))
+                .await;
             app.metrics.ws_connections.fetch_sub(1, Relaxed);
             return;
         }
@@ -66,7 +80,10 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
     let local = out_tx;
     let mut shutdown = app.shutdown.subscribe();
     let close = |code, reason: &'static str| {
-        Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }))
+        Message::Close(Some(CloseFrame {
+            code,
+            reason: Utf8Bytes::from_static(reason),
+        }))
     };
     loop {
         tokio::select! {
@@ -138,7 +155,9 @@ async fn run_lobby_socket(mut socket: WebSocket, app: AppState) {
     let mut tick = app.lobby_tick.subscribe();
     let mut shutdown = app.shutdown.subscribe();
     loop {
-        let msg = LobbyMsg::Tables { tables: app.lobby_tables() };
+        let msg = LobbyMsg::Tables {
+            tables: app.lobby_tables(),
+        };
         let text = serde_json::to_string(&msg).expect("serializes");
         if socket.send(Message::Text(text.into())).await.is_err() {
             break;

@@ -1,0 +1,46 @@
+//! The browser test: headless Chromium (Debian's, driven by Playwright from
+//! `tests/browser/play.mjs`) plays through the real client against a server started here.
+//! Skipped loudly when Chromium or the npm packages are missing, unless `FIB_REQUIRE_ALL=1`.
+
+use std::path::Path;
+
+use crate::support::{Server, skip, sqlite_db};
+
+fn chromium() -> Option<String> {
+    let p = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    Path::new(&p).exists().then_some(p)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_players_play_a_round_in_chromium() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let Some(chrome) = chromium() else {
+        skip(
+            "browser test",
+            "install Debian's chromium (apt-get install chromium)",
+        );
+        return;
+    };
+    if !dir.join("node_modules/playwright-core").exists() {
+        skip("browser test", "run `npm ci` in tests/browser");
+        return;
+    }
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join("play.mjs"))
+        .arg(&server.base)
+        .env("CHROMIUM", chrome)
+        .output()
+        .await
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success(),
+        "the browser test failed:\n{stdout}\n{stderr}"
+    );
+    server.stop().await;
+}

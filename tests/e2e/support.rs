@@ -1,0 +1,448 @@
+//! Test harness: a real server (in-process on port 0, or the real binary as a child process
+//! that can be SIGKILLed), per-test databases on SQLite and Postgres, and real HTTP and
+//! WebSocket clients that speak the protocol as a browser or a bot would.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::{Message, http::HeaderValue};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Whether skipping a part of the suite is an error (CI sets `FIB_REQUIRE_ALL=1`).
+pub fn require_all() -> bool {
+    std::env::var("FIB_REQUIRE_ALL").is_ok_and(|v| v == "1")
+}
+
+/// Says loudly that a part of the suite was skipped, or fails if nothing may be skipped.
+pub fn skip(what: &str, how: &str) {
+    if require_all() {
+        panic!("FIB_REQUIRE_ALL=1 but {what} cannot run: {how}");
+    }
+    eprintln!("\n*** SKIPPED: {what} ({how}) ***\n");
+}
+
+/// A fresh, empty database for one test.
+#[derive(Clone, Debug)]
+pub struct Db {
+    pub url: String,
+    pub label: &'static str,
+}
+
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fib-e2e-{tag}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn sqlite_db() -> Db {
+    let dir = scratch_dir("sqlite");
+    Db {
+        url: format!("sqlite://{}/fib.db", dir.display()),
+        label: "sqlite",
+    }
+}
+
+/// A new database on the Postgres server of `TEST_DATABASE_URL`, or `None` (with a loud
+/// skip) when it is unset.
+pub async fn postgres_db() -> Option<Db> {
+    let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
+        skip(
+            "Postgres end-to-end tests",
+            "set TEST_DATABASE_URL=postgres://…",
+        );
+        return None;
+    };
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&admin)
+        .await
+        .expect("connect TEST_DATABASE_URL");
+    let name = format!("fib_e2e_{}", uuid::Uuid::new_v4().simple());
+    // `name` is a UUID's hex digits, not input: safe to splice.
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .expect("create a test database");
+    let base = admin.rsplit_once('/').expect("a database URL has a path").0;
+    Some(Db {
+        url: format!("{base}/{name}"),
+        label: "postgres",
+    })
+}
+
+/// SQLite always; Postgres when configured.
+pub async fn databases() -> Vec<Db> {
+    let mut v = vec![sqlite_db()];
+    v.extend(postgres_db().await);
+    v
+}
+
+/// A server running inside the test process.
+pub struct Server {
+    pub base: String,
+    pub ws: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Server {
+    pub async fn start(db: &Db) -> Server {
+        let config = server::Config::for_tests(&db.url);
+        let state = server::build(config).await.expect("server builds");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            server::serve(listener, state, async move {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+        });
+        Server {
+            base: format!("http://{addr}"),
+            ws: format!("ws://{addr}"),
+            stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Graceful stop; waits until the server has closed its sockets and returned.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            tokio::time::timeout(TIMEOUT, t)
+                .await
+                .expect("server stops")
+                .unwrap();
+        }
+    }
+}
+
+/// The real server binary as a child process.
+pub struct Child {
+    pub base: String,
+    pub ws: String,
+    pub child: tokio::process::Child,
+}
+
+impl Child {
+    pub async fn start(db: &Db) -> Child {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+            .args([
+                "--port",
+                "0",
+                "--bot-delay-ms",
+                "0",
+                "--database-url",
+                &db.url,
+            ])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the server binary");
+        // The server logs `listening on http://ADDR` once it accepts connections.
+        let out = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(out).lines();
+        let addr = tokio::time::timeout(TIMEOUT, async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(i) = line.find("listening on http://") {
+                    return line[i + "listening on http://".len()..].trim().to_string();
+                }
+            }
+            panic!("the server exited before listening");
+        })
+        .await
+        .expect("the server starts listening");
+        // Keep draining its output so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let err = child.stderr.take().unwrap();
+        tokio::spawn(async move {
+            let mut l = BufReader::new(err).lines();
+            while let Ok(Some(_)) = l.next_line().await {}
+        });
+        Child {
+            base: format!("http://{addr}"),
+            ws: format!("ws://{addr}"),
+            child,
+        }
+    }
+}
+
+/// A player: an HTTP client with its guest token.
+#[derive(Clone)]
+pub struct Player {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub ws: String,
+    pub token: String,
+    pub id: String,
+}
+
+impl Player {
+    pub async fn guest(base: &str, ws: &str, name: &str) -> Player {
+        let http = reqwest::Client::new();
+        let r = http
+            .post(format!("{base}/api/guest"))
+            .json(&json!({ "name": name }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let cookie = r
+            .headers()
+            .get("set-cookie")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(cookie.contains("HttpOnly"), "{cookie}");
+        let v: Value = r.json().await.unwrap();
+        Player {
+            http,
+            base: base.into(),
+            ws: ws.into(),
+            token: v["token"].as_str().unwrap().into(),
+            id: v["player"]["id"].as_str().unwrap().into(),
+        }
+    }
+
+    /// The same player seen from another process (after a restart): same token.
+    pub fn at(&self, base: &str, ws: &str) -> Player {
+        Player {
+            base: base.into(),
+            ws: ws.into(),
+            ..self.clone()
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        let s = r.status().as_u16();
+        (s, r.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let s = r.status().as_u16();
+        (s, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Creates a Trump table; returns its id.
+    pub async fn create_trump(&self, seats: usize, bots: bool) -> String {
+        let (s, v) = self
+            .post(
+                "/api/tables",
+                json!({"game": "trump", "seats": seats, "bots": if bots { json!("random") } else { Value::Null }}),
+            )
+            .await;
+        assert_eq!(s, 201, "{v}");
+        v["table"]["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn connect(&self, table: &str) -> Sock {
+        Sock::open(
+            &format!("{}/ws/table/{table}", self.ws),
+            Some(&self.token),
+            None,
+        )
+        .await
+    }
+}
+
+/// A WebSocket to a table.
+pub struct Sock {
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// The latest state message received.
+    pub state: Option<Value>,
+}
+
+impl Sock {
+    pub async fn open(url: &str, token: Option<&str>, origin: Option<&str>) -> Sock {
+        let mut req = url.into_client_request().unwrap();
+        if let Some(t) = token {
+            req.headers_mut().insert(
+                "authorization",
+                HeaderValue::from_str(&format!("Bearer {t}")).unwrap(),
+            );
+        }
+        if let Some(o) = origin {
+            req.headers_mut()
+                .insert("origin", HeaderValue::from_str(o).unwrap());
+        }
+        let (ws, _) = tokio_tungstenite::connect_async(req)
+            .await
+            .expect("websocket opens");
+        Sock { ws, state: None }
+    }
+
+    /// The next message, parsed (panics on timeout or close).
+    pub async fn next(&mut self) -> Value {
+        loop {
+            let m = tokio::time::timeout(TIMEOUT, self.ws.next())
+                .await
+                .expect("a message in time")
+                .expect("socket open")
+                .expect("no socket error");
+            if let Message::Text(t) = m {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                // Every message must decode as the protocol says.
+                if v["type"] == "tables" {
+                    serde_json::from_value::<protocol::LobbyMsg>(v.clone())
+                        .expect("a valid LobbyMsg");
+                } else {
+                    serde_json::from_value::<protocol::ServerMsg>(v.clone())
+                        .expect("a valid ServerMsg");
+                }
+                if v["type"] == "state" {
+                    self.state = Some(v.clone());
+                }
+                return v;
+            }
+        }
+    }
+
+    pub async fn next_state(&mut self) -> Value {
+        loop {
+            let v = self.next().await;
+            if v["type"] == "state" {
+                return v;
+            }
+        }
+    }
+
+    /// The next error message, skipping states.
+    pub async fn next_error(&mut self) -> Value {
+        loop {
+            let v = self.next().await;
+            if v["type"] == "error" {
+                return v;
+            }
+        }
+    }
+
+    /// Waits for a state satisfying `f`.
+    pub async fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
+        if let Some(s) = &self.state {
+            if f(s) {
+                return s.clone();
+            }
+        }
+        loop {
+            let v = self.next_state().await;
+            if f(&v) {
+                return v;
+            }
+        }
+    }
+
+    pub async fn send(&mut self, v: Value) {
+        self.ws
+            .send(Message::Text(v.to_string().into()))
+            .await
+            .unwrap();
+    }
+
+    pub async fn send_raw(&mut self, text: &str) {
+        self.ws
+            .send(Message::Text(text.to_string().into()))
+            .await
+            .unwrap();
+    }
+
+    pub async fn act(&mut self, version: u64, action: &Value) {
+        self.send(json!({"type": "act", "version": version, "action": action}))
+            .await;
+    }
+}
+
+/// My seat in a state message, if I have one.
+pub fn my_seat(state: &Value) -> Option<u64> {
+    (state["you"]["kind"] == "player").then(|| state["you"]["seat"].as_u64().unwrap())
+}
+
+pub fn my_turn(state: &Value) -> bool {
+    match my_seat(state) {
+        Some(s) => {
+            state["table"]["to_act"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v.as_u64() == Some(s))
+                && !state["legal"].as_array().unwrap().is_empty()
+        }
+        None => false,
+    }
+}
+
+pub fn status(state: &Value) -> &str {
+    state["table"]["status"].as_str().unwrap()
+}
+
+/// Plays from `sock` (choosing legal moves by `pick`) until `stop` holds for a state.
+/// Returns that state and the number of moves made. Stale-version refusals are expected
+/// when bots move in between; any other refusal fails the test.
+pub async fn play_until(
+    sock: &mut Sock,
+    mut pick: impl FnMut(&[Value]) -> Value,
+    stop: impl Fn(&Value) -> bool,
+) -> (Value, u64) {
+    let mut moves = 0;
+    // Start from the latest state already received, if any (a stale one only costs a
+    // `stale_version` refusal followed by the current state).
+    let mut st = match sock.state.clone() {
+        Some(s) => s,
+        None => sock.next_state().await,
+    };
+    loop {
+        if stop(&st) {
+            return (st, moves);
+        }
+        if my_turn(&st) {
+            let legal = st["legal"].as_array().unwrap().clone();
+            let a = pick(&legal);
+            sock.act(st["version"].as_u64().unwrap(), &a).await;
+            moves += 1;
+        }
+        loop {
+            let m = sock.next().await;
+            match m["type"].as_str() {
+                Some("state") => {
+                    st = m;
+                    break;
+                }
+                Some("error") if m["code"] == "stale_version" => continue,
+                _ => panic!("unexpected message while playing: {m}"),
+            }
+        }
+    }
+}
+
+/// Picks the first legal action (deterministic, always legal).
+pub fn first(legal: &[Value]) -> Value {
+    legal[0].clone()
+}
