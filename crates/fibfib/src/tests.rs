@@ -607,18 +607,39 @@ fn r43_small_wild_replaces_run_and_base_cards() {
     assert_eq!(g.columns[0].base, Some(four(1)));
     assert!(g.hands[0].contains(&joker(0)));
     assert_eq!(g.columns[0].next(1), Next::First);
-    // A 4 may replace the other 4 (it takes over the value 3).
-    let mut h = g.clone();
-    h.hands[0].push(four(0));
-    h.columns[0].sides[0].run[1].card = k(Three, Spades);
-    h.hands[0].retain(|&c| c != k(Three, Spades));
-    let _ = h;
     assert!(
         legal(&g, 0)
             .iter()
             .all(|a| !matches!(a, Action::PlaySmallWild { .. })),
         "no 4 left in hand"
     );
+}
+
+#[test]
+fn r43_small_wild_replaces_a_reaction_card() {
+    let mut g = reaction_setup();
+    g.apply(
+        1,
+        &Action::PlayReaction {
+            card: k(Seven, Spades),
+        },
+    )
+    .unwrap();
+    g.hands[0].push(four(0));
+    let a = Action::PlaySmallWild {
+        card: four(0),
+        replace: k(Seven, Spades),
+    };
+    assert!(legal(&g, 0).contains(&a));
+    g.apply(0, &a).unwrap();
+    assert_eq!(
+        g.columns[0].reactions,
+        vec![Reaction {
+            card: four(0),
+            side: 1
+        }]
+    );
+    assert!(g.hands[0].contains(&k(Seven, Spades)));
 }
 
 #[test]
@@ -1339,4 +1360,65 @@ fn deterministic_replay() {
         }
         assert_eq!(a.outcome(), b.outcome());
     }
+}
+
+/// The short example of web/rules/fibfib.html, move by move.
+#[test]
+fn rules_page_example() {
+    let ann = vec![
+        joker(0),
+        k(Two, Spades),
+        k(Three, Spades),
+        k(Eight, Hearts),
+        six(0),
+    ];
+    let bob = vec![
+        six(1),
+        k(Seven, Hearts),
+        k(Five, Clubs),
+        k(Two, Clubs),
+        k(Three, Clubs),
+    ];
+    let mut g = game(ann, bob, filler());
+    g.apply(
+        0,
+        &Action::PlayJoker {
+            card: joker(0),
+            bonus: Some(Bonus {
+                card: k(Two, Spades),
+                side: 0,
+                value: None,
+            }),
+        },
+    )
+    .unwrap();
+    g.apply(1, &Action::Draw).unwrap();
+    g.apply(0, &run(k(Three, Spades), 0, 0)).unwrap();
+    g.apply(1, &six_run(six(1), 0, 0, 5)).unwrap();
+    g.apply(0, &run(k(Eight, Hearts), 0, 0)).unwrap();
+    assert!(g.columns[0].sides[0].closed());
+    g.apply(
+        1,
+        &Action::PlayReaction {
+            card: k(Seven, Hearts),
+        },
+    )
+    .unwrap();
+    let ev = g
+        .apply(
+            0,
+            &Action::PlayRestart {
+                card: six(0),
+                column: 0,
+                side: 0,
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        ev.last(),
+        Some(&Event::GameOver {
+            winner: Some(0),
+            reason: EndReason::EmptiedHand
+        })
+    );
 }
