@@ -263,6 +263,7 @@ async function tablePage(id, invite) {
   const mod = await gameModule(info.game);
 
   let latest = null; // the latest state message: the only thing rendered
+  let connected = false;
   let busy = false;
   let busyTimer = null;
   const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
@@ -325,7 +326,10 @@ async function tablePage(id, invite) {
           }, free && t.bots ? `Start with ${free} bot${free > 1 ? 's' : ''}` : 'Start match')
           : null));
 
-    const statusLine = h('p', { class: 'status-line', testid: 'status-line', role: 'status' }, statusText(t, me));
+    const statusLine = h('p', { class: `status-line ${connected ? '' : 'offline'}`, testid: 'status-line', role: 'status' },
+      connected ? null : h('span', { class: 'offline-note' }, 'Connection lost, reconnecting… '),
+      statusText(t, me));
+    root.classList.toggle('offline', !connected);
 
     const parts = [head, statusLine];
     if (t.private && (invite || localStorage.getItem(inviteKey(id)))) {
@@ -398,7 +402,10 @@ async function tablePage(id, invite) {
     ping: true,
     onStatus: (s, d) => {
       showConn(s, d);
-      if (s !== 'open' && busy) {
+      const now = s === 'open';
+      // Moves need a live socket: while it is down, the page says so and the hand rests.
+      if (now !== connected || (!now && busy)) {
+        connected = now;
         busy = false;
         render();
       }
