@@ -330,6 +330,8 @@ async function tablePage(id, invite) {
       connected ? null : h('span', { class: 'offline-note' }, 'Connection lost, reconnecting… '),
       statusText(t, me));
     root.classList.toggle('offline', !connected);
+    // A background tab tells the player it is their turn.
+    document.title = `${me !== null && t.to_act.includes(me) ? '● Your turn · ' : ''}${gameTitle(t.game)} · Fibonacci Cards`;
 
     const parts = [head, statusLine];
     if (t.private && (invite || localStorage.getItem(inviteKey(id)))) {
@@ -427,6 +429,7 @@ async function tablePage(id, invite) {
     },
   });
   session.cleanup = () => {
+    document.title = 'Fibonacci Cards';
     clearTimeout(busyTimer);
     sock.close();
   };
