@@ -44,7 +44,7 @@ export function render(root, msg, ctx) {
   const lr = v.last_round;
   // Shown until closed or until the first trick of the next round is done (the scores
   // table keeps the round's points), so it does not push the hand down all round long.
-  if (lr && (v.match_over || (dismissed.get(ctx.tableId) !== lr.round && v.tricks_played === 0))) {
+  if (lr && (v.match_over || (dismissed.get(ctx.tableId) !== lr.round && (lr.round === v.round || v.tricks_played === 0)))) {
     parts.push(roundResult(lr, v, name, v.match_over ? null : () => {
       dismissed.set(ctx.tableId, lr.round);
       root.querySelector('[data-testid="round-result"]')?.remove();
