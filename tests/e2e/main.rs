@@ -123,7 +123,9 @@ async fn views_are_filtered_per_viewer() {
     }
     let text_a = sa_public.to_string();
     for c in &hb {
-        let needle = format!("\"colour\":{},\"number\":{}", c["colour"], c["number"]);
+        // Cards serialize as {"colour":…,"number":…,"symbol":…}: the trailing comma keeps
+        // blue 1 from matching blue 10.
+        let needle = format!("\"colour\":{},\"number\":{},", c["colour"], c["number"]);
         assert!(
             !text_a.contains(&needle),
             "Ada's message shows Bob's card {c}: {sa_public}"

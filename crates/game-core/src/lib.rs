@@ -82,7 +82,10 @@ impl RuleError {
     }
     /// The seat acted while the game waits for someone else.
     pub fn not_your_turn(seat: Seat) -> Self {
-        Self::new(codes::NOT_YOUR_TURN, format!("it is not seat {seat}'s turn"))
+        Self::new(
+            codes::NOT_YOUR_TURN,
+            format!("it is not seat {seat}'s turn"),
+        )
     }
     /// No round is in progress (between rounds or after the match).
     pub fn no_round() -> Self {

@@ -60,7 +60,9 @@ pub trait DynGame: Send + Sync {
 }
 
 /// How strong a bot is. Only `Random` exists so far; it plays a uniformly random legal move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BotLevel {
     Random,
@@ -276,7 +278,9 @@ mod tests {
                         continue;
                     }
                     let seat = g.to_act()[0];
-                    let a = g.bot_action(seat, BotLevel::Random, steps).expect("a legal move");
+                    let a = g
+                        .bot_action(seat, BotLevel::Random, steps)
+                        .expect("a legal move");
                     g.apply_json(seat, &a).unwrap();
                     steps += 1;
                     assert!(steps < 1_000_000, "{} does not end", info.kind);
@@ -292,7 +296,9 @@ mod tests {
         g.start_round(&Seed::from_u64(1)).unwrap();
         let before = g.view_json(Viewer::Spectator);
         let seat = g.to_act()[0];
-        let err = g.apply_json(seat, &serde_json::json!({"type": "fly"})).unwrap_err();
+        let err = g
+            .apply_json(seat, &serde_json::json!({"type": "fly"}))
+            .unwrap_err();
         assert!(matches!(err, ActionError::Decode(_)));
         assert_eq!(g.view_json(Viewer::Spectator), before);
     }
@@ -307,6 +313,9 @@ mod tests {
             new_match("trump", &serde_json::json!({"nonsense": 1}), 2),
             Err(SetupError::BadOptions(_))
         ));
-        assert!(matches!(new_match("trump", &Value::Null, 9), Err(SetupError::Rule(_))));
+        assert!(matches!(
+            new_match("trump", &Value::Null, 9),
+            Err(SetupError::Rule(_))
+        ));
     }
 }

@@ -116,7 +116,9 @@ pub enum SeatInfo {
         /// Whether the player has a live connection to the table now.
         connected: bool,
     },
-    Bot { level: BotLevel },
+    Bot {
+        level: BotLevel,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -287,7 +289,10 @@ mod tests {
 
     #[test]
     fn checked_in_schema_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/protocol.schema.json");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/protocol.schema.json"
+        );
         let fresh = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(path, &fresh).unwrap();
