@@ -56,6 +56,11 @@ async function main() {
 
   await signIn(a, 'Ada');
   await signIn(b, 'Bob ★');
+  // The cookie keeps the player across a reload: no name form the second time.
+  await a.reload();
+  await a.locator(tid('me-name')).filter({ hasText: 'Ada' }).waitFor();
+  await a.locator(tid('create-form')).waitFor();
+  if (await a.locator(tid('name-input')).count()) throw new Error('a reload forgot the player');
 
   // A creates a public table for 4 with bots.
   await a.locator(tid('create-game')).selectOption('trump');
