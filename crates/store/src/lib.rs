@@ -51,10 +51,10 @@ pub enum StoreError {
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        if let sqlx::Error::Database(d) = &e {
-            if d.is_unique_violation() {
-                return StoreError::Conflict(d.message().to_string());
-            }
+        if let sqlx::Error::Database(d) = &e
+            && d.is_unique_violation()
+        {
+            return StoreError::Conflict(d.message().to_string());
         }
         StoreError::Db(e)
     }

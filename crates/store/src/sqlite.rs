@@ -69,3 +69,31 @@ impl SqliteStore {
 }
 
 crate::common::impl_store!(SqliteStore, SqliteConnection, "sqlite");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The settings durability depends on, as every pooled connection sees them.
+    #[tokio::test]
+    async fn file_database_is_wal_fsynced_with_foreign_keys() {
+        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}/new/fib.db", dir.display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        let (journal,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let (sync, fk): (i64, i64) = sqlx::query_as(
+            "SELECT synchronous, foreign_keys FROM pragma_synchronous, pragma_foreign_keys",
+        )
+        .fetch_one(&store.pool)
+        .await
+        .unwrap();
+        assert_eq!(journal, "wal");
+        assert_eq!(sync, 2, "synchronous=FULL");
+        assert_eq!(fk, 1, "foreign_keys=ON");
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

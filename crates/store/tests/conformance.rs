@@ -521,7 +521,7 @@ async fn leaderboard(s: &dyn Store) {
     s.end_round(playing.id, 0, &json!({}), &[500, 0], T0)
         .await
         .unwrap();
-    let gone = new_table(s, "trump", &[pd.clone()], T0).await;
+    let gone = new_table(s, "trump", std::slice::from_ref(&pd), T0).await;
     s.set_status(gone.id, TableStatus::Abandoned, T0)
         .await
         .unwrap();
@@ -560,7 +560,7 @@ async fn player_matches(s: &dyn Store) {
     let pa = seat_of(&a);
     let old_done = finished_match(s, "trump", &[pa.clone(), bot()], &[3, 1], &[0], T0 + 1).await;
     let new_done = finished_match(s, "trump", &[bot(), pa.clone()], &[3, 1], &[0], T0 + 5).await;
-    let gone = new_table(s, "trump", &[pa.clone()], T0).await;
+    let gone = new_table(s, "trump", std::slice::from_ref(&pa), T0).await;
     s.set_status(gone.id, TableStatus::Abandoned, T0 + 9)
         .await
         .unwrap();
