@@ -2219,3 +2219,103 @@ fn wire_formats() {
     let _ = schemars::schema_for!(crate::View);
     let _ = schemars::schema_for!(Action);
 }
+
+#[test]
+fn r17_exchange_wild_card_t_and_bonus_bounds() {
+    let mut b = B::new(21);
+    let (w, w2, c21, bonus, s13, s3) = (
+        b.wild(),
+        b.wild(),
+        b.base(21),
+        b.bonus(),
+        b.std(13),
+        b.std(3),
+    );
+    // A wild standing as card 21 (left open), a wild standing as base 2 with 13 + 3 on it.
+    let st = vec![
+        set(2, &[(w2, 2), v(s13), v(s3)], false),
+        set(21, &[(w, 21)], false),
+    ];
+    let mut h = vec![c21, bonus];
+    h.extend(filler(&mut b, 2));
+    let mut g = b.game(
+        opts(21),
+        vec![h, vec![]],
+        vec![st, vec![]],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    // The bonus (worth 8) in place of the wild 2 would make 24: refused.
+    assert_eq!(
+        code(
+            &mut g,
+            0,
+            Action::ExchangeWild {
+                set: 2,
+                card: bonus.id
+            }
+        ),
+        "over_target"
+    );
+    ok(
+        &mut g,
+        0,
+        Action::ExchangeWild {
+            set: 21,
+            card: c21.id,
+        },
+    );
+    assert!(hand(&g, 0).contains(&w));
+    assert_eq!(sets(&g, 0)[1].cards[0].card, c21);
+    ok(
+        &mut g,
+        0,
+        Action::TakeBack {
+            set: 2,
+            card: s3.id,
+        },
+    );
+    ok(
+        &mut g,
+        0,
+        Action::ExchangeWild {
+            set: 2,
+            card: bonus.id,
+        },
+    );
+    assert_eq!(sets(&g, 0)[0].total(), 21);
+    let legal = g.legal_actions_for(0);
+    assert!(legal.contains(&Action::CloseSet { set: 2 }));
+    assert!(legal.contains(&Action::CloseSet { set: 21 }));
+}
+
+#[test]
+fn r21_draw_discard_with_one_card_left_then_reshuffle() {
+    let mut b = B::new(13);
+    let h0 = filler(&mut b, 3);
+    let h1 = filler(&mut b, 3);
+    let mut g = b.game(
+        opts(13),
+        vec![h0, h1],
+        vec![vec![], vec![]],
+        vec![],
+        Some(1),
+        0,
+        Stage::MustDraw,
+    );
+    let top = *g.round.as_ref().unwrap().discard.last().unwrap();
+    ok(&mut g, 0, Action::DrawDiscard);
+    assert!(hand(&g, 0).contains(&top));
+    assert_eq!(g.round.as_ref().unwrap().stock.len(), 0);
+    let c = hand(&g, 0)[0].id;
+    let ev = ok(&mut g, 0, Action::Discard { card: c });
+    assert!(matches!(
+        ev.last(),
+        Some(crate::Event::StockReshuffled { .. })
+    ));
+    assert_eq!(g.round.as_ref().unwrap().discard.last().unwrap().id, c);
+    assert!(g.deal_record().get("reshuffled_stock_top_last").is_some());
+    check_accounting(&g);
+}
