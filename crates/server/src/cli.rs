@@ -1,7 +1,7 @@
 //! The command line: runs the server (default) or recomputes a deal from a revealed seed.
 //! Lives in the library so the end-to-end suite can build the same binary and SIGKILL it.
 
-use crate::config::{Cli, Command};
+use crate::config::{Cli, Command, LogFormat};
 use clap::Parser;
 use game_core::{Phase, Seed};
 
@@ -17,13 +17,17 @@ pub fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,tower_http=warn,sqlx=warn".into()),
-        )
-        .init();
     let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "info,tower_http=warn,sqlx=warn".into());
+    // Structured logs: one JSON object per line for log collectors, or readable text.
+    match cli.config.log_format {
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init(),
+        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+    }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,
         Command::VerifyDeal {

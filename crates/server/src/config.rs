@@ -65,9 +65,18 @@ pub struct Config {
     /// Milliseconds a bot waits before moving while people are watching, so they can follow.
     #[arg(long, env = "FIB_BOT_DELAY_MS", default_value_t = 600)]
     pub bot_delay_ms: u64,
+    /// Log format: `text` for people, `json` (one object per line) for log collectors.
+    #[arg(long, env = "FIB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Mark the token cookie `Secure` (set this when serving over HTTPS).
     #[arg(long, env = "FIB_SECURE_COOKIES", default_value_t = false)]
     pub secure_cookies: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 /// `web/` next to the workspace when run from a checkout (`cargo run`), else `./web`.
@@ -90,6 +99,7 @@ impl Config {
             allowed_origins: vec![],
             web_dir: default_web_dir(),
             bot_delay_ms: 0,
+            log_format: LogFormat::Text,
             secure_cookies: false,
         }
     }
