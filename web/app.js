@@ -264,6 +264,7 @@ async function tablePage(id, invite) {
 
   let latest = null; // the latest state message: the only thing rendered
   let connected = false;
+  let failures = 0; // consecutive failed connects
   let busy = false;
   let busyTimer = null;
   const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
@@ -404,6 +405,21 @@ async function tablePage(id, invite) {
     ping: true,
     onStatus: (s, d) => {
       showConn(s, d);
+      if (s === 'open') failures = 0;
+      // A socket that keeps failing may face a table that is gone (a finished table leaves
+      // the server's memory): ask over HTTP, which can say so, and stop retrying then.
+      if (s === 'waiting' && ++failures % 3 === 0) {
+        api.table(id, invite).catch((e) => {
+          if (e instanceof ApiError && (e.status === 404 || e.status === 403)) {
+            sock.close();
+            showConn('idle');
+            mount(app, h('section', { class: 'panel' },
+              h('h2', null, 'This table is gone'),
+              h('p', { testid: 'page-error' }, e.message),
+              h('a', { href: '#/', class: 'btn' }, 'Back to the lobby')));
+          }
+        });
+      }
       const now = s === 'open';
       // Moves need a live socket: while it is down, the page says so and the hand rests.
       if (now !== connected || (!now && busy)) {
