@@ -84,6 +84,14 @@ pub(crate) fn limit(n: i64) -> i64 {
     n.max(0)
 }
 
+/// `NotFound(what)` when an `UPDATE` matched no row.
+pub(crate) fn found(rows: u64, what: impl FnOnce() -> String) -> Result<(), StoreError> {
+    match rows {
+        0 => Err(StoreError::NotFound(what())),
+        _ => Ok(()),
+    }
+}
+
 /// Maps a foreign-key violation to `NotFound(what)`: writing under a table, round or
 /// player that does not exist. Anything else goes through the usual mapping.
 pub(crate) fn fk_as_not_found(e: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
@@ -212,6 +220,16 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
+            /// Marks a table as changed at `now`, for "my matches" ordering.
+            async fn touch(conn: &mut $conn, key: &str, now: i64) -> $crate::Result<()> {
+                sqlx::query($crate::common::TOUCH_TABLE)
+                    .bind(key)
+                    .bind(now)
+                    .execute(conn)
+                    .await?;
+                Ok(())
+            }
+
             /// Loads one table on `conn`: used by both `load_table` and
             /// `unfinished_tables`, which must not take a second pool connection while
             /// holding one (an in-memory SQLite pool has exactly one).
@@ -326,9 +344,7 @@ macro_rules! impl_store {
                     .bind(name)
                     .execute(&mut *tx)
                     .await?;
-                if done.rows_affected() == 0 {
-                    return Err($crate::StoreError::NotFound(format!("player {id}")));
-                }
+                $crate::common::found(done.rows_affected(), || format!("player {id}"))?;
                 // Finished matches keep the name they were played under.
                 sqlx::query(
                     "UPDATE table_seats SET name = $2 \
@@ -408,28 +424,22 @@ macro_rules! impl_store {
                 let (kind, player_id, name, level) = $crate::common::seat_columns(occupant);
                 let mut tx = self.pool.begin().await?;
                 let done = sqlx::query(
-                    "UPDATE table_seats SET kind = $3, player_id = $4, name = $5, \
-                     bot_level = $6 WHERE table_id = $1 AND seat = $2",
+                    "UPDATE table_seats SET kind = $1, player_id = $2, name = $3, \
+                     bot_level = $4 WHERE table_id = $5 AND seat = $6",
                 )
-                .bind(&key)
-                .bind(seat)
                 .bind(kind)
                 .bind(player_id)
                 .bind(name)
                 .bind(level)
+                .bind(&key)
+                .bind(seat)
                 .execute(&mut *tx)
                 .await
                 .map_err(|e| $crate::common::fk_as_not_found(e, || format!("{occupant:?}")))?;
-                if done.rows_affected() == 0 {
-                    return Err($crate::StoreError::NotFound(format!(
-                        "seat {seat} of table {table}"
-                    )));
-                }
-                sqlx::query($crate::common::TOUCH_TABLE)
-                    .bind(&key)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+                $crate::common::found(done.rows_affected(), || {
+                    format!("seat {seat} of table {table}")
+                })?;
+                Self::touch(&mut tx, &key, now).await?;
                 tx.commit().await?;
                 Ok(())
             }
@@ -448,9 +458,7 @@ macro_rules! impl_store {
                 .bind(now)
                 .execute(&self.pool)
                 .await?;
-                if done.rows_affected() == 0 {
-                    return Err($crate::StoreError::NotFound(format!("table {table}")));
-                }
+                $crate::common::found(done.rows_affected(), || format!("table {table}"))?;
                 Ok(())
             }
 
@@ -504,11 +512,7 @@ macro_rules! impl_store {
                 .execute(&mut *tx)
                 .await
                 .map_err(|e| $crate::common::fk_as_not_found(e, || format!("table {table}")))?;
-                sqlx::query($crate::common::TOUCH_TABLE)
-                    .bind(&key)
-                    .bind(round.started_at)
-                    .execute(&mut *tx)
-                    .await?;
+                Self::touch(&mut tx, &key, round.started_at).await?;
                 tx.commit().await?;
                 Ok(())
             }
@@ -538,11 +542,7 @@ macro_rules! impl_store {
                         format!("round {} of table {table}", action.round_no)
                     })
                 })?;
-                sqlx::query($crate::common::TOUCH_TABLE)
-                    .bind(&key)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+                Self::touch(&mut tx, &key, now).await?;
                 // Durable on return: SQLite runs with synchronous=FULL, Postgres with
                 // its default synchronous_commit=on.
                 tx.commit().await?;
@@ -593,17 +593,11 @@ macro_rules! impl_store {
                     .bind(*total)
                     .execute(&mut *tx)
                     .await?;
-                    if done.rows_affected() == 0 {
-                        return Err($crate::StoreError::NotFound(format!(
-                            "seat {seat} of table {table}"
-                        )));
-                    }
+                    $crate::common::found(done.rows_affected(), || {
+                        format!("seat {seat} of table {table}")
+                    })?;
                 }
-                sqlx::query($crate::common::TOUCH_TABLE)
-                    .bind(&key)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await?;
+                Self::touch(&mut tx, &key, now).await?;
                 tx.commit().await?;
                 Ok(())
             }
@@ -624,9 +618,7 @@ macro_rules! impl_store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-                if done.rows_affected() == 0 {
-                    return Err($crate::StoreError::NotFound(format!("table {table}")));
-                }
+                $crate::common::found(done.rows_affected(), || format!("table {table}"))?;
                 for (seat, total) in totals.iter().enumerate() {
                     let seat = seat as i32;
                     let done = sqlx::query(
@@ -639,11 +631,9 @@ macro_rules! impl_store {
                     .bind(winners.contains(&seat))
                     .execute(&mut *tx)
                     .await?;
-                    if done.rows_affected() == 0 {
-                        return Err($crate::StoreError::NotFound(format!(
-                            "seat {seat} of table {table}"
-                        )));
-                    }
+                    $crate::common::found(done.rows_affected(), || {
+                        format!("seat {seat} of table {table}")
+                    })?;
                 }
                 tx.commit().await?;
                 Ok(())
