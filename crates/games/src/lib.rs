@@ -15,6 +15,8 @@ use serde_json::Value;
 macro_rules! for_each_game {
     ($m:ident) => {
         $m!(trump::Trump, "Fibonacci's Trump");
+        $m!(nachos::NachosMatch, "Fibonachos");
+        $m!(fibfib::FibFib, "Fib-Fibonacci");
     };
 }
 
