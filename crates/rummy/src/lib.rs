@@ -8,6 +8,14 @@
 //!   canonical order; actions name cards by id. JSON: `{"id":17,"kind":"base","number":13}`,
 //!   `{"id":40,"kind":"standard","number":5}`, `{"id":84,"kind":"wild"}`,
 //!   `{"id":87,"kind":"bonus"}`.
+//! - Deal: the round's stream is `seed.rng()`. In round 1 of a multiplayer
+//!   match it first shuffles a copy of the deck in canonical order ([`cards`]) and each seat
+//!   in turn takes the top card (the vector's end) for the dealer draw, tied highest seats
+//!   drawing again; then it shuffles a fresh canonical deck, seven cards go to each seat one
+//!   at a time from the top starting after the dealer, and the next card starts the discard
+//!   pile. The same stream, kept in the state, later shuffles the R-21 reshuffle.
+//!   [`game_core::Game::deal_record`] shows the dealer draw, hands, the first discard and the
+//!   stock (top last), plus the reshuffled stock once it exists.
 //! - Sets are named by their key: the base number they were started with, or T for the
 //!   one-card set. A player has at most one set per key.
 //! - Turn: `draw_stock` or `draw_discard`, then table actions, then `discard`. A

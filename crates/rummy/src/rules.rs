@@ -1,5 +1,5 @@
 //! The actions of the rummy family and their validation. Validation is a pure function of
-//! one seat's own situation ([`Ctx`]): the server builds it from the full state before
+//! one seat's own situation (`Ctx`): the server builds it from the full state before
 //! mutating, and the legal-action generator builds it from the seat's view and
 //! filters candidate actions through the same function, so "legal" and "accepted" agree.
 
