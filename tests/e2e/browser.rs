@@ -11,8 +11,15 @@ fn chromium() -> Option<String> {
     Path::new(&p).exists().then_some(p)
 }
 
+/// Two players create and join a Trump table through the UI and play until a round ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_players_play_a_round_in_chromium() {
+    run_script("play.mjs").await;
+}
+
+/// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
+/// with Node; the script must exit 0.
+pub async fn run_script(script: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let Some(chrome) = chromium() else {
         skip(
@@ -28,7 +35,7 @@ async fn two_players_play_a_round_in_chromium() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let out = tokio::process::Command::new("node")
-        .arg(dir.join("play.mjs"))
+        .arg(dir.join(script))
         .arg(&server.base)
         .env("CHROMIUM", chrome)
         .output()

@@ -603,3 +603,94 @@ async fn health_and_client_are_served() {
     assert_eq!(r.status(), 404);
     server.stop().await;
 }
+
+/// SIGTERM shuts the server down gracefully: sockets are told (1001) and it exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_shuts_down_gracefully() {
+    use futures_util::StreamExt;
+    let db = sqlite_db();
+    let mut proc = Child::start(&db).await;
+    let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
+    let table = ada.create_trump(2, true).await;
+    let mut a = ada.connect(&table).await;
+    a.next_state().await;
+    let pid = proc.child.id().unwrap().to_string();
+    let ok = std::process::Command::new("kill")
+        .args(["-s", "TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let code = tokio::time::timeout(TIMEOUT, async {
+        loop {
+            match a.ws.next().await {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(f))) => {
+                    return f.map(|f| u16::from(f.code));
+                }
+                Some(Ok(_)) => continue,
+                _ => return None,
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(1001), "sockets are closed with 'going away'");
+    let status = tokio::time::timeout(TIMEOUT, proc.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// the `verify-deal` command recomputes from a revealed seed exactly the deal the
+/// server dealt (and reports through its deal endpoint).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_deal_command_matches_the_served_deal() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let table = ada.create_trump(2, true).await;
+    let mut a = ada.connect(&table).await;
+    ada.post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    let (st, _) = play_until(&mut a, first, |s| {
+        s["table"]["round"].as_u64().unwrap_or(0) >= 2
+    })
+    .await;
+    assert!(
+        st["fairness"][0]["seed"].is_string(),
+        "round 1's seed is revealed"
+    );
+    assert!(st["fairness"][1]["seed"].is_null(), "round 2's is not");
+    let (s, served) = ada.get(&format!("/api/tables/{table}/rounds/1/deal")).await;
+    assert_eq!(s, 200);
+    let (s, v) = ada.get(&format!("/api/tables/{table}/rounds/2/deal")).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("round_in_progress")));
+    let seed = served["seed"].as_str().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+        .args([
+            "verify-deal",
+            "--game",
+            "trump",
+            "--players",
+            "2",
+            "--seed",
+            seed,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let computed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(computed["deal"], served["deal"]);
+    assert_eq!(computed["seed_sha256"], served["seed_sha256"]);
+    // The hand Ada was dealt is the one the deal record gives her.
+    let dealt = &served["deal"]["hands"][0];
+    assert!(
+        dealt.is_array() && dealt.as_array().unwrap().len() == 24,
+        "{dealt}"
+    );
+    server.stop().await;
+}

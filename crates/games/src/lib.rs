@@ -17,6 +17,7 @@ macro_rules! for_each_game {
         $m!(trump::Trump, "Fibonacci's Trump");
         $m!(nachos::NachosMatch, "Fibonachos");
         $m!(fibfib::FibFib, "Fib-Fibonacci");
+        $m!(rummy::Rummy, "Fibonacci 21 / 13 / 8 and Solitaire");
     };
 }
 

@@ -19,7 +19,7 @@ use std::future::Future;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use tower_http::services::{ServeDir, ServeFile};
+use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 
 pub use config::Config;
@@ -46,8 +46,9 @@ pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
 
 /// The router: the API, the WebSockets, and the browser client from `web/`.
 pub fn app(state: AppState) -> Router {
-    let web = &state.config.web_dir;
-    let client = ServeDir::new(web).fallback(ServeFile::new(web.join("index.html")));
+    // The client routes with the URL's fragment (`/#/table/…`), so every page is `/`; an
+    // unknown file is a plain 404 rather than the index page in disguise.
+    let client = ServeDir::new(&state.config.web_dir);
     let api = Router::new()
         .route("/guest", post(http::create_guest))
         .route("/me", get(http::me))
