@@ -2,60 +2,15 @@
 // A creates a public 4-seat Fibonacci's Trump table with bots, B joins it from the lobby,
 // A starts, and both play cards through the UI until the first round ends. Screenshots go
 // to tests/browser/test-results/. Usage: node tests/browser/play.mjs <base-url>
-// Prints `browser: 1 passed, 0 failed` (exit 0) or `browser: 0 passed, 1 failed` (exit 1).
 
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { runBrowserTest } from './lib.mjs';
 
-const base = (process.argv[2] || process.env.BASE_URL || '').replace(/\/+$/, '');
-const TOTAL_MS = Number(process.env.BROWSER_TEST_TIMEOUT_MS || 120_000);
-const outDir = join(dirname(fileURLToPath(import.meta.url)), 'test-results');
-const started = Date.now();
-const log = (...a) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
-const tid = (id) => `[data-testid="${id}"]`;
-
-if (!base) {
-  console.error('usage: node tests/browser/play.mjs <base-url>');
-  console.log('browser: 0 passed, 1 failed');
-  process.exit(2);
-}
-
-let browser;
-const pages = {};
-const pageErrors = [];
-
-async function signIn(page, name) {
-  await page.goto(base + '/');
-  await page.locator(tid('name-input')).fill(name);
-  await page.locator(tid('name-submit')).click();
-  await page.locator(tid('me-name')).filter({ hasText: name }).waitFor();
-  await page.locator(tid('create-form')).waitFor();
-  log(`${name} signed in`);
-}
-
-async function main() {
-  mkdirSync(outDir, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+await runBrowserTest('two players play a Trump round', async ({ player, tid, log, outDir, deadline }) => {
   // A on a laptop-sized window, B at phone width: both layouts get played through.
-  const ctxA = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const ctxB = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-  const a = (pages.A = await ctxA.newPage());
-  const b = (pages.B = await ctxB.newPage());
-  for (const [who, p] of Object.entries(pages)) {
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (e) => pageErrors.push(`${who}: ${e.message}`));
-    // The 401 of GET /api/me before signing in is expected; other console errors are shown.
-    p.on('console', (m) => m.type() === 'error' && !m.text().includes('401') && log(`${who} console error: ${m.text()}`));
-  }
-
-  await signIn(a, 'Ada');
-  await signIn(b, 'Bob ★');
+  const a = await player('Ada');
+  const b = await player('Bob ★', { phone: true });
+  const pages = { A: a, B: b };
   // The cookie keeps the player across a reload: no name form the second time.
   await a.reload();
   await a.locator(tid('me-name')).filter({ hasText: 'Ada' }).waitFor();
@@ -97,7 +52,7 @@ async function main() {
     (await p.locator(tid('round-result')).count()) > 0 ||
     Number((await p.locator(tid('round-no')).textContent().catch(() => '1')) || 1) >= 2;
   for (;;) {
-    if (Date.now() - started > TOTAL_MS - 10_000) {
+    if (Date.now() > deadline) {
       throw new Error(`round 1 did not end in time (cards played: A ${played.A}, B ${played.B})`);
     }
     if ((await roundOver(a)) && (await roundOver(b))) break;
@@ -131,31 +86,7 @@ async function main() {
     const status = (await p.locator(tid('status-line')).textContent())?.trim();
     if (!status) throw new Error(`${who}: empty status line`);
   }
-  if (pageErrors.length) throw new Error(`uncaught errors in the page: ${pageErrors.join('; ')}`);
   await a.screenshot({ path: join(outDir, 'player-a-1280.png'), fullPage: true });
   await b.screenshot({ path: join(outDir, 'player-b-390.png'), fullPage: true });
   log(`screenshots in ${outDir}`);
-}
-
-const timer = setTimeout(() => {
-  console.error(`browser test: timed out after ${TOTAL_MS / 1000} s`);
-  console.log('browser: 0 passed, 1 failed');
-  process.exit(1);
-}, TOTAL_MS);
-
-try {
-  await main();
-  clearTimeout(timer);
-  await browser?.close();
-  console.log('browser: 1 passed, 0 failed');
-  process.exit(0);
-} catch (e) {
-  clearTimeout(timer);
-  console.error(`browser test failed: ${e?.message ?? e}`);
-  for (const [who, p] of Object.entries(pages)) {
-    await p.screenshot({ path: join(outDir, `failure-${who}.png`), fullPage: true }).catch(() => {});
-  }
-  await browser?.close().catch(() => {});
-  console.log('browser: 0 passed, 1 failed');
-  process.exit(1);
-}
+});

@@ -1,0 +1,82 @@
+// Shared harness of the browser tests: parses the base URL, launches Debian's Chromium
+// with the flags this machine needs, gives each test signed-in players (one browser
+// context each), enforces a total time limit, saves screenshots on failure, and prints the
+// closing line `browser: N passed, N failed` that the suite's runner reads.
+// Usage in a test script:
+//   import { runBrowserTest } from './lib.mjs';
+//   await runBrowserTest('what it shows', async ({ player, tid, log, outDir }) => { ... });
+
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const tid = (id) => `[data-testid="${id}"]`;
+export const outDir = join(dirname(fileURLToPath(import.meta.url)), 'test-results');
+
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** Runs `body` and exits the process with the result. Never returns. */
+export async function runBrowserTest(title, body) {
+  const base = (process.argv[2] || process.env.BASE_URL || '').replace(/\/+$/, '');
+  const totalMs = Number(process.env.BROWSER_TEST_TIMEOUT_MS || 120_000);
+  const started = Date.now();
+  const log = (...a) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
+  const finish = (ok) => {
+    console.log(ok ? 'browser: 1 passed, 0 failed' : 'browser: 0 passed, 1 failed');
+    process.exit(ok ? 0 : 1);
+  };
+  if (!base) {
+    console.error(`usage: node ${process.argv[1]} <base-url>`);
+    finish(false);
+  }
+  log(`browser test: ${title}`);
+  mkdirSync(outDir, { recursive: true });
+  const timer = setTimeout(() => {
+    console.error(`browser test: timed out after ${totalMs / 1000} s`);
+    finish(false);
+  }, totalMs);
+
+  let browser;
+  const pages = {};
+  const pageErrors = [];
+  /** A new player in its own context, signed in with `name`. Phone-sized if `phone`. */
+  const player = async (name, { phone = false } = {}) => {
+    const ctx = await browser.newContext(phone
+      ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }
+      : { viewport: { width: 1280, height: 900 } });
+    const page = await ctx.newPage();
+    pages[name] = page;
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
+    // The 401 of GET /api/me before signing in is expected; other console errors are shown.
+    page.on('console', (m) => m.type() === 'error' && !m.text().includes('401') && log(`${name} console error: ${m.text()}`));
+    await page.goto(base + '/');
+    await page.locator(tid('name-input')).fill(name);
+    await page.locator(tid('name-submit')).click();
+    await page.locator(tid('me-name')).filter({ hasText: name }).waitFor();
+    await page.locator(tid('create-form')).waitFor();
+    log(`${name} signed in`);
+    return page;
+  };
+
+  try {
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS });
+    const deadline = started + totalMs - 10_000;
+    await body({ base, player, tid, log, outDir, deadline });
+    if (pageErrors.length) throw new Error(`uncaught errors in the page: ${pageErrors.join('; ')}`);
+    clearTimeout(timer);
+    await browser.close();
+    finish(true);
+  } catch (e) {
+    clearTimeout(timer);
+    console.error(`browser test failed: ${e?.stack ?? e}`);
+    for (const [who, p] of Object.entries(pages)) {
+      const file = `failure-${who.replace(/[^A-Za-z0-9]/g, '_')}.png`;
+      await p.screenshot({ path: join(outDir, file), fullPage: true }).catch(() => {});
+    }
+    await browser?.close().catch(() => {});
+    finish(false);
+  }
+}
