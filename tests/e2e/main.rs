@@ -79,6 +79,20 @@ async fn whole_trump_match_on_every_database() {
         assert_eq!(mine[0]["table_id"], table.as_str());
         assert_eq!(mine[0]["status"], "finished");
         server.stop().await;
+
+        // After a restart the finished match is not live, but it can still be opened and
+        // watched: it is restored from the store on demand.
+        let server = Server::start(&db).await;
+        let ada = ada.at(&server.base, &server.ws);
+        let (s, info) = ada.get(&format!("/api/tables/{table}")).await;
+        assert_eq!(s, 200, "{info}");
+        assert_eq!(info["status"], "finished");
+        assert_eq!(info["winners"], end["table"]["winners"]);
+        let mut again = ada.connect(&table).await;
+        let st = again.next_state().await;
+        assert_eq!(st["table"]["scores"], end["table"]["scores"]);
+        assert!(st["legal"].as_array().unwrap().is_empty());
+        server.stop().await;
     }
 }
 

@@ -147,16 +147,12 @@ pub async fn create_table(
             games::SetupError::BadOptions(m) => ApiError::BadTable("bad_options", m),
             games::SetupError::Rule(r) => ApiError::BadTable("bad_player_count", r.message),
         })?;
-    let mut stored_options = options;
-    if let (Some(level), Some(m)) = (req.bots, stored_options.as_object_mut()) {
-        m.insert("__bots".into(), level.as_str().into());
-    }
     let now = now_ms();
     let invite_code = req.private.then(|| auth::random_hex(12));
     let record = TableRecord {
         id: Uuid::new_v4(),
         game: req.game.clone(),
-        options: stored_options,
+        options,
         rules_version: 0,
         seat_count: req.seats as i32,
         private: req.private,
@@ -164,6 +160,7 @@ pub async fn create_table(
         created_by: who.id,
         created_at: now,
         status: TableStatus::Open,
+        bots: req.bots.map(|b| b.as_str().to_string()),
     };
     let mut seats = vec![Occupant::Empty; req.seats];
     if req.join {
@@ -195,8 +192,8 @@ pub async fn reach_table(
     who: Option<&Who>,
 ) -> Result<table::TableHandle, ApiError> {
     let tid = Uuid::parse_str(id).map_err(|_| ApiError::TableNotFound(id.to_string()))?;
-    let h = app
-        .table(tid)
+    let h = table::open(app, tid)
+        .await?
         .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
     if h.private && h.invite_code.as_deref() != invite {
         let seated = match who {

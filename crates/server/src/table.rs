@@ -27,6 +27,9 @@ use crate::state::{AppState, now_ms};
 /// reconnects and resyncs).
 pub const CONN_QUEUE: usize = 256;
 
+/// How long a finished, unwatched table stays in memory.
+const LINGER: Duration = Duration::from_secs(30);
+
 pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
 
 /// Who asks: a signed-in player.
@@ -151,7 +154,7 @@ fn fresh_seed() -> Seed {
 impl Table {
     /// A new, open table (already stored).
     pub fn new(app: AppState, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, ApiError> {
-        let (game, _) = games::new_match(&record.game, &game_options(&record.options), seats.len())
+        let (game, _) = games::new_match(&record.game, &record.options, seats.len())
             .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
         Ok(Table {
             record,
@@ -175,11 +178,7 @@ impl Table {
     }
 
     fn bots(&self) -> Option<BotLevel> {
-        self.record
-            .options
-            .get("__bots")
-            .and_then(Value::as_str)
-            .and_then(BotLevel::parse)
+        self.record.bots.as_deref().and_then(BotLevel::parse)
     }
 
     pub fn info(&self) -> TableInfo {
@@ -203,7 +202,7 @@ impl Table {
         TableInfo {
             id: self.record.id,
             game: self.record.game.clone(),
-            options: game_options(&self.record.options),
+            options: self.record.options.clone(),
             private: self.record.private,
             status: to_proto_status(self.record.status),
             bots: self.bots(),
@@ -725,6 +724,9 @@ impl Table {
         self.schedule_bots();
         loop {
             let due = self.bot_due;
+            // A table that is over and unwatched lingers a little, so a page that is just
+            // (re)connecting still finds it; after that it is restored on demand.
+            let idle = self.done();
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd).await,
@@ -733,9 +735,7 @@ impl Table {
                 _ = async { tokio::time::sleep_until(due.expect("guarded")).await }, if due.is_some() => {
                     self.bot_move().await;
                 }
-            }
-            if self.done() {
-                break;
+                _ = tokio::time::sleep(LINGER), if idle => break,
             }
         }
         crate::state::lock(&self.app.tables).remove(&id);
@@ -747,20 +747,9 @@ impl Table {
     }
 }
 
-/// The game's options without the table-level keys the server keeps beside them.
-pub fn game_options(stored: &Value) -> Value {
-    match stored {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !k.starts_with("__"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// Starts the task of a table and registers it. Returns its handle.
+/// If the table is already live (a concurrent restore won), that task's handle is returned
+/// and `table` is dropped: there is never more than one task per table.
 pub fn spawn(table: Table) -> TableHandle {
     let (tx, rx) = mpsc::channel(64);
     let handle = TableHandle {
@@ -769,9 +758,30 @@ pub fn spawn(table: Table) -> TableHandle {
         invite_code: table.record.invite_code.clone(),
         tx,
     };
-    crate::state::lock(&table.app.tables).insert(handle.id, handle.clone());
+    let app = table.app.clone();
+    let mut tables = crate::state::lock(&app.tables);
+    if let Some(live) = tables.get(&handle.id) {
+        return live.clone();
+    }
+    tables.insert(handle.id, handle.clone());
     tokio::spawn(table.run(rx));
     handle
+}
+
+/// The live table `id`, restoring it from the store if it is not running (a finished
+/// match that nobody watched for a while). `None` if the store does not know it.
+pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiError> {
+    if let Some(h) = app.table(id) {
+        return Ok(Some(h));
+    }
+    let Some(st) = app.store.load_table(id).await? else {
+        return Ok(None);
+    };
+    let table = restore(app.clone(), st).map_err(|e| {
+        tracing::error!(table = %id, error = %e, "could not restore a table on demand");
+        ApiError::Internal
+    })?;
+    Ok(Some(spawn(table)))
 }
 
 /// Rebuilds a table from the store: its match is replayed from each round's seed and
@@ -818,12 +828,8 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
 /// Replays a stored table up to the deal of round `round` and returns the game's deal
 /// record, for verifying an ended round.
 pub fn deal_of_round(st: &StoredTable, round: u32) -> Result<Value, String> {
-    let (mut game, _) = games::new_match(
-        &st.record.game,
-        &game_options(&st.record.options),
-        st.seats.len(),
-    )
-    .map_err(|e| format!("{e:?}"))?;
+    let (mut game, _) = games::new_match(&st.record.game, &st.record.options, st.seats.len())
+        .map_err(|e| format!("{e:?}"))?;
     for r in &st.rounds {
         let seed = Seed::from_hex(&r.seed_hex).ok_or("bad stored seed")?;
         game.start_round(&seed).map_err(|e| e.to_string())?;

@@ -33,6 +33,7 @@ pub(crate) type TableRow = (
     String,
     i64,
     String,
+    Option<String>,
 );
 /// `kind, player_id, name, bot_level, score` of `table_seats`.
 pub(crate) type SeatRow = (String, Option<String>, Option<String>, Option<String>, i64);
@@ -47,7 +48,7 @@ pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i6
 
 /// One table as a [`TableRow`] (`$1` table id).
 pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
-     private, invite_code, created_by, created_at, status FROM game_tables WHERE id = $1";
+     private, invite_code, created_by, created_at, status, bots FROM game_tables WHERE id = $1";
 
 /// Marks a table as changed now (`$1` table id, `$2` Unix ms), for "my matches" ordering.
 pub(crate) const TOUCH_TABLE: &str = "UPDATE game_tables SET updated_at = $2 WHERE id = $1";
@@ -135,6 +136,7 @@ pub(crate) fn table(r: TableRow) -> Result<TableRecord, StoreError> {
         created_by: uuid(&r.7, "table creator")?,
         created_at: r.8,
         status: status(&r.9)?,
+        bots: r.10,
     })
 }
 
@@ -376,8 +378,8 @@ macro_rules! impl_store {
                 let mut tx = self.pool.begin().await?;
                 sqlx::query(
                     "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
-                     private, invite_code, created_by, created_at, updated_at, status) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)",
+                     private, invite_code, created_by, created_at, updated_at, status, bots) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11)",
                 )
                 .bind(&key)
                 .bind(&record.game)
@@ -389,6 +391,7 @@ macro_rules! impl_store {
                 .bind(record.created_by.to_string())
                 .bind(record.created_at)
                 .bind(record.status.as_str())
+                .bind(&record.bots)
                 .execute(&mut *tx)
                 .await?;
                 for (i, occupant) in seats.iter().enumerate() {

@@ -133,6 +133,8 @@ pub struct TableRecord {
     /// Unix milliseconds.
     pub created_at: i64,
     pub status: TableStatus,
+    /// Level of the bots that fill empty seats when the match starts; `None`: no bots.
+    pub bots: Option<String>,
 }
 
 /// One round's seed record.

@@ -201,6 +201,7 @@ fn record(game: &str, seats: usize, creator: Uuid, now: i64) -> TableRecord {
         created_by: creator,
         created_at: now,
         status: TableStatus::Open,
+        bots: Some("random".into()),
     }
 }
 
