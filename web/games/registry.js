@@ -13,6 +13,7 @@
 
 const modules = {
   trump: () => import('./trump.js'),
+  nachos: () => import('./nachos.js'),
 };
 
 const loaded = new Map();
