@@ -13,6 +13,8 @@
 
 const modules = {
   trump: () => import('./trump.js'),
+  rummy: () => import('./rummy.js'),
+  fibfib: () => import('./fibfib.js'),
   nachos: () => import('./nachos.js'),
 };
 
