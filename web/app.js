@@ -132,17 +132,37 @@ function lobbyPage() {
   const gameSel = h('select', { id: 'c-game', testid: 'create-game' },
     games.map((g) => h('option', { value: g.kind, selected: g.kind === 'trump' }, g.title)));
   const seatsSel = h('select', { id: 'c-seats', testid: 'create-seats' });
+  // A game module may add its own option fields (`createOptions(container)` returns a
+  // function that yields the options JSON) and name a seat count (`seatLabel(n)`, e.g.
+  // a 1-seat rummy table is Solitaire). Without one, the server's defaults apply.
+  const optsBox = h('div', { class: 'create-options', testid: 'create-options', style: 'display: contents' });
+  let readOptions = () => null;
+  let mod = null;
+  let token = 0;
   const fillSeats = () => {
     const g = games.find((x) => x.kind === gameSel.value) ?? games[0];
     const keep = seatsSel.value;
     mount(seatsSel, Array.from({ length: g.max_players - g.min_players + 1 }, (_, i) => {
       const n = g.min_players + i;
-      return h('option', { value: String(n) }, `${n} players`);
+      const label = mod?.seatLabel?.(n) ?? (n === 1 ? '1 player' : `${n} players`);
+      return h('option', { value: String(n) }, label);
     }));
-    seatsSel.value = keep && [...seatsSel.options].some((o) => o.value === keep) ? keep : String(Math.min(4, g.max_players));
+    seatsSel.value = keep && [...seatsSel.options].some((o) => o.value === keep) ? keep : String(Math.max(g.min_players, Math.min(4, g.max_players)));
   };
-  gameSel.addEventListener('change', fillSeats);
-  fillSeats();
+  const pickGame = async () => {
+    const my = ++token;
+    mod = null;
+    readOptions = () => null;
+    mount(optsBox);
+    fillSeats();
+    const m = await gameModule(gameSel.value);
+    if (my !== token) return; // another game was picked meanwhile
+    mod = m;
+    if (typeof m.createOptions === 'function') readOptions = m.createOptions(optsBox) || (() => null);
+    fillSeats();
+  };
+  gameSel.addEventListener('change', pickGame);
+  pickGame();
   const priv = h('input', { type: 'checkbox', id: 'c-private', testid: 'create-private' });
   const bots = h('input', { type: 'checkbox', id: 'c-bots', testid: 'create-bots', checked: true });
   const err = h('p', { class: 'form-error', role: 'alert' });
@@ -151,6 +171,7 @@ function lobbyPage() {
     h('div', { class: 'fields' },
       h('label', null, 'Game', gameSel),
       h('label', null, 'Seats', seatsSel),
+      optsBox,
       h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start'),
       h('label', { class: 'check' }, priv, 'Private (invite link only)')),
     h('button', { class: 'btn primary', type: 'submit', testid: 'create-submit' }, 'Create table'),
@@ -162,7 +183,7 @@ function lobbyPage() {
       const res = await api.createTable({
         game: gameSel.value,
         seats: Number(seatsSel.value),
-        options: null,
+        options: readOptions() ?? null,
         private: priv.checked,
         bots: bots.checked ? 'random' : null,
         join: true,
@@ -314,7 +335,7 @@ async function tablePage(id, invite) {
         h('span', { class: `pill pill-${t.status}`, testid: 'table-status' }, t.status),
         t.private ? h('span', { class: 'pill' }, 'private') : null,
         h('span', { class: 'muted small' }, `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),
-        h('a', { href: `#/rules/${t.game}`, class: 'small' }, 'How to play')),
+        h('a', { href: `#/rules/${mod.rulesPage?.(t) ?? t.game}`, class: 'small', testid: 'rules-link' }, 'How to play')),
       h('div', { class: 'th-actions' },
         t.status === 'open' && seated
           ? h('button', { class: 'btn', type: 'button', testid: 'leave-button', onclick: lobbyAction(() => api.leave(id)) }, 'Leave seat')
@@ -524,8 +545,16 @@ async function leaderboardPage(game) {
 }
 
 async function rulesPage(kind) {
-  const tabs = (session.games.length ? session.games : [{ kind: 'trump' }]).map((g) =>
-    h('a', { href: `#/rules/${g.kind}`, class: `tab ${g.kind === kind ? 'active' : ''}` }, gameTitle(g.kind)));
+  // One tab per game of GET /api/games; a game module may list several pages
+  // (`rulesPages`: [{page, title}], e.g. rummy and its one-player form, solitaire).
+  const pages = [];
+  for (const g of session.games.length ? session.games : [{ kind: 'trump' }]) {
+    const m = await gameModule(g.kind);
+    pages.push(...(Array.isArray(m.rulesPages) && m.rulesPages.length ? m.rulesPages : [{ page: g.kind, title: gameTitle(g.kind) }]));
+  }
+  const tabs = pages.map((p) =>
+    h('a', { href: `#/rules/${p.page}`, class: `tab ${p.page === kind ? 'active' : ''}`, testid: `rules-tab-${p.page}` }, p.title));
+  const pageTitle = pages.find((p) => p.page === kind)?.title ?? gameTitle(kind);
   const body = h('article', { class: 'rules', testid: 'rules' }, h('p', { class: 'muted' }, 'Loading…'));
   mount(app, h('section', { class: 'panel' }, h('div', { class: 'tabs' }, tabs), body));
   let html = null;
@@ -540,7 +569,7 @@ async function rulesPage(kind) {
     }
   }
   if (html === null) {
-    mount(body, h('p', null, `There is no rules page for ${gameTitle(kind)} yet.`));
+    mount(body, h('p', null, `There is no rules page for ${pageTitle} yet.`));
     return;
   }
   // Trusted: the fragments are files of this project, served from web/rules/.
