@@ -161,6 +161,7 @@ pub async fn create_table(
         created_at: now,
         status: TableStatus::Open,
         bots: req.bots.map(|b| b.as_str().to_string()),
+        daily: None,
     };
     let mut seats = vec![Occupant::Empty; req.seats];
     if req.join {

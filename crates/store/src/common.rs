@@ -34,6 +34,7 @@ pub(crate) type TableRow = (
     i64,
     String,
     Option<String>,
+    Option<String>,
 );
 /// `kind, player_id, name, bot_level, score` of `table_seats`.
 pub(crate) type SeatRow = (String, Option<String>, Option<String>, Option<String>, i64);
@@ -48,7 +49,8 @@ pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i6
 
 /// One table as a [`TableRow`] (`$1` table id).
 pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
-     private, invite_code, created_by, created_at, status, bots FROM game_tables WHERE id = $1";
+     private, invite_code, created_by, created_at, status, bots, daily FROM game_tables \
+     WHERE id = $1";
 
 /// Marks a table as changed now (`$1` table id, `$2` Unix ms), for "my matches" ordering.
 pub(crate) const TOUCH_TABLE: &str = "UPDATE game_tables SET updated_at = $2 WHERE id = $1";
@@ -80,6 +82,30 @@ pub(crate) const PLAYER_MATCHES: &str = "\
              t.updated_at DESC, t.id ASC \
     LIMIT $2";
 
+/// Finished tables of a daily deal, best first: finished games by fewest discards, then
+/// lost ones (R-25), earliest finish first among equals.
+pub(crate) const DAILY_BOARD: &str = "\
+    SELECT p.id, p.name, s.score, s.won, t.id \
+    FROM game_tables t \
+    JOIN table_seats s ON s.table_id = t.id \
+    JOIN players p ON p.id = s.player_id \
+    WHERE t.daily = $1 AND t.status = 'finished' AND s.kind = 'player' \
+    ORDER BY CASE WHEN s.won THEN 0 ELSE 1 END, s.score ASC, t.updated_at ASC, t.id ASC \
+    LIMIT $2";
+
+/// `player_id, name, score, won, table_id` of [`DAILY_BOARD`].
+pub(crate) type DailyTuple = (String, String, i64, Option<bool>, String);
+
+pub(crate) fn daily_row(r: DailyTuple) -> Result<crate::DailyRow, StoreError> {
+    Ok(crate::DailyRow {
+        player_id: uuid(&r.0, "player id")?,
+        name: r.1,
+        score: r.2,
+        finished: r.3 == Some(true),
+        table_id: uuid(&r.4, "table id")?,
+    })
+}
+
 /// A `LIMIT` both databases accept: Postgres rejects a negative one.
 pub(crate) fn limit(n: i64) -> i64 {
     n.max(0)
@@ -104,7 +130,7 @@ pub(crate) fn fk_as_not_found(e: sqlx::Error, what: impl FnOnce() -> String) -> 
     e.into()
 }
 
-fn uuid(s: &str, what: &str) -> Result<Uuid, StoreError> {
+pub(crate) fn uuid(s: &str, what: &str) -> Result<Uuid, StoreError> {
     Uuid::parse_str(s).map_err(|e| StoreError::Corrupt(format!("{what} {s:?}: {e}")))
 }
 
@@ -137,6 +163,7 @@ pub(crate) fn table(r: TableRow) -> Result<TableRecord, StoreError> {
         created_at: r.8,
         status: status(&r.9)?,
         bots: r.10,
+        daily: r.11,
     })
 }
 
@@ -378,8 +405,8 @@ macro_rules! impl_store {
                 let mut tx = self.pool.begin().await?;
                 sqlx::query(
                     "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
-                     private, invite_code, created_by, created_at, updated_at, status, bots) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11)",
+                     private, invite_code, created_by, created_at, updated_at, status, bots, \
+                     daily) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12)",
                 )
                 .bind(&key)
                 .bind(&record.game)
@@ -392,6 +419,7 @@ macro_rules! impl_store {
                 .bind(record.created_at)
                 .bind(record.status.as_str())
                 .bind(&record.bots)
+                .bind(&record.daily)
                 .execute(&mut *tx)
                 .await?;
                 for (i, occupant) in seats.iter().enumerate() {
@@ -682,6 +710,48 @@ macro_rules! impl_store {
                     .await?
                     .into_iter()
                     .map($crate::common::match_row)
+                    .collect()
+            }
+
+            async fn daily_seed(&self, key: &str, fresh_seed_hex: &str, now: i64) -> $crate::Result<String> {
+                // The first caller's seed wins; everybody reads the stored one.
+                sqlx::query(
+                    "INSERT INTO daily_deals (key, seed_hex, created_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (key) DO NOTHING",
+                )
+                .bind(key)
+                .bind(fresh_seed_hex)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                let (seed,): (String,) =
+                    sqlx::query_as("SELECT seed_hex FROM daily_deals WHERE key = $1")
+                        .bind(key)
+                        .fetch_one(&self.pool)
+                        .await?;
+                Ok(seed)
+            }
+
+            async fn daily_table_of(&self, key: &str, player: ::uuid::Uuid) -> $crate::Result<Option<::uuid::Uuid>> {
+                let row: Option<(String,)> = sqlx::query_as(
+                    "SELECT t.id FROM game_tables t JOIN table_seats s ON s.table_id = t.id \
+                     WHERE t.daily = $1 AND s.player_id = $2 ORDER BY t.created_at LIMIT 1",
+                )
+                .bind(key)
+                .bind(player.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+                row.map(|(id,)| $crate::common::uuid(&id, "table id")).transpose()
+            }
+
+            async fn daily_board(&self, key: &str, limit: i64) -> $crate::Result<Vec<$crate::DailyRow>> {
+                sqlx::query_as::<_, $crate::common::DailyTuple>($crate::common::DAILY_BOARD)
+                    .bind(key)
+                    .bind($crate::common::limit(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::common::daily_row)
                     .collect()
             }
         }

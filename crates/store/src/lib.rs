@@ -135,6 +135,8 @@ pub struct TableRecord {
     pub status: TableStatus,
     /// Level of the bots that fill empty seats when the match starts; `None`: no bots.
     pub bots: Option<String>,
+    /// The daily deal this table plays (its key in `daily_deals`), if any.
+    pub daily: Option<String>,
 }
 
 /// One round's seed record.
@@ -201,6 +203,18 @@ pub struct MatchRow {
     pub created_at: i64,
     /// Time of the latest change (action, round end, status change), Unix milliseconds.
     pub updated_at: i64,
+}
+
+/// One result of a daily deal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DailyRow {
+    pub player_id: Uuid,
+    pub name: String,
+    /// The game's final score (Solitaire: cards in the discard pile, R-25).
+    pub score: i64,
+    /// Whether the game was finished (all sets closed) rather than lost.
+    pub finished: bool,
+    pub table_id: Uuid,
 }
 
 /// Storage backend. Every method is a complete, atomic unit: a method that writes several
@@ -273,6 +287,16 @@ pub trait Store: Send + Sync + 'static {
     /// A player's matches: unfinished (`open`/`playing`) first, then the rest, newest
     /// activity first within each group.
     async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>>;
+
+    // ---- daily deals ----
+
+    /// The seed (hex) of the daily deal `key`, storing `fresh_seed_hex` if it has none yet:
+    /// whoever asks first fixes the day's deal, and everybody gets the same seed.
+    async fn daily_seed(&self, key: &str, fresh_seed_hex: &str, now: i64) -> Result<String>;
+    /// The table a player started for the daily deal `key`, if any.
+    async fn daily_table_of(&self, key: &str, player: Uuid) -> Result<Option<Uuid>>;
+    /// The finished games of the daily deal `key`, best first.
+    async fn daily_board(&self, key: &str, limit: i64) -> Result<Vec<DailyRow>>;
 }
 
 /// Opens the store named by `url` and applies its migrations.

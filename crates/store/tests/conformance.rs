@@ -202,6 +202,7 @@ fn record(game: &str, seats: usize, creator: Uuid, now: i64) -> TableRecord {
         created_at: now,
         status: TableStatus::Open,
         bots: Some("random".into()),
+        daily: None,
     }
 }
 
@@ -643,6 +644,80 @@ async fn futures_join_all<F: std::future::Future>(
 }
 
 /// Everything of a small match, written so that reopening can be checked against it.
+async fn daily_deals(s: &dyn Store) {
+    let key = "solitaire-21/2026-11-22";
+    // The first seed of the day wins; a later request gets the same one.
+    assert_eq!(s.daily_seed(key, "aa", 1).await.unwrap(), "aa");
+    assert_eq!(s.daily_seed(key, "bb", 2).await.unwrap(), "aa");
+    assert_eq!(
+        s.daily_seed("solitaire-13/2026-11-22", "cc", 2)
+            .await
+            .unwrap(),
+        "cc"
+    );
+
+    let (a, b, c) = (
+        player(s, "Ada").await,
+        player(s, "Bob").await,
+        player(s, "Cy").await,
+    );
+    let mut tables = Vec::new();
+    for (p, score, won, at) in [(&a, 30, true, 10), (&b, 12, true, 20), (&c, 67, false, 5)] {
+        let mut r = record("rummy", 1, p.id, at);
+        r.daily = Some(key.into());
+        r.private = true;
+        s.create_table(&r, &[seat_of(p)]).await.unwrap();
+        assert_eq!(
+            s.load_table(r.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .record
+                .daily
+                .as_deref(),
+            Some(key)
+        );
+        s.set_status(r.id, TableStatus::Playing, at).await.unwrap();
+        s.start_round(r.id, &round(1, at)).await.unwrap();
+        s.end_round(r.id, 1, &json!({}), &[score], at)
+            .await
+            .unwrap();
+        let winners: &[i32] = if won { &[0] } else { &[] };
+        s.finish_match(r.id, &[score], winners, at).await.unwrap();
+        tables.push(r.id);
+    }
+    // An unfinished daily game is not on the board, but it is the player's table.
+    let mut late = record("rummy", 1, a.id, 50);
+    late.daily = Some("solitaire-21/2026-11-23".into());
+    s.create_table(&late, &[seat_of(&a)]).await.unwrap();
+    assert_eq!(s.daily_table_of(key, a.id).await.unwrap(), Some(tables[0]));
+    assert_eq!(s.daily_table_of(key, Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        s.daily_table_of("solitaire-21/2026-11-23", a.id)
+            .await
+            .unwrap(),
+        Some(late.id)
+    );
+    let board = s.daily_board(key, 10).await.unwrap();
+    let order: Vec<(&str, i64, bool)> = board
+        .iter()
+        .map(|r| (r.name.as_str(), r.score, r.finished))
+        .collect();
+    // Finished games by fewest discards, then lost ones.
+    assert_eq!(
+        order,
+        vec![("Bob", 12, true), ("Ada", 30, true), ("Cy", 67, false)]
+    );
+    assert_eq!(board[0].table_id, tables[1]);
+    assert!(
+        s.daily_board("solitaire-21/2026-11-23", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(s.daily_board(key, 1).await.unwrap().len(), 1);
+}
+
 async fn fill(s: &dyn Store) -> (Player, StoredTable) {
     let a = player(s, "Ada").await;
     let t = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
@@ -707,6 +782,7 @@ macro_rules! all_cases {
                 leaderboard,
                 player_matches,
                 concurrent_writers,
+                daily_deals,
             ]
         );
     };
