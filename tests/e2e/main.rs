@@ -4,6 +4,9 @@
 //! `FIB_REQUIRE_ALL=1` (CI) a part that cannot run fails instead of being skipped.
 
 mod browser;
+mod fibfib;
+mod nachos;
+mod rummy;
 mod support;
 
 use serde_json::{Value, json};
