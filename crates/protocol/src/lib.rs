@@ -222,7 +222,10 @@ pub enum ServerMsg {
     /// of the table, and on `sync`. A client that holds the latest `state` is in sync: it
     /// never needs to merge events.
     State {
-        /// Increases by one with every change of the table (seat, round start, action).
+        /// Increases with every change of the table's game or seats (seat, status, round
+        /// start, action); presence and spectator counts are refreshed without a bump. An
+        /// `act` must carry the version of the newest state received. Versions are
+        /// recomputed when the server restarts: always adopt the newest `state`.
         version: u64,
         table: TableInfo,
         /// Whose eyes this is: a seat, or a spectator.
@@ -242,7 +245,9 @@ pub enum ServerMsg {
     Error {
         code: String,
         message: String,
-        /// The table version when the error was produced.
+        /// The table version when the error was produced; 0 for errors the socket itself
+        /// produces before the table sees the message (`malformed`,
+        /// `binary_not_supported`, `table_closed`).
         version: u64,
     },
     Pong,

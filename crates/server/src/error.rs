@@ -100,3 +100,39 @@ impl IntoResponse for ApiError {
         (self.status(), axum::Json(self.body())).into_response()
     }
 }
+
+/// Turns the framework's own plain-text rejections (a bad path or query value, a wrong
+/// method, a non-upgrade request to a socket path, a body that is not JSON) into our JSON
+/// error body, so every client error has a code.
+pub async fn json_rejections(res: Response) -> Response {
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !status.is_client_error() || is_json || status == StatusCode::NOT_FOUND {
+        return res;
+    }
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        _ => "malformed",
+    };
+    let bytes = axum::body::to_bytes(res.into_body(), 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let message = String::from_utf8_lossy(&bytes).trim().to_string();
+    let message = if message.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("bad request")
+            .to_string()
+    } else {
+        message
+    };
+    let body = ErrorBody {
+        code: code.to_string(),
+        message,
+    };
+    (status, axum::Json(body)).into_response()
+}

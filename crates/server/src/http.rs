@@ -145,7 +145,8 @@ pub async fn create_table(
                 format!("there is no game {g:?}; see GET /api/games"),
             ),
             games::SetupError::BadOptions(m) => ApiError::BadTable("bad_options", m),
-            games::SetupError::Rule(r) => ApiError::BadTable("bad_player_count", r.message),
+            // The rules' own code: `bad_player_count`, `bad_options`, …
+            games::SetupError::Rule(r) => ApiError::BadTable(r.code, r.message),
         })?;
     let now = now_ms();
     let invite_code = req.private.then(|| auth::random_hex(12));
@@ -235,7 +236,10 @@ pub async fn join_table(
     Me(who): Me,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Json<TableInfo>, ApiError> {
-    let body = body.map_err(|_| ApiError::TooLarge)?;
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
+        _ => ApiError::Malformed(e.body_text()),
+    })?;
     // The body is optional: empty means "any free seat, no invite code".
     let req: JoinRequest = if body.iter().all(u8::is_ascii_whitespace) {
         JoinRequest::default()
@@ -271,20 +275,42 @@ pub async fn start_table(
     Ok(Json(h.ask(|reply| Cmd::Start { who, reply }).await?))
 }
 
-async fn stored(app: &AppState, id: &str) -> Result<store::StoredTable, ApiError> {
+/// A stored table, with a private table's invite rule applied as for live ones: its
+/// invite code, or a seat at it.
+async fn stored(
+    app: &AppState,
+    id: &str,
+    invite: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<store::StoredTable, ApiError> {
     let tid = Uuid::parse_str(id).map_err(|_| ApiError::TableNotFound(id.to_string()))?;
-    app.store
+    let st = app
+        .store
         .load_table(tid)
         .await?
-        .ok_or_else(|| ApiError::TableNotFound(id.to_string()))
+        .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
+    if st.record.private && st.record.invite_code.as_deref() != invite {
+        let who = player_from(headers, app).await?;
+        let seated = who.is_some_and(|w| {
+            st.seats
+                .iter()
+                .any(|o| matches!(o, Occupant::Player { id, .. } if *id == w.id))
+        });
+        if !seated {
+            return Err(ApiError::InviteRequired);
+        }
+    }
+    Ok(st)
 }
 
 /// Seed commitments for every round, and the seeds of ended rounds.
 pub async fn table_rounds(
     State(app): State<AppState>,
     Path(id): Path<String>,
+    Query(q): Query<InviteQuery>,
+    headers: HeaderMap,
 ) -> Result<Json<Vec<RoundFairness>>, ApiError> {
-    let st = stored(&app, &id).await?;
+    let st = stored(&app, &id, q.invite.as_deref(), &headers).await?;
     Ok(Json(
         st.rounds
             .iter()
@@ -301,8 +327,10 @@ pub async fn table_rounds(
 pub async fn round_deal(
     State(app): State<AppState>,
     Path((id, round)): Path<(String, u32)>,
+    Query(q): Query<InviteQuery>,
+    headers: HeaderMap,
 ) -> Result<Json<DealRecord>, ApiError> {
-    let st = stored(&app, &id).await?;
+    let st = stored(&app, &id, q.invite.as_deref(), &headers).await?;
     let r = st
         .rounds
         .iter()

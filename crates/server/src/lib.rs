@@ -70,6 +70,7 @@ pub fn app(state: AppState) -> Router {
         .route("/ws/lobby", get(ws::lobby_socket))
         .route("/ws/table/{id}", get(ws::table_socket))
         .fallback_service(client)
+        .layer(axum::middleware::map_response(error::json_rejections))
         .layer(DefaultBodyLimit::max(protocol::MAX_HTTP_BODY))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

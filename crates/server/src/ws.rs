@@ -164,7 +164,11 @@ async fn run_lobby_socket(mut socket: WebSocket, app: AppState) {
         }
         tokio::select! {
             changed = tick.changed() => if changed.is_err() { break },
-            _ = shutdown.changed() => break,
+            _ = shutdown.changed() => {
+                let frame = CloseFrame { code: close_code::AWAY, reason: Utf8Bytes::from_static("server restarting") };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                break;
+            }
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                 // The lobby socket only listens; anything sent is ignored.

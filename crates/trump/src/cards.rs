@@ -67,6 +67,17 @@ impl Symbol {
         Symbol::Waves,
     ];
 
+    /// The wire name (as serde writes it), for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Symbol::CircledPlus => "circled_plus",
+            Symbol::Circle => "circle",
+            Symbol::Square => "square",
+            Symbol::Star => "star",
+            Symbol::Waves => "waves",
+        }
+    }
+
     /// The bitset of the ten cards bearing this symbol (R-30: two per colour).
     pub fn mask(self) -> u64 {
         SYMBOL_MASKS[self as usize]
@@ -168,8 +179,9 @@ impl TryFrom<CardWire> for Card {
         let card = Card::new(w.colour, w.number);
         match w.symbol {
             Some(s) if s != card.symbol() => Err(format!(
-                "{card} bears the symbol {:?}, not {s:?}",
-                card.symbol()
+                "{card} bears the symbol {}, not {}",
+                card.symbol().name(),
+                s.name()
             )),
             _ => Ok(card),
         }
