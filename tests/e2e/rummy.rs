@@ -1,0 +1,363 @@
+//! End to end for the rummy family (Fibonacci 21/13/8 and Solitaire Fibonacci): a whole
+//! round over WebSockets with a bot in the other seat on every database, including an
+//! out-of-turn rearrangement accepted while the bot is on turn; a Solitaire game to
+//! its end; and the browser test (tests/browser/rummy.mjs). `cargo test -p e2e rummy`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{Db, Player, Sock, databases, my_seat, status};
+
+/// A server in this process whose bots wait `bot_delay_ms` before each move while a person
+/// watches (the shared harness runs bots with no delay), so a test has a window in which it
+/// is reliably the bot's turn.
+struct SlowBotServer {
+    base: String,
+    ws: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl SlowBotServer {
+    async fn start(db: &Db, bot_delay_ms: u64) -> Self {
+        let mut config = server::Config::for_tests(&db.url);
+        config.bot_delay_ms = bot_delay_ms;
+        let state = server::build(config).await.expect("server builds");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            server::serve(listener, state, async move {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+        });
+        SlowBotServer {
+            base: format!("http://{addr}"),
+            ws: format!("ws://{addr}"),
+            stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            tokio::time::timeout(Duration::from_secs(20), t)
+                .await
+                .expect("server stops")
+                .unwrap();
+        }
+    }
+}
+
+async fn create_rummy(p: &Player, seats: usize, options: Value) -> String {
+    let (s, v) = p
+        .post(
+            "/api/tables",
+            json!({"game": "rummy", "seats": seats, "options": options, "bots": "random"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    v["table"]["id"].as_str().unwrap().to_string()
+}
+
+async fn start(p: &Player, table: &str) {
+    let (s, v) = p
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+}
+
+fn legal(st: &Value) -> Vec<Value> {
+    st["legal"].as_array().cloned().unwrap_or_default()
+}
+
+fn to_act(st: &Value) -> Vec<u64> {
+    st["table"]["to_act"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect()
+}
+
+fn version(st: &Value) -> u64 {
+    st["version"].as_u64().unwrap()
+}
+
+/// The next state or error message (skipping anything else).
+async fn next_reply(sock: &mut Sock) -> Value {
+    loop {
+        let m = sock.next().await;
+        if m["type"] == "state" || m["type"] == "error" {
+            return m;
+        }
+    }
+}
+
+/// A simple purposeful player, choosing only from `legal`: draw, open with the standard
+/// opening, close complete sets (when `close`), add to sets, start sets, and discard.
+/// Every choice empties the hand or closes a set, so a turn always ends.
+/// Until `close`, new sets come before additions: more open sets with room make an
+/// out-of-turn move possible sooner.
+fn greedy(legal: &[Value], close: bool) -> Option<Value> {
+    let find = |t: &str| legal.iter().find(|a| a["type"] == t).cloned();
+    let grow = if close {
+        find("add_to_set").or_else(|| find("start_set"))
+    } else {
+        find("start_set").or_else(|| find("add_to_set"))
+    };
+    find("draw_stock")
+        .or_else(|| find("draw_discard"))
+        .or_else(|| find("open"))
+        .or_else(|| close.then(|| find("close_set")).flatten())
+        .or(grow)
+        .or_else(|| find("discard"))
+}
+
+/// My sets in a state's view.
+fn my_sets(st: &Value) -> Vec<Value> {
+    let me = my_seat(st).unwrap();
+    st["view"]["tables"][me as usize]["sets"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn set_has(st: &Value, key: u64, card: u64) -> bool {
+    my_sets(st).iter().any(|s| {
+        s["key"].as_u64() == Some(key)
+            && s["cards"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["card"]["id"].as_u64() == Some(card))
+    })
+}
+
+/// Plays one table (me in seat 0, a random bot in seat 1) until the match is over. Makes
+/// one out-of-turn move as soon as one is legal while the bot is on turn, and
+/// checks it was accepted then. Returns the final state and whether that move happened.
+async fn play_round_with_bot(p: &Player) -> (Value, bool) {
+    let table = create_rummy(
+        p,
+        2,
+        json!({"target": 13, "match_length": {"kind": "rounds", "count": 1}}),
+    )
+    .await;
+    let mut sock = p.connect(&table).await;
+    sock.next_state().await;
+    start(p, &table).await;
+    let mut st = sock.until(|s| status(s) == "playing").await;
+    let me = my_seat(&st).unwrap();
+    let mut moved = false;
+    let mut my_moves = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    while status(&st) != "finished" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the round did not end in time"
+        );
+        let acting = to_act(&st);
+        let bot_on_turn = !acting.is_empty() && !acting.contains(&me);
+        let mine = acting.contains(&me) && !legal(&st).is_empty();
+        let ooo = legal(&st).into_iter().find(|a| a["type"] == "move_card");
+        if !moved && bot_on_turn && ooo.is_some() {
+            // rearrange my open sets while the bot plays its turn.
+            let a = ooo.unwrap();
+            sock.act(version(&st), &a).await;
+            // Either a state carrying my move's event (accepted) or a stale_version refusal
+            // (the bot moved first); the bot's own states may come in between.
+            loop {
+                let reply = next_reply(&mut sock).await;
+                if reply["type"] == "error" {
+                    assert_eq!(reply["code"], "stale_version", "{reply}");
+                    st = sock.next_state().await;
+                    break;
+                }
+                st = reply;
+                let mine_moved = st["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["type"] == "card_moved" && e["seat"].as_u64() == Some(me));
+                if mine_moved {
+                    let to = a["to"].as_u64().unwrap();
+                    let card = a["card"].as_u64().unwrap();
+                    assert!(
+                        set_has(&st, to, card),
+                        "the moved card is in set {to}: {a} {}",
+                        st["view"]
+                    );
+                    assert_eq!(
+                        to_act(&st),
+                        acting,
+                        "the bot is still on turn after my out-of-turn move"
+                    );
+                    moved = true;
+                    break;
+                }
+            }
+            continue;
+        }
+        if mine {
+            // Keep sets open until the out-of-turn move was made (it needs two open sets).
+            let a = greedy(&legal(&st), moved).expect("something legal on my turn");
+            sock.act(version(&st), &a).await;
+            my_moves += 1;
+            assert!(my_moves < 2000, "too many moves");
+        }
+        let reply = next_reply(&mut sock).await;
+        if reply["type"] == "error" {
+            assert_eq!(reply["code"], "stale_version", "refused: {reply}");
+            st = sock.next_state().await;
+        } else {
+            st = reply;
+        }
+    }
+    (st, moved)
+}
+
+/// Checks the end of a one-round match: outcome, and scores that add up.
+fn check_round_end(st: &Value) {
+    let view = &st["view"];
+    assert_eq!(view["phase"], "finished", "{view}");
+    let lr = &view["last_round"];
+    let seats = lr["seats"].as_array().unwrap();
+    assert_eq!(seats.len(), 2);
+    let scores = st["table"]["scores"].as_array().unwrap();
+    for s in seats {
+        let total = s["going_out_bonus"].as_i64().unwrap() + s["closed_points"].as_i64().unwrap()
+            - s["open_penalty"].as_i64().unwrap()
+            - s["hand_penalty"].as_i64().unwrap();
+        assert_eq!(
+            s["total"].as_i64().unwrap(),
+            total,
+            "breakdown adds up: {s}"
+        );
+        let seat = s["seat"].as_u64().unwrap() as usize;
+        assert_eq!(
+            scores[seat].as_i64().unwrap(),
+            total,
+            "one round: match = round"
+        );
+    }
+    match lr["went_out"].as_u64() {
+        Some(w) => {
+            let s = &seats[w as usize];
+            assert_eq!(s["going_out_bonus"], 80);
+            assert_eq!(s["closed_sets"], 5, "Fibonacci 13: five sets to go out");
+        }
+        None => assert_eq!(lr["blocked"], true, "nobody went out: blocked (R-21)"),
+    }
+    let winners = st["table"]["winners"].as_array().unwrap();
+    assert!(!winners.is_empty());
+}
+
+/// A whole round of Fibonacci 13 against a bot on each database, with an out-of-turn
+/// rearrangement accepted while the bot is on turn. The deal is random, so a few
+/// tables may be needed before one gives two open sets with a movable card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rummy_round_with_bot_and_out_of_turn_move_on_every_database() {
+    for db in databases().await {
+        let server = SlowBotServer::start(&db, 40).await;
+        let p = Player::guest(&server.base, &server.ws, "Ada").await;
+        let mut moved = false;
+        for attempt in 1..=6 {
+            let (end, m) = play_round_with_bot(&p).await;
+            check_round_end(&end);
+            eprintln!(
+                "{}: table {attempt}: round over ({}), out-of-turn move: {m}",
+                db.label,
+                if end["view"]["last_round"]["blocked"] == true {
+                    "blocked".to_string()
+                } else {
+                    format!("seat {} went out", end["view"]["last_round"]["went_out"])
+                }
+            );
+            if m {
+                moved = true;
+                break;
+            }
+        }
+        assert!(moved, "{}: no out-of-turn move in 6 tables", db.label);
+        let (s, mine) = p.get("/api/me/matches").await;
+        assert_eq!(s, 200);
+        assert_eq!(mine[0]["game"], "rummy");
+        assert_eq!(mine[0]["status"], "finished");
+        server.stop().await;
+    }
+}
+
+/// Solitaire Fibonacci (one seat) played to its end on each database: either every set
+/// closed (score = the discard pile, winners [0]) or the stock ran out (lost, winners []).
+/// Also: a move out of order is refused with a readable message and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rummy_solitaire_to_the_end_on_every_database() {
+    for db in databases().await {
+        let server = SlowBotServer::start(&db, 0).await;
+        let p = Player::guest(&server.base, &server.ws, "Sol").await;
+        let table = create_rummy(&p, 1, json!({"target": 13})).await;
+        let mut sock = p.connect(&table).await;
+        sock.next_state().await;
+        start(&p, &table).await;
+        let mut st = sock.until(|s| status(s) == "playing").await;
+        assert_eq!(st["view"]["solitaire"], true);
+        assert_eq!(st["view"]["hand"].as_array().unwrap().len(), 7);
+
+        // Discarding before drawing is refused, readably, and nothing changes.
+        let card = st["view"]["hand"][0]["id"].clone();
+        sock.act(version(&st), &json!({"type": "discard", "card": card}))
+            .await;
+        let e = sock.next_error().await;
+        assert_eq!(e["code"], "must_draw_first", "{e}");
+        assert!(e["message"].as_str().unwrap().contains("draw"), "{e}");
+
+        let mut moves = 0;
+        while status(&st) != "finished" {
+            let l = legal(&st);
+            if !l.is_empty() {
+                let a = greedy(&l, true).expect("a move");
+                sock.act(version(&st), &a).await;
+                moves += 1;
+                assert!(moves < 3000, "solitaire did not end");
+            }
+            let reply = next_reply(&mut sock).await;
+            assert_eq!(reply["type"], "state", "refused: {reply}");
+            st = reply;
+        }
+        let view = &st["view"];
+        let lr = &view["last_round"];
+        let score = st["table"]["scores"][0].as_i64().unwrap();
+        if lr["blocked"] == true {
+            assert_eq!(view["outcome"]["winners"], json!([]));
+            assert_eq!(score, 73, "a lost game scores the whole deck (Deck 13)");
+        } else {
+            assert_eq!(view["outcome"]["winners"], json!([0]));
+            assert_eq!(score, lr["solitaire_discards"].as_i64().unwrap());
+            assert_eq!(view["tables"][0]["closed_sets"], 5);
+        }
+        eprintln!(
+            "{}: solitaire over after {moves} moves: {}",
+            db.label,
+            if lr["blocked"] == true {
+                "lost (stock ran out)".to_string()
+            } else {
+                format!("won with {score} discards")
+            }
+        );
+        server.stop().await;
+    }
+}
+
+/// Through the real client in Chromium: a player lays down an opening meld, adds to a set
+/// and discards (tests/browser/rummy.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rummy_browser_open_add_discard() {
+    crate::browser::run_script("rummy.mjs").await;
+}
