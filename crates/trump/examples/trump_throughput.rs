@@ -1,6 +1,6 @@
 //! Rough apply throughput: records random 4-player matches, then replays their action logs
 //! and reports applied actions per second on one core.
-//! `cargo run --release -p trump --example throughput`
+//! `cargo run --release -p trump --example trump_throughput`
 
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! Rough single-core throughput of `apply`: plays seeded random matches (moves picked with
 //! `DeckRng` from `playable_cards`) and prints applied actions per second.
-//! `cargo run --release -p nachos --example throughput`
+//! `cargo run --release -p nachos --example nachos_throughput`
 
 use std::time::Instant;
 
