@@ -219,7 +219,7 @@ function setName(key, target) {
 function describe(e, name, target) {
   const cn = (c) => (c ? cardName(c) : 'a card');
   switch (e.type) {
-    case 'round_started': return `Round ${e.round}: ${name(e.dealer)} dealt, ${name(e.first)} starts.`;
+    case 'round_started': return name(e.first) === 'You' ? `Round ${e.round}: you start.` : `Round ${e.round}: ${name(e.first)} starts.`;
     case 'drew': return e.from_discard
       ? `${name(e.seat)} took the ${cn(e.from_discard)} from the discard pile and ${e.from_stock} from the stock.`
       : `${name(e.seat)} drew ${e.from_stock} from the stock.`;

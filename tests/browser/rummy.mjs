@@ -1,0 +1,104 @@
+// Browser test of the rummy table (Fibonacci 8, one seat = Solitaire), on a phone-sized
+// touch screen: the player creates the table through the lobby form (game, Solitaire seat
+// label, target option), and then, only by tapping, draws, lays down the opening meld,
+// adds a card to a set (hand card, then the set) and discards. The deal is random: a
+// table whose first few turns allow no opening or no addition is replaced by a new one
+// (bounded). Also checks the Rules tabs list Solitaire. Usage: node tests/browser/rummy.mjs <base-url>
+
+import { join } from 'node:path';
+import { runBrowserTest } from './lib.mjs';
+
+const TABLES = 5;
+const TURNS = 6;
+
+await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid, log, outDir, deadline }) => {
+  const p = await player('Fibo', { phone: true });
+
+  // The Rules tabs list every game, and the rummy family's two pages.
+  await p.goto(p.url().replace(/#.*$/, '') + '#/rules/solitaire');
+  await p.locator(tid('rules')).filter({ hasText: 'Solitaire Fibonacci' }).waitFor();
+  await p.locator(tid('rules-tab-rummy')).waitFor();
+  await p.locator(tid('rules-tab-trump')).waitFor();
+  await p.goto(p.url().replace(/#.*$/, '') + '#/');
+  await p.locator(tid('create-form')).waitFor();
+
+  const count = async (sel) => p.locator(sel).count();
+  const num = async (sel, attr) => Number(await p.locator(sel).first().getAttribute(attr));
+  // Waits until `f` holds (the page re-renders on each state message).
+  const until = async (what, f, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {
+      if (await f()) return;
+      await p.waitForTimeout(100);
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  // Ends the turn: tap a hand card, then the discard pile's "Discard here".
+  const discard = async () => {
+    const before = await num(tid('discard-pile'), 'data-count');
+    await p.locator(tid('hand-card')).first().tap();
+    await p.locator(tid('act-discard')).tap();
+    await until('the discard', async () => (await num(tid('discard-pile'), 'data-count')) > before);
+  };
+
+  let done = false;
+  for (let table = 1; table <= TABLES && !done; table++) {
+    if (Date.now() > deadline) throw new Error('out of time');
+    await p.goto(p.url().replace(/#.*$/, '') + '#/');
+    await p.locator(tid('create-game')).selectOption('rummy');
+    await p.locator(tid('create-target')).waitFor();
+    const soloLabel = await p.locator(`${tid('create-seats')} option[value="1"]`).textContent();
+    if (!/solitaire/i.test(soloLabel)) throw new Error(`the 1-seat choice is not labelled Solitaire: ${soloLabel}`);
+    await p.locator(tid('create-seats')).selectOption('1');
+    await p.locator(tid('create-target')).selectOption('8');
+    await p.locator(tid('create-submit')).tap();
+    await p.waitForURL(/#\/table\/[0-9a-f-]{36}$/);
+    await p.locator(tid('start-button')).tap();
+    await p.locator(tid('hand')).waitFor();
+    await p.locator(tid('rummy-info')).filter({ hasText: 'Solitaire Fibonacci 8' }).waitFor();
+    log(`table ${table} started`);
+
+    let opened = false;
+    let added = false;
+    for (let turn = 1; turn <= TURNS && !done; turn++) {
+      const hand = await count(tid('hand-card'));
+      await p.locator(tid('act-draw-stock')).tap();
+      await until('the draw', async () => (await count(tid('hand-card'))) === hand + 2);
+      if (!opened && (await count(tid('act-open')))) {
+        await p.locator(tid('act-open')).tap();
+        await until('the opening on the table', async () => (await count('[data-testid^="my-set-"]')) >= 2);
+        opened = true;
+        log(`table ${table} turn ${turn}: opened with ${await count('[data-testid^="my-set-"]')} sets`);
+      }
+      if (opened && !added) {
+        // Select hand cards one by one until a set lights up as a target; tap that set.
+        const n = await count(tid('hand-card'));
+        for (let i = 0; i < n && !added; i++) {
+          // Keep one card to discard.
+          if ((await count(tid('hand-card'))) < 2) break;
+          await p.locator(tid('hand-card')).nth(i).tap();
+          await p.locator(tid('action-bar')).waitFor();
+          const target = p.locator('.rm-set.target[data-testid^="my-set-"]');
+          if ((await target.count()) === 0) continue;
+          const key = await target.first().getAttribute('data-key');
+          const before = Number(await target.first().getAttribute('data-total'));
+          const wildChoice = target.first().locator('[data-testid^="set-"][data-testid*="-as-"]');
+          if (await wildChoice.count()) await wildChoice.first().tap();
+          else await target.first().tap();
+          await until('the added card', async () => Number(await p.locator(tid(`my-set-${key}`)).getAttribute('data-total')) > before);
+          added = true;
+          log(`table ${table} turn ${turn}: added to set ${key} (${before} -> ${await p.locator(tid(`my-set-${key}`)).getAttribute('data-total')})`);
+        }
+        if (!added && (await count(tid('act-cancel')))) await p.locator(tid('act-cancel')).tap();
+      }
+      await discard();
+      log(`table ${table} turn ${turn}: discarded`);
+      if (opened && added) done = true;
+      // A won or lost solitaire has no further turn.
+      if (!done && (await count(tid('match-result')))) break;
+    }
+  }
+  await p.screenshot({ path: join(outDir, 'rummy-phone.png'), fullPage: true });
+  if (!done) throw new Error(`no deal allowed opening and adding within ${TURNS} turns on ${TABLES} tables`);
+  log('opened, added to a set and discarded through the UI');
+});
