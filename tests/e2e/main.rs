@@ -711,3 +711,59 @@ async fn verify_deal_command_matches_the_served_deal() {
     );
     server.stop().await;
 }
+
+/// R-25's daily deal: everybody gets the same deal today, one game each, the seed stays
+/// secret while the day lasts, and finished games go on the day's board.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daily_solitaire_is_one_deal_for_everybody() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let (s, ta) = ada.post("/api/daily/solitaire", json!({"target": 8})).await;
+    assert_eq!(s, 200, "{ta}");
+    let (_, tb) = bob.post("/api/daily/solitaire", json!({"target": 8})).await;
+    assert_ne!(ta["id"], tb["id"], "one table each");
+    assert_eq!(ta["status"], "playing");
+    assert!(ta["private"].as_bool().unwrap(), "nobody can watch a daily game");
+    let (_, again) = ada.post("/api/daily/solitaire", json!({"target": 8})).await;
+    assert_eq!(again["id"], ta["id"], "asking again resumes the same game");
+    let (s, v) = ada.post("/api/daily/solitaire", json!({"target": 9})).await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("bad_options")));
+
+    let ida = ta["id"].as_str().unwrap().to_string();
+    let idb = tb["id"].as_str().unwrap().to_string();
+    let mut a = ada.connect(&ida).await;
+    let mut b = bob.connect(&idb).await;
+    let sa = a.until(|s| !s["view"].is_null()).await;
+    let sb = b.until(|s| !s["view"].is_null()).await;
+    assert_eq!(sa["view"]["hand"], sb["view"]["hand"], "the same deal");
+    assert_eq!(sa["fairness"][0]["seed_sha256"], sb["fairness"][0]["seed_sha256"]);
+    let (_, board) = ada.get("/api/daily/solitaire?target=8").await;
+    assert_eq!(board["seed_sha256"], sa["fairness"][0]["seed_sha256"]);
+    assert!(board["seed"].is_null());
+    // Bob may not watch Ada's daily game.
+    let (s, _) = bob.get(&format!("/api/tables/{ida}")).await;
+    assert_eq!(s, 403);
+
+    // Ada plays to the end, always making progress: draw, then discard.
+    let progress = |legal: &[Value]| {
+        legal
+            .iter()
+            .find(|a| matches!(a["type"].as_str(), Some("draw_stock" | "discard")))
+            .unwrap_or(&legal[0])
+            .clone()
+    };
+    let (end, _) = play_until(&mut a, progress, |s| status(s) == "finished").await;
+    assert!(end["fairness"][0]["seed"].is_null(), "the day is not over: the seed stays secret");
+    let (s, v) = ada.get(&format!("/api/tables/{ida}/rounds/1/deal")).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("daily_in_progress")));
+    let (_, board) = ada.get("/api/daily/solitaire?target=8").await;
+    let results = board["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{board}");
+    assert_eq!(results[0]["player"]["name"], "Ada");
+    assert_eq!(results[0]["discards"], end["table"]["scores"][0]);
+    let (s, v) = ada.get("/api/daily/solitaire?day=2999-01-01").await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("malformed")));
+    server.stop().await;
+}
