@@ -725,7 +725,10 @@ async fn daily_solitaire_is_one_deal_for_everybody() {
     let (_, tb) = bob.post("/api/daily/solitaire", json!({"target": 8})).await;
     assert_ne!(ta["id"], tb["id"], "one table each");
     assert_eq!(ta["status"], "playing");
-    assert!(ta["private"].as_bool().unwrap(), "nobody can watch a daily game");
+    assert!(
+        ta["private"].as_bool().unwrap(),
+        "nobody can watch a daily game"
+    );
     let (_, again) = ada.post("/api/daily/solitaire", json!({"target": 8})).await;
     assert_eq!(again["id"], ta["id"], "asking again resumes the same game");
     let (s, v) = ada.post("/api/daily/solitaire", json!({"target": 9})).await;
@@ -738,7 +741,10 @@ async fn daily_solitaire_is_one_deal_for_everybody() {
     let sa = a.until(|s| !s["view"].is_null()).await;
     let sb = b.until(|s| !s["view"].is_null()).await;
     assert_eq!(sa["view"]["hand"], sb["view"]["hand"], "the same deal");
-    assert_eq!(sa["fairness"][0]["seed_sha256"], sb["fairness"][0]["seed_sha256"]);
+    assert_eq!(
+        sa["fairness"][0]["seed_sha256"],
+        sb["fairness"][0]["seed_sha256"]
+    );
     let (_, board) = ada.get("/api/daily/solitaire?target=8").await;
     assert_eq!(board["seed_sha256"], sa["fairness"][0]["seed_sha256"]);
     assert!(board["seed"].is_null());
@@ -755,7 +761,10 @@ async fn daily_solitaire_is_one_deal_for_everybody() {
             .clone()
     };
     let (end, _) = play_until(&mut a, progress, |s| status(s) == "finished").await;
-    assert!(end["fairness"][0]["seed"].is_null(), "the day is not over: the seed stays secret");
+    assert!(
+        end["fairness"][0]["seed"].is_null(),
+        "the day is not over: the seed stays secret"
+    );
     let (s, v) = ada.get(&format!("/api/tables/{ida}/rounds/1/deal")).await;
     assert_eq!((s, v["code"].as_str()), (409, Some("daily_in_progress")));
     let (_, board) = ada.get("/api/daily/solitaire?target=8").await;

@@ -196,6 +196,38 @@ pub struct MatchRow {
     pub updated_at: i64,
 }
 
+/// `POST /api/daily/solitaire`: start (or resume) today's daily Solitaire deal.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DailyRequest {
+    /// 21, 13 or 8: Solitaire Fibonacci 21, 13 or 8.
+    pub target: u32,
+}
+
+/// `GET /api/daily/solitaire?target=21&day=YYYY-MM-DD`: a day's deal and its board.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DailyBoard {
+    /// The UTC day, `YYYY-MM-DD`.
+    pub day: String,
+    pub target: u32,
+    /// SHA-256 of the day's seed: the same for every player of that day.
+    pub seed_sha256: String,
+    /// The seed, once the day is over.
+    pub seed: Option<String>,
+    /// Finished games by fewest cards in the discard pile, then lost games.
+    pub results: Vec<DailyResult>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DailyResult {
+    pub player: PlayerInfo,
+    /// Cards in the discard pile at the end (lower is better).
+    pub discards: i64,
+    /// `false` when the stock ran out first (the game is lost).
+    pub finished: bool,
+    pub table_id: Uuid,
+}
+
 // ---------------------------------------------------------------------------------------
 // WebSocket messages
 // ---------------------------------------------------------------------------------------
@@ -283,6 +315,8 @@ pub fn schema() -> Value {
             "DealRecord": schemars::schema_for!(DealRecord),
             "LeaderRow": schemars::schema_for!(LeaderRow),
             "MatchRow": schemars::schema_for!(MatchRow),
+            "DailyRequest": schemars::schema_for!(DailyRequest),
+            "DailyBoard": schemars::schema_for!(DailyBoard),
         },
         "games": games::schemas(),
     })

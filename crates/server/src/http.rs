@@ -317,7 +317,8 @@ pub async fn table_rounds(
             .map(|r| RoundFairness {
                 round: r.round_no as u32,
                 seed_sha256: r.commitment.clone(),
-                seed: r.ended_at.map(|_| r.seed_hex.clone()),
+                seed: table::seed_public(r.ended_at.is_some(), st.record.daily.as_deref())
+                    .then(|| r.seed_hex.clone()),
             })
             .collect(),
     ))
@@ -340,6 +341,12 @@ pub async fn round_deal(
         return Err(ApiError::conflict(
             "round_in_progress",
             "the seed and deal of a round are published when the round ends",
+        ));
+    }
+    if !table::seed_public(true, st.record.daily.as_deref()) {
+        return Err(ApiError::conflict(
+            "daily_in_progress",
+            "a daily deal's seed and deal are published when its day (UTC) is over",
         ));
     }
     let deal = table::deal_of_round(&st, round).map_err(|e| {
@@ -413,4 +420,124 @@ pub async fn my_matches(
 
 pub async fn not_found_api() -> ApiError {
     ApiError::NotFound("no such endpoint; see docs/protocol.md".into())
+}
+
+/// The daily Solitaire deal of `target` on `day`: its key in the store.
+fn daily_key(target: u32, day: &str) -> String {
+    format!("solitaire-{target}/{day}")
+}
+
+fn daily_target(target: u32) -> Result<u32, ApiError> {
+    match target {
+        21 | 13 | 8 => Ok(target),
+        _ => Err(ApiError::BadTable(
+            "bad_options",
+            format!("daily Solitaire is played to 21, 13 or 8, not {target}"),
+        )),
+    }
+}
+
+/// Starts the caller's game of today's daily Solitaire deal, or returns the one they
+/// already have: one game per player per deal, everyone dealt from the same seed.
+pub async fn start_daily(
+    State(app): State<AppState>,
+    Me(who): Me,
+    Body(req): Body<protocol::DailyRequest>,
+) -> Result<Json<TableInfo>, ApiError> {
+    let target = daily_target(req.target)?;
+    let now = now_ms();
+    let key = daily_key(target, &crate::state::utc_day(now));
+    if let Some(existing) = app.store.daily_table_of(&key, who.id).await? {
+        if let Some(h) = table::open(&app, existing).await? {
+            return Ok(Json(h.info().await?));
+        }
+    }
+    let options = games::check_options("rummy", &serde_json::json!({ "target": target }), 1)
+        .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+    let record = TableRecord {
+        id: Uuid::new_v4(),
+        game: "rummy".into(),
+        options,
+        rules_version: 0,
+        seat_count: 1,
+        // Private, with a code nobody is given: watching someone else's daily game would
+        // show the day's deal to players who have not played it yet.
+        private: true,
+        invite_code: Some(auth::random_hex(12)),
+        created_by: who.id,
+        created_at: now,
+        status: TableStatus::Open,
+        bots: None,
+        daily: Some(key),
+    };
+    let seats = vec![Occupant::Player {
+        id: who.id,
+        name: who.name.clone(),
+    }];
+    let mut t = Table::new(app.clone(), record, seats.clone())?;
+    let record = t.set_rules_version();
+    app.store.create_table(&record, &seats).await?;
+    let handle = table::spawn(t);
+    let info = handle.ask(|reply| Cmd::Start { who, reply }).await?;
+    Ok(Json(info))
+}
+
+#[derive(Deserialize)]
+pub struct DailyQuery {
+    pub target: Option<u32>,
+    pub day: Option<String>,
+}
+
+/// A day's daily Solitaire deal: its commitment (and seed once the day is over) and board.
+pub async fn daily_board(
+    State(app): State<AppState>,
+    Query(q): Query<DailyQuery>,
+) -> Result<Json<protocol::DailyBoard>, ApiError> {
+    let target = daily_target(q.target.unwrap_or(21))?;
+    let today = crate::state::utc_day(now_ms());
+    let day = q.day.unwrap_or_else(|| today.clone());
+    let well_formed = day.len() == 10
+        && day.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if !well_formed || day > today {
+        return Err(ApiError::Malformed(format!(
+            "day must be a past or current YYYY-MM-DD, not {day:?}"
+        )));
+    }
+    let key = daily_key(target, &day);
+    let seed_hex = app
+        .store
+        .daily_seed(&key, &auth::random_hex(32), now_ms())
+        .await?;
+    let seed = game_core::Seed::from_hex(&seed_hex).ok_or_else(|| {
+        tracing::error!(key, "a stored daily seed is not 64 hex digits");
+        ApiError::Internal
+    })?;
+    let results = app
+        .store
+        .daily_board(&key, 100)
+        .await?
+        .into_iter()
+        .map(|r| protocol::DailyResult {
+            player: PlayerInfo {
+                id: r.player_id,
+                name: r.name,
+            },
+            discards: r.score,
+            finished: r.finished,
+            table_id: r.table_id,
+        })
+        .collect();
+    Ok(Json(protocol::DailyBoard {
+        seed: table::seed_public(true, Some(&key)).then(|| seed.to_hex()),
+        seed_sha256: seed.commitment(),
+        day,
+        target,
+        results,
+    }))
 }

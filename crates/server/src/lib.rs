@@ -62,6 +62,10 @@ pub fn app(state: AppState) -> Router {
         .route("/tables/{id}/rounds", get(http::table_rounds))
         .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
         .route("/leaderboard/{game}", get(http::leaderboard))
+        .route(
+            "/daily/solitaire",
+            get(http::daily_board).post(http::start_daily),
+        )
         .fallback(http::not_found_api);
     Router::new()
         .nest("/api", api)

@@ -88,3 +88,33 @@ pub fn now_ms() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
+
+/// The UTC calendar day of a Unix-milliseconds time, as `YYYY-MM-DD` (proleptic
+/// Gregorian; Howard Hinnant's civil-from-days).
+pub fn utc_day(ms: i64) -> String {
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_day;
+
+    #[test]
+    fn utc_days() {
+        assert_eq!(utc_day(0), "1970-01-01");
+        assert_eq!(utc_day(86_399_999), "1970-01-01");
+        assert_eq!(utc_day(86_400_000), "1970-01-02");
+        assert_eq!(utc_day(951_782_400_000), "2000-02-29");
+        assert_eq!(utc_day(1_795_322_425_202), "2026-11-22");
+        assert_eq!(utc_day(-1), "1969-12-31");
+    }
+}

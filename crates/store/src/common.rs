@@ -58,7 +58,8 @@ pub(crate) const TOUCH_TABLE: &str = "UPDATE game_tables SET updated_at = $2 WHE
 pub(crate) const SELECT_ROUNDS: &str = "SELECT round_no, seed_hex, commitment, started_at, \
      ended_at, result FROM rounds WHERE table_id = $1 ORDER BY round_no";
 
-/// Finished matches only; bots and empty seats never rank. Sums are cast because
+/// Finished matches only; bots and empty seats never rank; Solitaire (one seat) has its own
+/// daily board. Sums are cast because
 /// Postgres widens `SUM(bigint)` to `numeric`.
 pub(crate) const LEADERBOARD: &str = "\
     SELECT p.id, p.name, \
@@ -68,7 +69,7 @@ pub(crate) const LEADERBOARD: &str = "\
     FROM table_seats s \
     JOIN game_tables t ON t.id = s.table_id \
     JOIN players p ON p.id = s.player_id \
-    WHERE t.game = $1 AND t.status = 'finished' AND s.kind = 'player' \
+    WHERE t.game = $1 AND t.status = 'finished' AND s.kind = 'player' AND t.seat_count > 1 \
     GROUP BY p.id, p.name \
     ORDER BY wins DESC, points DESC, matches ASC, p.name ASC, p.id ASC \
     LIMIT $2";
