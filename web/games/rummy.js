@@ -418,7 +418,8 @@ export function render(root, msg, ctx) {
             size: 'lg',
             testid: 'hand-card',
             selected: (sel?.from === 'hand' && sel.id === c.id) || inBuilder(c.id),
-            hot: myTurn && moves.length > 0 && !m.builder,
+            // Highlight what can go on the table; every card may be discarded.
+            hot: myTurn && moves.some((a) => a.type !== 'discard') && !m.builder,
             onClick: busy ? null : selectHand,
             draggable: !busy && moves.length > 0 && !m.builder,
             onDragStart: () => { m.sel = { from: 'hand', id: c.id }; },
@@ -624,9 +625,12 @@ function matchResult(v, me, name) {
       h('p', null, won ? `Every set closed with ${d} card${d === 1 ? '' : 's'} in the discard pile (lower is better).` : 'All the required sets were not closed before the stock ran out.'));
   }
   const iWon = me !== null && o.winners.includes(me);
+  const lr = v.last_round;
   return h('section', { class: `banner final ${iWon ? 'won' : ''}`, testid: 'match-result' },
     h('h2', null, iWon ? 'You won the match!' : `${o.winners.map(name).join(' and ')} won the match`),
-    h('p', null, 'Final scores: ', o.scores.map((sc, s) => ({ sc, s })).sort((a, b) => b.sc - a.sc).map(({ sc, s }) => `${name(s)} ${sc}`).join(' · ')));
+    h('p', null, 'Final scores: ', o.scores.map((sc, s) => ({ sc, s })).sort((a, b) => b.sc - a.sc).map(({ sc, s }) => `${name(s)} ${sc}`).join(' · ')),
+    lr ? h('p', { class: 'small' }, `Last round (${lr.round}): `, lr.went_out !== null && lr.went_out !== undefined ? `${name(lr.went_out)} went out.` : 'blocked, nobody went out.') : null,
+    lr ? breakdown(lr, name) : null);
 }
 
 function roundResult(v, lr, name, onClose) {
