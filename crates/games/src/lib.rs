@@ -2,9 +2,10 @@
 //! server drives: actions, views and events as JSON, so the server, the store and the
 //! protocol need no per-game code.
 //!
-//! Adding a game is one line in [`for_each_game!`] plus its rules crate. A bot's move is
-//! computed here from the seat's view alone ([`DynGame::bot_action`]): a bot is handed a
-//! view, never the game state.
+//! Adding a game is one line in [`for_each_game!`] plus its rules crate (and its
+//! `bots::BotGame` impl). A bot's move is computed here from the seat's view alone
+//! ([`DynGame::bot_action`], with `bots::decide`): a bot is handed a view, never the game
+//! state.
 
 use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
 use serde::Serialize;
@@ -62,25 +63,44 @@ pub trait DynGame: Send + Sync {
     fn clone_box(&self) -> Box<dyn DynGame>;
 }
 
-/// How strong a bot is. Only `Random` exists so far; it plays a uniformly random legal move.
+/// How strong a bot is (see the `bots` crate). On the wire and in storage: `"easy"`,
+/// `"normal"`, `"hard"`; `"random"`, the only level before there were three, still means
+/// easy (tables in existing databases say so).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum BotLevel {
-    Random,
+    /// A uniformly random legal move.
+    #[serde(alias = "random")]
+    Easy,
+    /// A hand-written heuristic per game.
+    Normal,
+    /// Determinized Monte Carlo search within a time budget per move (100 ms).
+    Hard,
 }
 
 impl BotLevel {
     pub fn as_str(self) -> &'static str {
         match self {
-            BotLevel::Random => "random",
+            BotLevel::Easy => "easy",
+            BotLevel::Normal => "normal",
+            BotLevel::Hard => "hard",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         match s {
-            "random" => Some(BotLevel::Random),
+            "easy" | "random" => Some(BotLevel::Easy),
+            "normal" => Some(BotLevel::Normal),
+            "hard" => Some(BotLevel::Hard),
             _ => None,
+        }
+    }
+    fn level(self) -> bots::Level {
+        match self {
+            BotLevel::Easy => bots::Level::Easy,
+            BotLevel::Normal => bots::Level::Normal,
+            BotLevel::Hard => bots::Level::Hard,
         }
     }
 }
@@ -92,7 +112,7 @@ fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("game types serialize to JSON")
 }
 
-impl<G: Game> DynGame for Erased<G> {
+impl<G: bots::BotGame> DynGame for Erased<G> {
     fn kind(&self) -> &'static str {
         G::KIND
     }
@@ -136,26 +156,14 @@ impl<G: Game> DynGame for Erased<G> {
         self.0.deal_record()
     }
     fn bot_action(&self, seat: Seat, level: BotLevel, seed: u64) -> Option<Value> {
-        // The bot gets the seat's view and nothing else.
+        // The bot gets the seat's view and nothing else: `bots::decide` takes only a view.
         let view = self.0.view_for(Viewer::Player(seat));
-        let action = match level {
-            BotLevel::Random => random_move::<G>(&view, seed)?,
-        };
+        let action = bots::decide::<G>(&view, level.level(), seed, bots::Budget::DEFAULT)?;
         Some(to_json(&action))
     }
     fn clone_box(&self) -> Box<dyn DynGame> {
         Box::new(Erased(self.0.clone()))
     }
-}
-
-/// The easiest bot: a uniformly random legal move from the view.
-fn random_move<G: Game>(view: &G::View, seed: u64) -> Option<G::Action> {
-    let mut legal = G::legal_actions(view);
-    if legal.is_empty() {
-        return None;
-    }
-    let i = Seed::from_u64(seed).rng().below(legal.len());
-    Some(legal.swap_remove(i))
 }
 
 /// A registered game, described for the lobby.
@@ -271,7 +279,10 @@ mod tests {
 
     #[test]
     fn every_game_plays_to_the_end_with_random_bots() {
-        for info in catalogue() {
+        for (info, level) in catalogue()
+            .into_iter()
+            .flat_map(|i| [(i.clone(), BotLevel::Easy), (i, BotLevel::Normal)])
+        {
             for players in info.min_players..=info.max_players {
                 let (mut g, _) = new_match(info.kind, &Value::Null, players).unwrap();
                 let mut steps = 0u64;
@@ -281,9 +292,7 @@ mod tests {
                         continue;
                     }
                     let seat = g.to_act()[0];
-                    let a = g
-                        .bot_action(seat, BotLevel::Random, steps)
-                        .expect("a legal move");
+                    let a = g.bot_action(seat, level, steps).expect("a legal move");
                     g.apply_json(seat, &a).unwrap();
                     steps += 1;
                     assert!(steps < 1_000_000, "{} does not end", info.kind);
@@ -291,6 +300,18 @@ mod tests {
                 assert!(g.outcome().is_some());
             }
         }
+    }
+
+    #[test]
+    fn bot_levels_keep_the_old_random_name() {
+        let easy: BotLevel = serde_json::from_value(serde_json::json!("random")).unwrap();
+        assert_eq!(easy, BotLevel::Easy);
+        assert_eq!(BotLevel::parse("random"), Some(BotLevel::Easy));
+        for l in [BotLevel::Easy, BotLevel::Normal, BotLevel::Hard] {
+            assert_eq!(to_json(&l), serde_json::json!(l.as_str()));
+            assert_eq!(BotLevel::parse(l.as_str()), Some(l));
+        }
+        assert_eq!(BotLevel::parse("godlike"), None);
     }
 
     #[test]

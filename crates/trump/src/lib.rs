@@ -350,6 +350,99 @@ impl Trump {
         }
     }
 
+    /// A state consistent with `view` (a seat's view of a round in progress) in which the
+    /// cards the viewer cannot see are where `hands` and `won` say: a search bot samples
+    /// such "determinizations" of what it does not know. `hands[s]` and `won[s]` list every
+    /// seat's hand and won pile (the viewer's own hand must be its real one; counts must
+    /// match the view's `hand_counts` and `won_counts`). The deal record of the result is
+    /// made up (it is never a real deal), and the first leader is taken to be the dealer.
+    pub fn from_view_and_hidden(
+        view: &TrumpView,
+        hands: &[Vec<Card>],
+        won: &[Vec<Card>],
+    ) -> Result<Trump, RuleError> {
+        let bad = |m: &str| RuleError::new(codes::BAD_OPTIONS, m.to_string());
+        let n = view.players;
+        let me = view.viewer.seat().ok_or_else(|| bad("a spectator view"))?;
+        if view.phase != Phase::Playing || hands.len() != n || won.len() != n {
+            return Err(bad(
+                "needs a round in progress and one hand and pile per seat",
+            ));
+        }
+        let (Some(trump_indicator), Some(symbol_indicator), Some(leader), Some(turn)) = (
+            view.trump_indicator,
+            view.symbol_indicator,
+            view.leader,
+            view.turn,
+        ) else {
+            return Err(bad("the view lacks the round's indicators or turn"));
+        };
+        let bits = |cs: &[Card]| cs.iter().fold(0u64, |a, c| a | c.bit());
+        let mut r_hands = [0u64; MAX_PLAYERS];
+        let mut r_won = [0u64; MAX_PLAYERS];
+        let mut tricks_won = [0u8; MAX_PLAYERS];
+        let mut seen = trump_indicator.bit() | symbol_indicator.bit();
+        let mut trick = [Card::from_index(0); MAX_PLAYERS];
+        for (i, p) in view.trick.iter().enumerate() {
+            trick[i] = p.card;
+            seen |= p.card.bit();
+        }
+        for s in 0..n {
+            r_hands[s] = bits(&hands[s]);
+            r_won[s] = bits(&won[s]);
+            tricks_won[s] = view.tricks_won[s] as u8;
+            if r_hands[s].count_ones() != view.hand_counts[s]
+                || r_won[s].count_ones() != view.won_counts[s]
+                || (r_won[s] & view.symbol.map_or(0, |y| y.mask())).count_ones()
+                    != view.symbol_counts[s]
+            {
+                return Err(bad("a hand or pile does not match the view's counts"));
+            }
+            for b in [r_hands[s], r_won[s]] {
+                if seen & b != 0 {
+                    return Err(bad("a card is in two places"));
+                }
+                seen |= b;
+            }
+        }
+        let own: Vec<Card> = view.hand.clone().unwrap_or_default();
+        if r_hands[me] != bits(&own) || seen.count_ones() as usize != DECK_SIZE {
+            return Err(bad("the viewer's hand differs, or cards are missing"));
+        }
+        let round = Round {
+            hands: r_hands,
+            won: r_won,
+            tricks_won,
+            trump_indicator,
+            symbol_indicator,
+            trump: trump_indicator.colour(),
+            symbol: symbol_indicator.symbol(),
+            indicators_taken: false,
+            dealer: view.dealer.unwrap_or(leader),
+            leader,
+            turn,
+            trick,
+            trick_len: view.trick.len() as u8,
+            tricks_played: view.tricks_played as u8,
+            last_trick: view.last_trick.clone(),
+            deck: Card::canonical_deck(),
+            dealt: r_hands,
+            dealer_draw: Vec::new(),
+            first_leader: view.dealer.unwrap_or(leader),
+        };
+        Ok(Trump {
+            options: view.options.clone(),
+            players: n,
+            phase: Phase::Playing,
+            round_no: view.round,
+            scores: view.scores.clone(),
+            next_dealer: None,
+            round: Some(round),
+            last_result: view.last_round.clone(),
+            outcome: None,
+        })
+    }
+
     /// Every card's whereabouts, for the accounting property: the union of hands, trick,
     /// won piles and (until taken) the indicators; `None` if any card is in two places.
     #[cfg(test)]
