@@ -100,20 +100,20 @@ await runBrowserTest('two players and a bot play a Fibonachos round', async ({ b
     }
     if (!sawWon && (await a.locator(tid('trick-winner')).count())) {
       sawWon = true;
-      await a.screenshot({ path: join(outDir, 'nachos-a-trick-won-1280.png'), fullPage: true });
+      await a.screenshot({ path: join(outDir, 'nachos-a-trick-won-1280.png'), fullPage: true, animations: 'disabled' });
     }
     if (!sawActive && (await a.locator(tid('fibonachos-active')).count())) {
       sawActive = true;
       // Active means two fibonachos lie in the trick.
       const fibs = await a.locator(`${tid('trick')} ${tid('trick-card')} [data-fibonacho="true"]`).count();
       if (fibs < 2) throw new Error(`fibonachos shown active with ${fibs} fibonacho(s) in the trick`);
-      await a.screenshot({ path: join(outDir, 'nachos-a-fibonachos-1280.png'), fullPage: true });
-      await b.screenshot({ path: join(outDir, 'nachos-b-fibonachos-390.png'), fullPage: true });
+      await a.screenshot({ path: join(outDir, 'nachos-a-fibonachos-1280.png'), fullPage: true, animations: 'disabled' });
+      await b.screenshot({ path: join(outDir, 'nachos-b-fibonachos-390.png'), fullPage: true, animations: 'disabled' });
       log('fibonachos activated and shown');
     }
     if (played.A + played.B === 3) {
-      await a.screenshot({ path: join(outDir, 'nachos-a-playing-1280.png'), fullPage: true });
-      await b.screenshot({ path: join(outDir, 'nachos-b-playing-390.png'), fullPage: true });
+      await a.screenshot({ path: join(outDir, 'nachos-a-playing-1280.png'), fullPage: true, animations: 'disabled' });
+      await b.screenshot({ path: join(outDir, 'nachos-b-playing-390.png'), fullPage: true, animations: 'disabled' });
     }
     if (!clicked) await a.waitForTimeout(120);
   }
@@ -139,7 +139,7 @@ await runBrowserTest('two players and a bot play a Fibonachos round', async ({ b
     if ((await p.locator(tid('hand-card')).count()) !== 15) throw new Error(`${who}: no new hand for round 2`);
     if ((await tricksDone(p)) !== 0) throw new Error(`${who}: the spicy piles were not cleared for round 2`);
   }
-  await a.screenshot({ path: join(outDir, 'nachos-a-round-1280.png'), fullPage: true });
-  await b.screenshot({ path: join(outDir, 'nachos-b-round-390.png'), fullPage: true });
+  await a.screenshot({ path: join(outDir, 'nachos-a-round-1280.png'), fullPage: true, animations: 'disabled' });
+  await b.screenshot({ path: join(outDir, 'nachos-b-round-390.png'), fullPage: true, animations: 'disabled' });
   log(`screenshots in ${outDir}`);
 });

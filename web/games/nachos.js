@@ -152,7 +152,7 @@ export function render(root, msg, ctx) {
     Array.from({ length: n }, (_, s) => seatPlate(v, s, me, name))));
 
   // --- The trick ------------------------------------------------------------------------
-  parts.push(h('div', { class: 'nachos-centre' }, trickArea(v, name, tricksDone, over), lastTrick(v, name)));
+  parts.push(h('div', { class: 'nachos-centre' }, trickArea(v, name, tricksDone, over, msg.events || []), lastTrick(v, name)));
 
   // --- My hand --------------------------------------------------------------------------
   if (v.hand) {
@@ -206,22 +206,25 @@ function seatPlate(v, s, me, name) {
       h('span', { title: 'match total' }, h('strong', { testid: `total-${s}` }, String(v.totals[s] ?? 0)), ' pts')),
     h('div', { class: 'pile', testid: `pile-${s}`, dataset: { total: String(pile.total), count: String(pile.cards.length) }, title: 'spicy cards won this round' },
       pile.cards.length === 0
-        ? h('span', { class: 'muted small' }, 'no spicy yet')
+        ? h('span', { class: 'muted small' }, v.phase === 'playing' ? 'no spicy yet' : 'no spicy')
         : [pile.cards.map((x) => spicyEl(x, 'xs')), h('span', { class: 'pile-total' }, `= ${pile.total}`)]),
     v.turn === s ? h('div', { class: 'turn-tag' }, s === me ? 'your turn' : 'to play') : null);
 }
 
-function trickArea(v, name, tricksDone, over) {
+function trickArea(v, name, tricksDone, over, events) {
   const box = h('section', { class: 'nachos-trick', testid: 'trick', dataset: { active: String(!!v.fibonachos_active) } });
   const stake = h('div', { class: 'stake', testid: 'spicy-at-stake', dataset: { value: v.spicy_at_stake ?? '' } },
     h('div', { class: 'stake-label' }, v.trick.length ? 'At stake' : 'Next trick'),
     spicyEl(v.spicy_at_stake ?? null, 'lg'),
     h('div', { class: 'stake-note' }, v.spicy_at_stake ? `worth ${v.spicy_at_stake}` : '—'));
   const main = h('div', { class: 'trick-main' });
+  // Element.append would print a null as the text "null": skip the parts not shown.
+  const add = (...kids) => main.append(...kids.filter(Boolean));
+  const ended = v.round > 1 && v.trick.length === 0 && !v.last_trick ? events.find((e) => e?.type === 'trick_won') : null;
 
   if (v.trick.length > 0) {
     const fibs = v.trick.filter((p) => p.card.fibonacho).length;
-    main.append(
+    add(
       h('div', { class: 'trick-title' }, `Trick ${tricksDone + 1}`, v.lead_suit ? [' · ', h('span', { class: `suit-tag suit-${v.lead_suit}` }, `${cap(v.lead_suit)} led`)] : null),
       v.fibonachos_active
         ? h('div', { class: 'fib-alert', testid: 'fibonachos-active', role: 'status' }, spiral(), ' Fibonachos activated! The highest fibonacho wins.')
@@ -233,16 +236,26 @@ function trickArea(v, name, tricksDone, over) {
     // Between tricks the table shows the trick just won, so nobody misses how it ended.
     const lt = v.last_trick;
     box.classList.add('showing-last');
-    main.append(
-      h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(lt.winner)} won trick ${tricksDone} and takes the spicy ${lt.spicy}`),
+    add(
+      h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(lt.winner)} won trick ${tricksDone} and ${over ? 'took' : 'takes'} the spicy ${lt.spicy}`),
       lt.fibonachos_active ? h('div', { class: 'fib-alert past' }, spiral(), ' Fibonachos were active') : null,
       h('div', { class: 'trick-cards' }, lt.cards.map((p) => played(p, name, p.seat === lt.winner, lt.fibonachos_active, 'trick-card', 'won'))));
+  } else if (ended) {
+    // The round's last trick: the view of the new round no longer holds it, but the events
+    // of this very message do, so the player still sees how the round ended.
+    box.classList.add('showing-last');
+    add(
+      h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(ended.seat)} won the last trick of round ${v.round - 1} (spicy ${ended.spicy})`),
+      ended.fibonachos_active ? h('div', { class: 'fib-alert past' }, spiral(), ' Fibonachos were active') : null,
+      h('div', { class: 'trick-cards' }, (ended.cards || []).map((p) => played(p, name, p.seat === ended.seat, ended.fibonachos_active, 'trick-card', 'won'))));
   } else {
-    main.append(h('div', { class: 'trick-title muted' },
+    add(h('div', { class: 'trick-title muted' },
       over ? 'The match is over.'
         : v.turn !== null && v.turn !== undefined ? `${name(v.turn)} leads the first trick of round ${v.round}` : 'No cards on the table'));
   }
-  box.append(stake, main);
+  // After the match no trick is coming: no spicy card to show.
+  if (!over) box.append(stake);
+  box.append(main);
   return box;
 }
 
@@ -252,7 +265,7 @@ function played(p, name, top, active, testid, tag) {
     testid,
     dataset: { seat: String(p.seat), winning: String(top) },
   },
-    nachoEl(p.card, { size: 'md' }),
+    nachoEl(p.card, { size: 'lg' }),
     h('div', { class: 'played-by' }, name(p.seat)),
     top ? h('div', { class: 'top-tag' }, tag) : null);
 }
@@ -261,7 +274,8 @@ function lastTrick(v, name) {
   const lt = v.last_trick;
   if (!lt || v.trick.length === 0) return null;
   return h('aside', { class: 'nachos-last', testid: 'last-trick' },
-    h('div', { class: 'muted small' }, `Last trick: ${name(lt.winner)} took `, spicyEl(lt.spicy, 'xs')),
+    h('div', { class: 'muted small' }, 'Last trick'),
+    h('div', { class: 'lt-who small' }, h('span', { class: 'lt-name' }, name(lt.winner)), ' took ', spicyEl(lt.spicy, 'xs')),
     h('div', { class: 'mini-cards' }, lt.cards.map((p) =>
       nachoEl(p.card, { size: 'xs', extraClass: p.seat === lt.winner ? 'won' : '' }))));
 }
@@ -281,12 +295,12 @@ function roundSummary(lr, name, onClose) {
     h('div', { class: 'table-wrap' },
       h('table', { class: 'grid' },
         h('thead', null, h('tr', null,
-          h('th', null, 'Player'), h('th', { class: 'num' }, 'Tricks'), h('th', { class: 'num' }, 'Spicy'),
+          h('th', null, 'Player'), h('th', { class: 'num hide-narrow' }, 'Tricks'), h('th', { class: 'num' }, 'Spicy'),
           h('th', null, 'Scoring'), h('th', { class: 'num' }, 'Round'), h('th', { class: 'num' }, 'Total'))),
         h('tbody', null, lr.results.map((r) =>
           h('tr', { dataset: { seat: String(r.seat), scoring: r.scoring }, testid: 'summary-row' },
             h('td', null, name(r.seat)),
-            h('td', { class: 'num' }, String(r.tricks)),
+            h('td', { class: 'num hide-narrow' }, String(r.tricks)),
             h('td', { class: 'num', testid: 'summary-spicy' }, String(r.spicy_total)),
             h('td', null, h('span', { class: `scoring scoring-${r.scoring}` }, scoringText(r))),
             h('td', { class: 'num', testid: 'summary-score' }, `+${r.score}`),
