@@ -475,11 +475,7 @@ async fn lobby_seats_and_private_tables() {
 async fn reconnect_resyncs_and_keeps_the_seat() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let table = ada.create_trump(2, true).await;
-    let mut a = ada.connect(&table).await;
-    ada.post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
+    let (ada, table, mut a) = trump_with_bots(&server, "Ada", 2).await;
     let (st, _) = play_until(&mut a, first, |s| {
         s["view"]["tricks_played"].as_u64().unwrap_or(0) >= 3
     })
@@ -664,11 +660,7 @@ async fn sigterm_shuts_down_gracefully() {
 async fn verify_deal_command_matches_the_served_deal() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let table = ada.create_trump(2, true).await;
-    let mut a = ada.connect(&table).await;
-    ada.post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
+    let (ada, table, mut a) = trump_with_bots(&server, "Ada", 2).await;
     let (st, _) = play_until(&mut a, first, |s| {
         s["table"]["round"].as_u64().unwrap_or(0) >= 2
     })

@@ -274,6 +274,19 @@ impl Player {
     }
 }
 
+/// A new guest `name` at a started Trump table of `seats` with bots in the other seats,
+/// connected to it: the player, the table id and the socket.
+pub async fn trump_with_bots(server: &Server, name: &str, seats: usize) -> (Player, String, Sock) {
+    let p = Player::guest(&server.base, &server.ws, name).await;
+    let table = p.create_trump(seats, true).await;
+    let sock = p.connect(&table).await;
+    let (s, v) = p
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    (p, table, sock)
+}
+
 /// A WebSocket to a table.
 pub struct Sock {
     pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,

@@ -171,10 +171,7 @@ pub async fn create_table(
             name: who.name.clone(),
         };
     }
-    let mut t = Table::new(app.clone(), record, seats.clone())?;
-    let record = t.set_rules_version();
-    app.store.create_table(&record, &seats).await?;
-    let handle = table::spawn(t);
+    let handle = create_and_spawn(&app, record, seats).await?;
     tracing::info!(table = %handle.id, game = %req.game, "table created");
     let info = handle.info().await?;
     Ok((
@@ -184,6 +181,18 @@ pub async fn create_table(
             invite_code,
         }),
     ))
+}
+
+/// Stores a new table (under the rules version of its game) and starts its task.
+async fn create_and_spawn(
+    app: &AppState,
+    record: TableRecord,
+    seats: Vec<Occupant>,
+) -> Result<table::TableHandle, ApiError> {
+    let mut t = Table::new(app.clone(), record, seats.clone())?;
+    let record = t.set_rules_version();
+    app.store.create_table(&record, &seats).await?;
+    Ok(table::spawn(t))
 }
 
 /// The live table `id`, checking a private table's invite code unless `who` sits there.
@@ -474,10 +483,7 @@ pub async fn start_daily(
         id: who.id,
         name: who.name.clone(),
     }];
-    let mut t = Table::new(app.clone(), record, seats.clone())?;
-    let record = t.set_rules_version();
-    app.store.create_table(&record, &seats).await?;
-    let handle = table::spawn(t);
+    let handle = create_and_spawn(&app, record, seats).await?;
     let info = handle.ask(|reply| Cmd::Start { who, reply }).await?;
     Ok(Json(info))
 }
