@@ -295,8 +295,11 @@ export function render(root, msg, ctx) {
   const selHand = sel?.from === 'hand' ? hand.find((c) => c.id === sel.id) : null;
   const forHand = (id) => legal.filter((a) => a.card === id && ['discard', 'start_set', 'add_to_set', 'exchange_wild', 'restore_base'].includes(a.type));
   const forSetCard = (set, id) => legal.filter((a) => a.card === id && ((a.type === 'move_card' && a.from === set) || ((a.type === 'take_back' || a.type === 'set_wild_number') && a.set === set)));
-  const selMoves = sel ? (sel.from === 'hand' ? forHand(sel.id) : forSetCard(sel.set, sel.id)) : [];
-  const movesOnto = (key) => selMoves.filter((a) => (a.type === 'add_to_set' && a.set === key) || (a.type === 'move_card' && a.to === key));
+  // Read the selection when asked: a drag selects its card without a re-render.
+  const movesOf = (x) => (x ? (x.from === 'hand' ? forHand(x.id) : forSetCard(x.set, x.id)) : []);
+  const selMoves = movesOf(sel);
+  const movesOnto = (key) => movesOf(m.sel).filter((a) => (a.type === 'add_to_set' && a.set === key) || (a.type === 'move_card' && a.to === key));
+  const discardNow = () => (m.sel?.from === 'hand' ? legal.find((a) => a.type === 'discard' && a.card === m.sel.id) : null);
   const selectHand = (c) => {
     if (m.builder) return builderToggle(c);
     m.sel = m.sel?.from === 'hand' && m.sel.id === c.id ? null : { from: 'hand', id: c.id };
@@ -305,13 +308,6 @@ export function render(root, msg, ctx) {
   const selectSetCard = (key, c) => {
     m.sel = m.sel?.from === 'set' && m.sel.id === c.id ? null : { from: 'set', set: key, id: c.id };
     rerender();
-  };
-  // Tapping a set with a card selected: one move fits → do it; a wild → its numbers are
-  // offered inside the set box.
-  const dropOnSet = (key) => {
-    const ms = movesOnto(key);
-    if (ms.length === 1) act(ms[0]);
-    else if (ms.length === 0 && sel) toast(`That card cannot go on your ${setName(key, T)} now.`, 'info', 2500);
   };
   const discardMove = selHand ? legal.find((a) => a.type === 'discard' && a.card === selHand.id) : null;
 
@@ -377,7 +373,7 @@ export function render(root, msg, ctx) {
     h('div', { class: 'rm-pile-label' }, `Discards: ${v.discard_count}`),
     drawDiscard ? h('button', { class: 'btn small', type: 'button', testid: 'act-draw-discard', disabled: busy, onclick: (e) => { e.stopPropagation(); act(drawDiscard); } }, 'Take it + 1') : null,
     discardMove ? h('button', { class: 'btn primary small', type: 'button', testid: 'act-discard', disabled: busy, onclick: (e) => { e.stopPropagation(); act(discardMove); } }, 'Discard here') : null);
-  dropTarget(discard, () => discardMove, () => discardMove && act(discardMove));
+  dropTarget(discard, () => !!discardNow(), () => discardNow() && act(discardNow()));
   const centre = h('section', { class: 'rm-centre' }, stock, discard,
     h('div', { class: 'rm-guide' },
       h('p', { class: 'rm-hint', testid: 'rummy-hint' }, hint(v, me, myTable, legal, openLegal, sel, name, busy)),
