@@ -132,7 +132,33 @@ pub struct Table {
     next_conn: u64,
     bot_due: Option<tokio::time::Instant>,
     bot_counter: u64,
+    /// A bot move being computed off the runtime, for the table version it was asked at.
+    bot_pending: Option<PendingBot>,
+    /// The version a bot move was last asked for (kept here while `bot_pending` is out
+    /// for the select), so that a reconnect does not ask again for the same position.
+    bot_asked: Option<u64>,
     app: AppState,
+}
+
+/// A bot's move on its way back from the worker pool. It is dropped unless the table is
+/// still at `version` when it arrives (anything that happened since may change the move).
+struct PendingBot {
+    version: u64,
+    seat: Seat,
+    rx: oneshot::Receiver<Option<Value>>,
+}
+
+/// Bounds the bot moves being computed at once, server-wide, to the number of cores: a
+/// hard bot searches for up to its budget (100 ms), and many tables of bots must not
+/// starve the blocking pool or each other.
+fn bot_workers() -> std::sync::Arc<tokio::sync::Semaphore> {
+    static POOL: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
+        std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        std::sync::Arc::new(tokio::sync::Semaphore::new(n))
+    })
+    .clone()
 }
 
 pub fn to_proto_status(s: TableStatus) -> protocol::TableStatus {
@@ -167,6 +193,8 @@ impl Table {
             next_conn: 0,
             bot_due: None,
             bot_counter: 0,
+            bot_pending: None,
+            bot_asked: None,
             app,
         })
     }
@@ -453,6 +481,10 @@ impl Table {
 
     fn schedule_bots(&mut self) {
         self.bot_due = None;
+        if self.bot_asked == Some(self.version) {
+            // Its move for this very position is on its way.
+            return;
+        }
         if self.record.status != TableStatus::Playing || self.game.phase() != Phase::Playing {
             return;
         }
@@ -471,7 +503,11 @@ impl Table {
         }
     }
 
-    async fn bot_move(&mut self) {
+    /// Asks the worker pool for the move of the bot whose turn it is. The game is cloned
+    /// to the worker, and there the bot is handed that seat's view only
+    /// (`DynGame::bot_action`). The table task never waits for it: the move comes back
+    /// through [`Table::bot_done`].
+    fn bot_move(&mut self) {
         self.bot_due = None;
         let Some((seat, level)) =
             self.game
@@ -488,7 +524,42 @@ impl Table {
         };
         self.bot_counter += 1;
         let seed = self.bot_counter ^ (self.record.id.as_u128() as u64);
-        match self.game.bot_action(seat, level, seed) {
+        let game = self.game.clone_box();
+        let (tx, rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let Ok(permit) = bot_workers().acquire_owned().await else {
+                return;
+            };
+            let work = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                game.bot_action(seat, level, seed)
+            });
+            if let Ok(action) = work.await {
+                let _ = tx.send(action);
+            }
+        });
+        // A newer request replaces an older one, whose answer is then never read.
+        self.bot_asked = Some(self.version);
+        self.bot_pending = Some(PendingBot {
+            version: self.version,
+            seat,
+            rx,
+        });
+    }
+
+    /// A bot's move is back from the pool: play it if the table has not moved on.
+    async fn bot_done(&mut self, version: u64, seat: Seat, action: Option<Value>) {
+        self.bot_asked = None;
+        let still_its_turn = version == self.version
+            && self.record.status == TableStatus::Playing
+            && self.game.to_act().contains(&seat)
+            && matches!(self.seats.get(seat), Some(Occupant::Bot { .. }));
+        if !still_its_turn {
+            // Stale: whatever changed has scheduled what comes next.
+            self.schedule_bots();
+            return;
+        }
+        match action {
             Some(action) => {
                 if let Err((code, msg)) = self.accept(seat, action).await {
                     tracing::error!(table = %self.record.id, seat, code, msg, "bot move refused");
@@ -724,6 +795,10 @@ impl Table {
         self.schedule_bots();
         loop {
             let due = self.bot_due;
+            // Moved out for the select (a future may not borrow the table it reports to);
+            // put back below unless it was answered or replaced.
+            let mut pending = self.bot_pending.take();
+            let mut answered = None;
             // A table that is over and unwatched lingers a little, so a page that is just
             // (re)connecting still finds it; after that it is restored on demand.
             let idle = self.done();
@@ -733,9 +808,24 @@ impl Table {
                     None => break,
                 },
                 _ = async { tokio::time::sleep_until(due.expect("guarded")).await }, if due.is_some() => {
-                    self.bot_move().await;
+                    self.bot_move();
+                }
+                r = async { (&mut pending.as_mut().expect("guarded").rx).await }, if pending.is_some() => {
+                    answered = Some(r);
                 }
                 _ = tokio::time::sleep(LINGER), if idle => break,
+            }
+            match (answered, pending) {
+                (Some(r), Some(p)) => {
+                    // A worker that died (`Err`) gives no move; the next schedule retries.
+                    let action = r.unwrap_or(None);
+                    if action.is_none() {
+                        self.bot_due = Some(tokio::time::Instant::now() + Duration::from_secs(1));
+                    }
+                    self.bot_done(p.version, p.seat, action).await;
+                }
+                (None, Some(p)) if self.bot_pending.is_none() => self.bot_pending = Some(p),
+                _ => {}
             }
         }
         crate::state::lock(&self.app.tables).remove(&id);
