@@ -167,9 +167,8 @@ async fn play_round_with_bot(p: &Player) -> (Value, bool) {
         let bot_on_turn = !acting.is_empty() && !acting.contains(&me);
         let mine = acting.contains(&me) && !legal(&st).is_empty();
         let ooo = legal(&st).into_iter().find(|a| a["type"] == "move_card");
-        if !moved && bot_on_turn && ooo.is_some() {
+        if let Some(a) = ooo.filter(|_| !moved && bot_on_turn) {
             // rearrange my open sets while the bot plays its turn.
-            let a = ooo.unwrap();
             sock.act(version(&st), &a).await;
             // Either a state carrying my move's event (accepted) or a stale_version refusal
             // (the bot moved first); the bot's own states may come in between.
