@@ -53,6 +53,9 @@ export const api = {
   start: (id) => call('POST', `/api/tables/${enc(id)}/start`),
   rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
   leaderboard: (game) => call('GET', `/api/leaderboard/${enc(game)}`),
+  dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),
+  dailyBoard: (target, day) =>
+    call('GET', `/api/daily/solitaire?target=${enc(target)}${day ? `&day=${enc(day)}` : ''}`),
 };
 
 /** The URL of an ended round's deal record (R-0), for the fairness panel. */

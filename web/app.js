@@ -1,6 +1,6 @@
-// The browser client: sign-in, lobby, table pages, my matches, leaderboard and rules,
-// routed by the URL hash (#/, #/table/<id>[/<invite>], #/matches, #/leaderboard/<game>,
-// #/rules/<kind>). The server is the authority: a table page renders only the latest
+// The browser client: sign-in, lobby, table pages, the daily Solitaire deal, my matches,
+// leaderboard and rules, routed by the URL hash (#/, #/table/<id>[/<invite>],
+// #/daily/<target>[/<day>], #/matches, #/leaderboard/<game>, #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
 import { h, mount, toast } from './dom.js';
@@ -70,6 +70,7 @@ async function route() {
     if (!session.me) return signInPage();
     if (page === 'table' && a) return await tablePage(a, b || localStorage.getItem(inviteKey(a)) || null);
     if (page === 'matches') return await matchesPage();
+    if (page === 'daily') return await dailyPage(Number(a) || 21, b || null);
     return lobbyPage();
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
@@ -334,7 +335,7 @@ async function tablePage(id, invite) {
         h('h2', null, gameTitle(t.game)),
         h('span', { class: `pill pill-${t.status}`, testid: 'table-status' }, t.status),
         t.private ? h('span', { class: 'pill' }, 'private') : null,
-        h('span', { class: 'muted small' }, `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),
+        h('span', { class: 'muted small' }, t.seats.length === 1 ? "1 seat" : `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),
         h('a', { href: `#/rules/${mod.rulesPage?.(t) ?? t.game}`, class: 'small', testid: 'rules-link' }, 'How to play')),
       h('div', { class: 'th-actions' },
         t.status === 'open' && seated
@@ -521,6 +522,50 @@ async function matchesPage() {
             h('td', null, unfinished(r)
               ? h('a', { class: 'btn small primary', href: `#/table/${r.table_id}`, testid: 'match-resume' }, 'Resume')
               : null))))))));
+}
+
+// The daily Solitaire deal (R-25): one seed a day per target, the same for everybody; one
+// game each; the board ranks finished games by fewest discards, then lost ones. The seed
+// is published once the day (UTC) is over.
+async function dailyPage(target, day) {
+  mount(app, h('p', { class: 'muted' }, 'Loading the daily deal…'));
+  const board = await api.dailyBoard(target, day);
+  const today = !day;
+  const tabs = [21, 13, 8].map((t) =>
+    h('a', { href: `#/daily/${t}${day ? `/${day}` : ''}`, class: `tab ${t === target ? 'active' : ''}`, testid: `daily-tab-${t}` },
+      `Solitaire ${t}`));
+  const err = h('p', { class: 'form-error', role: 'alert' });
+  // Starting is idempotent on the server: a player who already has today's game gets it back.
+  const play = h('button', { class: 'btn primary', type: 'button', testid: 'daily-play' },
+    board.results.some((r) => r.player.id === session.me?.id) ? 'See my game' : "Play (or resume) today's deal");
+  play.addEventListener('click', async () => {
+    err.textContent = '';
+    try {
+      const t = await api.dailyStart(target);
+      location.hash = `#/table/${t.id}`;
+    } catch (ex) {
+      err.textContent = ex.message;
+    }
+  });
+  const rows = board.results.map((r, i) =>
+    h('tr', { class: r.player.id === session.me?.id ? 'me' : '', testid: 'daily-row' },
+      h('td', { class: 'num' }, r.finished ? String(i + 1) : '—'),
+      h('td', null, r.player.name),
+      h('td', { class: 'num' }, r.finished ? String(r.discards) : 'lost')));
+  mount(app, h('section', { class: 'panel', testid: 'daily' },
+    h('h2', null, `Daily Solitaire ${target}: ${board.day}`),
+    h('div', { class: 'tabs' }, tabs),
+    h('p', null, 'Everybody plays the same deal today, once. Close every required set with as few cards in the discard pile as you can: fewer is better; running out of stock loses.'),
+    today ? h('p', null, play) : null,
+    err,
+    rows.length === 0
+      ? h('p', { class: 'muted' }, 'No finished games yet today.')
+      : h('div', { class: 'table-wrap' }, h('table', { class: 'grid', testid: 'daily-board' },
+        h('thead', null, h('tr', null, h('th', { class: 'num' }, '#'), h('th', null, 'Player'), h('th', { class: 'num' }, 'Discards'))),
+        h('tbody', null, rows))),
+    h('p', { class: 'muted small', testid: 'daily-fairness' },
+      `Seed SHA-256: ${board.seed_sha256}`,
+      board.seed ? ` · seed: ${board.seed}` : ' · the seed is published when the day (UTC) is over.')));
 }
 
 async function leaderboardPage(game) {

@@ -704,6 +704,12 @@ async fn verify_deal_command_matches_the_served_deal() {
     server.stop().await;
 }
 
+/// The daily page in the browser: start today's deal, and come back to the same game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daily_solitaire_in_chromium() {
+    browser::run_script("daily.mjs").await;
+}
+
 /// R-25's daily deal: everybody gets the same deal today, one game each, the seed stays
 /// secret while the day lasts, and finished games go on the day's board.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
