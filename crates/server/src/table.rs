@@ -170,6 +170,17 @@ pub fn to_proto_status(s: TableStatus) -> protocol::TableStatus {
     }
 }
 
+/// Whether a round's seed may be published: the round is over, and for a daily deal
+/// (`daily` = `…/YYYY-MM-DD`) its day (UTC) is over too.
+pub fn seed_public(round_ended: bool, daily: Option<&str>) -> bool {
+    round_ended
+        && daily.is_none_or(|key| {
+            key.rsplit('/')
+                .next()
+                .is_some_and(|day| day < crate::state::utc_day(now_ms()).as_str())
+        })
+}
+
 /// A fresh round seed from the OS's CSPRNG.
 fn fresh_seed() -> Seed {
     let mut b = [0u8; 32];
@@ -265,8 +276,9 @@ impl Table {
             .map(|r| RoundFairness {
                 round: r.round,
                 seed_sha256: r.seed.commitment(),
-                // the seed is published only once its round is over.
-                seed: r.ended.then(|| r.seed.to_hex()),
+                // the seed is published only once its round is over (and a daily
+                // deal's only once its day is over: others are still playing it).
+                seed: seed_public(r.ended, self.record.daily.as_deref()).then(|| r.seed.to_hex()),
             })
             .collect()
     }
@@ -388,8 +400,20 @@ impl Table {
                 self.bot_due = None;
                 return Ok(());
             }
-            // Deal the next round: the seed is stored before anything of it is shown.
-            let seed = fresh_seed();
+            // Deal the next round: the seed is stored before anything of it is shown. A
+            // daily table's first round is the day's deal, the same for everybody.
+            let seed = match (&self.record.daily, self.rounds.is_empty()) {
+                (Some(key), true) => {
+                    let hex = self
+                        .app
+                        .store
+                        .daily_seed(key, &fresh_seed().to_hex(), now_ms())
+                        .await?;
+                    Seed::from_hex(&hex)
+                        .ok_or_else(|| StoreError::Corrupt(format!("daily seed of {key}")))?
+                }
+                _ => fresh_seed(),
+            };
             let mut next = self.game.clone_box();
             let evs = match next.start_round(&seed) {
                 Ok(evs) => evs,
