@@ -45,6 +45,7 @@ function resetUi(tableId) {
 function cardEl(c, opts = {}) {
   const clickable = typeof opts.onClick === 'function';
   const cls = ['ff-card', `ff-${colourOf(c)}`, `ff-${opts.size || 'md'}`];
+  if (c.rank === 'four' || c.rank === 'six') cls.push('ff-wildcard');
   if (opts.cross) cls.push('ff-cross');
   for (const s of [].concat(opts.state || [])) if (s) cls.push(`is-${s}`);
   const rank = RANK[c.rank] ?? '?';
