@@ -774,3 +774,66 @@ async fn daily_solitaire_is_one_deal_for_everybody() {
     assert_eq!((s, v["code"].as_str()), (400, Some("malformed")));
     server.stop().await;
 }
+
+/// Bots are chosen per seat before the start: a level for each empty seat, or out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_are_chosen_per_seat() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let table = ada.create_trump(3, false).await;
+    let bots = format!("/api/tables/{table}/bots");
+    let (s, v) = ada.post(&bots, json!({"seat": 1, "level": "easy"})).await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = ada.post(&bots, json!({"seat": 2, "level": "hard"})).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["seats"][1], json!({"kind": "bot", "level": "easy"}));
+    assert_eq!(v["seats"][2], json!({"kind": "bot", "level": "hard"}));
+    // Refusals: not seated, a taken seat, no bot to take out, a bad level, a bad seat.
+    let (s, v) = bob.post(&bots, json!({"seat": 1, "level": null})).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("not_seated")));
+    let (s, v) = ada.post(&bots, json!({"seat": 0, "level": "easy"})).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("seat_taken")));
+    let (s, v) = ada.post(&bots, json!({"seat": 2, "level": "genius"})).await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("malformed")));
+    let (s, v) = ada.post(&bots, json!({"seat": 3, "level": "easy"})).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("bad_seat")));
+    // Take the easy bot out; the seat is free for a person.
+    let (s, v) = ada.post(&bots, json!({"seat": 1, "level": null})).await;
+    assert_eq!((s, v["seats"][1]["kind"].as_str()), (200, Some("empty")));
+    let (s, v) = ada.post(&bots, json!({"seat": 1, "level": null})).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("not_a_bot")));
+    let (s, _) = bob.post(&format!("/api/tables/{table}/join"), json!({})).await;
+    assert_eq!(s, 200);
+    let (s, v) = ada.post(&format!("/api/tables/{table}/start"), json!({})).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["seats"][2], json!({"kind": "bot", "level": "hard"}));
+    let (s, v) = ada.post(&bots, json!({"seat": 2, "level": null})).await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("already_started")));
+    // The hard bot plays: the two people play their cards until it has won or played.
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    let mut v = a.next_state().await["version"].as_u64().unwrap();
+    let mut bot_played = false;
+    for _ in 0..30 {
+        let sa = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
+        if sa["view"]["trick"].as_array().unwrap().iter().any(|p| p["seat"] == 2)
+            || sa["view"]["tricks_played"].as_u64().unwrap() > 0
+        {
+            bot_played = true;
+            break;
+        }
+        let sb = b.until(|s| s["version"].as_u64().unwrap() >= v).await;
+        let (sock, st) = if my_turn(&sa) { (&mut a, sa) } else if my_turn(&sb) { (&mut b, sb) } else {
+            // The bot is thinking: wait for its move.
+            v = a.until(|s| s["version"].as_u64().unwrap() > v).await["version"].as_u64().unwrap();
+            continue;
+        };
+        v = st["version"].as_u64().unwrap();
+        sock.act(v, &st["legal"][0]).await;
+        v = sock.until(|s| s["version"].as_u64().unwrap() > v).await["version"].as_u64().unwrap();
+    }
+    assert!(bot_played, "the hard bot made a move");
+    server.stop().await;
+}

@@ -96,6 +96,15 @@ pub struct JoinRequest {
     pub invite_code: Option<String>,
 }
 
+/// `POST /api/tables/{id}/bots`: before the match, put a bot of `level` in an empty seat,
+/// or take the bot out of a seat (`level: null`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeatBotRequest {
+    pub seat: usize,
+    pub level: Option<BotLevel>,
+}
+
 /// The error body of every failed HTTP request, and the payload of [`ServerMsg::Error`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
@@ -311,6 +320,7 @@ pub fn schema() -> Value {
             "CreateTableRequest": schemars::schema_for!(CreateTableRequest),
             "CreateTableResponse": schemars::schema_for!(CreateTableResponse),
             "JoinRequest": schemars::schema_for!(JoinRequest),
+            "SeatBotRequest": schemars::schema_for!(SeatBotRequest),
             "ErrorBody": schemars::schema_for!(ErrorBody),
             "DealRecord": schemars::schema_for!(DealRecord),
             "LeaderRow": schemars::schema_for!(LeaderRow),

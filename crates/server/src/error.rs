@@ -37,7 +37,7 @@ pub enum ApiError {
     NotFound(String),
     /// 409: a lobby action that the table's state refuses. Codes: `seat_taken`,
     /// `table_full`, `already_seated`, `not_seated`, `already_started`, `seats_not_full`,
-    /// `bad_seat`, `round_in_progress`, `table_closed`.
+    /// `bad_seat`, `not_a_bot`, `round_in_progress`, `daily_in_progress`, `table_closed`.
     #[error("{1}")]
     Conflict(&'static str, String),
     /// 500 `internal`: logged, not explained.

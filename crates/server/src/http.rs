@@ -286,6 +286,25 @@ pub async fn start_table(
 
 /// A stored table, with a private table's invite rule applied as for live ones: its
 /// invite code, or a seat at it.
+/// A seated player chooses a bot for an empty seat, or takes one out, before the start.
+pub async fn seat_bot(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+    Body(req): Body<protocol::SeatBotRequest>,
+) -> Result<Json<TableInfo>, ApiError> {
+    let h = reach_table(&app, &id, None, Some(&who)).await?;
+    Ok(Json(
+        h.ask(|reply| Cmd::SetBot {
+            who,
+            seat: req.seat,
+            level: req.level,
+            reply,
+        })
+        .await?,
+    ))
+}
+
 async fn stored(
     app: &AppState,
     id: &str,

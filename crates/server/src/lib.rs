@@ -59,6 +59,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tables/{id}/join", post(http::join_table))
         .route("/tables/{id}/leave", post(http::leave_table))
         .route("/tables/{id}/start", post(http::start_table))
+        .route("/tables/{id}/bots", post(http::seat_bot))
         .route("/tables/{id}/rounds", get(http::table_rounds))
         .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
         .route("/leaderboard/{game}", get(http::leaderboard))

@@ -53,6 +53,13 @@ pub enum Cmd {
         who: Who,
         reply: Reply<TableInfo>,
     },
+    /// Puts a bot of `level` in an empty seat, or (`None`) takes a bot out of one.
+    SetBot {
+        who: Who,
+        seat: usize,
+        level: Option<BotLevel>,
+        reply: Reply<TableInfo>,
+    },
     Info {
         reply: oneshot::Sender<TableInfo>,
     },
@@ -677,6 +684,63 @@ impl Table {
         Ok(self.info())
     }
 
+    /// Before the match, a seated player chooses a bot (and its level) for an empty seat,
+    /// or frees a seat a bot holds.
+    async fn set_bot(
+        &mut self,
+        who: Who,
+        seat: usize,
+        level: Option<BotLevel>,
+    ) -> Result<TableInfo, ApiError> {
+        if self.seat_of(Some(who.id)).is_none() {
+            return Err(ApiError::conflict(
+                "not_seated",
+                "only a seated player can choose the bots",
+            ));
+        }
+        if self.record.status != TableStatus::Open {
+            return Err(ApiError::conflict(
+                "already_started",
+                "bots are chosen before the match starts",
+            ));
+        }
+        let Some(current) = self.seats.get(seat) else {
+            return Err(ApiError::conflict(
+                "bad_seat",
+                format!(
+                    "seat {seat} does not exist at a table of {}",
+                    self.seats.len()
+                ),
+            ));
+        };
+        let occ = match (level, current) {
+            (Some(level), Occupant::Empty) => Occupant::Bot {
+                level: level.as_str().into(),
+            },
+            (Some(_), _) => {
+                return Err(ApiError::conflict(
+                    "seat_taken",
+                    format!("seat {seat} is already taken"),
+                ));
+            }
+            (None, Occupant::Bot { .. }) => Occupant::Empty,
+            (None, _) => {
+                return Err(ApiError::conflict(
+                    "not_a_bot",
+                    format!("seat {seat} has no bot to take out"),
+                ));
+            }
+        };
+        self.app
+            .store
+            .set_seat(self.record.id, seat as i32, &occ, now_ms())
+            .await?;
+        self.seats[seat] = occ;
+        self.version += 1;
+        self.broadcast(&[]);
+        Ok(self.info())
+    }
+
     async fn start(&mut self, who: Who) -> Result<TableInfo, ApiError> {
         if self.seat_of(Some(who.id)).is_none() {
             return Err(ApiError::conflict(
@@ -740,6 +804,14 @@ impl Table {
             }
             Cmd::Start { who, reply } => {
                 let _ = reply.send(self.start(who).await);
+            }
+            Cmd::SetBot {
+                who,
+                seat,
+                level,
+                reply,
+            } => {
+                let _ = reply.send(self.set_bot(who, seat, level).await);
             }
             Cmd::Info { reply } => {
                 let _ = reply.send(self.info());
