@@ -51,6 +51,7 @@ export const api = {
     call('POST', `/api/tables/${enc(id)}/join`, { seat: seat ?? null, invite_code: invite || null }),
   leave: (id) => call('POST', `/api/tables/${enc(id)}/leave`),
   start: (id) => call('POST', `/api/tables/${enc(id)}/start`),
+  seatBot: (id, seat, level) => call('POST', `/api/tables/${enc(id)}/bots`, { seat, level }),
   rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
   leaderboard: (game) => call('GET', `/api/leaderboard/${enc(game)}`),
   dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),

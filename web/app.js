@@ -121,9 +121,13 @@ function signInPage() {
 
 function seatText(s, i) {
   if (s.kind === 'player') return s.name;
-  if (s.kind === 'bot') return `Bot ${i + 1}`;
+  if (s.kind === 'bot') return `Bot ${i + 1}${s.level ? ` (${levelName(s.level)})` : ''}`;
   return 'empty';
 }
+
+const LEVELS = ['easy', 'normal', 'hard'];
+// "random" is what tables from before the three levels say; it plays as easy.
+const levelName = (l) => (l === 'random' ? 'easy' : l);
 
 const mySeatIn = (t) =>
   session.me ? t.seats.findIndex((s) => s.kind === 'player' && s.id === session.me.id) : -1;
@@ -166,6 +170,8 @@ function lobbyPage() {
   pickGame();
   const priv = h('input', { type: 'checkbox', id: 'c-private', testid: 'create-private' });
   const bots = h('input', { type: 'checkbox', id: 'c-bots', testid: 'create-bots', checked: true });
+  const botLevel = h('select', { id: 'c-bot-level', testid: 'create-bot-level', 'aria-label': 'Bot level' },
+    LEVELS.map((l) => h('option', { value: l, selected: l === 'normal' }, l)));
   const err = h('p', { class: 'form-error', role: 'alert' });
   const form = h('form', { class: 'panel create', testid: 'create-form' },
     h('h2', null, 'New table'),
@@ -173,7 +179,8 @@ function lobbyPage() {
       h('label', null, 'Game', gameSel),
       h('label', null, 'Seats', seatsSel),
       optsBox,
-      h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start'),
+      h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start:'),
+      h('label', null, 'Bot level', botLevel),
       h('label', { class: 'check' }, priv, 'Private (invite link only)')),
     h('button', { class: 'btn primary', type: 'submit', testid: 'create-submit' }, 'Create table'),
     err);
@@ -186,7 +193,7 @@ function lobbyPage() {
         seats: Number(seatsSel.value),
         options: readOptions() ?? null,
         private: priv.checked,
-        bots: bots.checked ? 'random' : null,
+        bots: bots.checked ? botLevel.value : null,
         join: true,
       });
       const id = res.table.id;
@@ -394,12 +401,25 @@ async function tablePage(id, invite) {
           h('span', { class: 'seat-no' }, `Seat ${i + 1}`),
           h('span', { class: 'seat-who' },
             s.kind === 'player' ? [h('span', { class: `dot ${s.connected ? 'on' : 'off'}`, title: s.connected ? 'connected' : 'not connected' }), s.name, i === me ? ' (you)' : '']
-              : s.kind === 'bot' ? 'Bot' : h('span', { class: 'muted' }, t.bots ? 'empty (a bot sits here at start)' : 'empty')),
+              : s.kind === 'bot' ? `Bot (${levelName(s.level)})` : h('span', { class: 'muted' }, t.bots ? `empty (a ${levelName(t.bots)} bot sits here at start)` : 'empty')),
           s.kind === 'empty' && me === null
             ? h('button', {
               class: 'btn primary small', type: 'button', testid: `seat-join-${i}`,
               onclick: lobbyAction(() => api.join(id, i, invite || localStorage.getItem(inviteKey(id)))),
             }, 'Sit here')
+            : null,
+          // Before the start, a seated player picks a bot (and its level) per empty seat.
+          t.status === 'open' && me !== null && s.kind === 'empty'
+            ? h('select', {
+              class: 'small', testid: `seat-bot-${i}`, 'aria-label': `Put a bot in seat ${i + 1}`,
+              onchange: (e) => e.target.value && lobbyAction(() => api.seatBot(id, i, e.target.value))(),
+            }, h('option', { value: '' }, 'Add a bot…'), LEVELS.map((l) => h('option', { value: l }, `${l} bot`)))
+            : null,
+          t.status === 'open' && me !== null && s.kind === 'bot'
+            ? h('button', {
+              class: 'btn small', type: 'button', testid: `seat-unbot-${i}`,
+              onclick: lobbyAction(() => api.seatBot(id, i, null)),
+            }, 'Remove bot')
             : null))),
       me === null ? h('p', { class: 'muted small' }, 'You are watching. Take a free seat to play.') : null);
   }

@@ -775,6 +775,12 @@ async fn daily_solitaire_is_one_deal_for_everybody() {
     server.stop().await;
 }
 
+/// Choosing bots per seat through the UI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_are_chosen_per_seat_in_chromium() {
+    browser::run_script("bots.mjs").await;
+}
+
 /// Bots are chosen per seat before the start: a level for each empty seat, or out again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bots_are_chosen_per_seat() {
