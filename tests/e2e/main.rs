@@ -810,9 +810,13 @@ async fn bots_are_chosen_per_seat() {
     assert_eq!((s, v["seats"][1]["kind"].as_str()), (200, Some("empty")));
     let (s, v) = ada.post(&bots, json!({"seat": 1, "level": null})).await;
     assert_eq!((s, v["code"].as_str()), (409, Some("not_a_bot")));
-    let (s, _) = bob.post(&format!("/api/tables/{table}/join"), json!({})).await;
+    let (s, _) = bob
+        .post(&format!("/api/tables/{table}/join"), json!({}))
+        .await;
     assert_eq!(s, 200);
-    let (s, v) = ada.post(&format!("/api/tables/{table}/start"), json!({})).await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["seats"][2], json!({"kind": "bot", "level": "hard"}));
     let (s, v) = ada.post(&bots, json!({"seat": 2, "level": null})).await;
@@ -824,21 +828,33 @@ async fn bots_are_chosen_per_seat() {
     let mut bot_played = false;
     for _ in 0..30 {
         let sa = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
-        if sa["view"]["trick"].as_array().unwrap().iter().any(|p| p["seat"] == 2)
+        if sa["view"]["trick"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["seat"] == 2)
             || sa["view"]["tricks_played"].as_u64().unwrap() > 0
         {
             bot_played = true;
             break;
         }
         let sb = b.until(|s| s["version"].as_u64().unwrap() >= v).await;
-        let (sock, st) = if my_turn(&sa) { (&mut a, sa) } else if my_turn(&sb) { (&mut b, sb) } else {
+        let (sock, st) = if my_turn(&sa) {
+            (&mut a, sa)
+        } else if my_turn(&sb) {
+            (&mut b, sb)
+        } else {
             // The bot is thinking: wait for its move.
-            v = a.until(|s| s["version"].as_u64().unwrap() > v).await["version"].as_u64().unwrap();
+            v = a.until(|s| s["version"].as_u64().unwrap() > v).await["version"]
+                .as_u64()
+                .unwrap();
             continue;
         };
         v = st["version"].as_u64().unwrap();
         sock.act(v, &st["legal"][0]).await;
-        v = sock.until(|s| s["version"].as_u64().unwrap() > v).await["version"].as_u64().unwrap();
+        v = sock.until(|s| s["version"].as_u64().unwrap() > v).await["version"]
+            .as_u64()
+            .unwrap();
     }
     assert!(bot_played, "the hard bot made a move");
     server.stop().await;
