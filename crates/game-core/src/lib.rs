@@ -185,9 +185,10 @@ pub trait Game: Clone + Send + Sync + 'static {
     /// `Some` once the match is over.
     fn outcome(&self) -> Option<Outcome>;
 
-    /// Everything the current round's deal fixed (every hand, the stock order, face-down
-    /// cards), for verifying a deal after the round has ended. The server only
-    /// publishes it for rounds that are over.
+    /// Everything the current (or just ended) round's seed fixed: every hand, the stock
+    /// order, face-down cards, and any later shuffle of the round. For verifying a deal
+    /// after the round has ended; it stays valid once the round is over, and the
+    /// server only publishes it then.
     fn deal_record(&self) -> serde_json::Value;
 
     /// The actions `seat` may take now (from its own view).

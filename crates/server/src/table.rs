@@ -1011,20 +1011,22 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
     Ok(table)
 }
 
-/// Replays a stored table up to the deal of round `round` and returns the game's deal
-/// record, for verifying an ended round.
+/// Replays a stored table through round `round` and returns the game's record of that
+/// round's deal (and its later shuffles), for verifying an ended round.
 pub fn deal_of_round(st: &StoredTable, round: u32) -> Result<Value, String> {
     let (mut game, _) = games::new_match(&st.record.game, &st.record.options, st.seats.len())
         .map_err(|e| format!("{e:?}"))?;
     for r in &st.rounds {
         let seed = Seed::from_hex(&r.seed_hex).ok_or("bad stored seed")?;
         game.start_round(&seed).map_err(|e| e.to_string())?;
-        if r.round_no as u32 == round {
-            return Ok(game.deal_record());
-        }
         for a in st.actions.iter().filter(|a| a.round_no == r.round_no) {
             game.apply_json(a.seat as usize, &a.action)
                 .map_err(|e| e.to_string())?;
+        }
+        // Read after the whole round, so the record also holds the round's later shuffles
+        // from the same seed (a stock reshuffle, R-21; a draw-pile refill, R-46).
+        if r.round_no as u32 == round {
+            return Ok(game.deal_record());
         }
     }
     Err(format!("no round {round}"))
