@@ -5,7 +5,8 @@
 //! that land its total on a Fibonacci number) and ducks the rest, dumping its highest
 //! losing card. Whether a card wins is judged with R-53 (two fibonachos in a trick: the
 //! highest fibonacho wins; ties go to the card played last). The hard bot samples the
-//! unseen cards (other hands, the set-aside cards, the face-down spicy cards).
+//! unseen cards (other hands, the set-aside cards, the face-down spicy cards), leaving out
+//! the round's played cards, which the view lists.
 
 use game_core::Seat;
 use nachos::{Action, Card, NachosMatch, NachosView, SPICY_DECK, canonical_deck};
@@ -90,19 +91,10 @@ impl BotGame for NachosMatch {
             })
             .collect();
         let trick_cards = view.trick.iter().map(|p| p.card.card());
-        let last_cards = view
-            .last_trick
-            .iter()
-            .flat_map(|t| t.cards.iter())
-            .map(|p| p.card.card());
-        let in_round = view.last_trick.is_some();
-        for c in own.iter().copied().chain(trick_cards) {
+        // The round's completed tricks are listed in the view (played face up).
+        let played = view.played.iter().map(|c| c.card());
+        for c in own.iter().copied().chain(trick_cards).chain(played) {
             seen[c.index()] = true;
-        }
-        if in_round {
-            for c in last_cards {
-                seen[c.index()] = true;
-            }
         }
         let mut pool: Vec<Card> = canonical_deck()
             .into_iter()

@@ -3,8 +3,9 @@
 //! indicators. The normal bot wins tricks that hold symbol cards with the cheapest
 //! sure winner when it plays last and with its strongest card otherwise, never feeds a
 //! symbol card to a trick it is not winning, and dumps its weakest card when nothing is
-//! at stake. The hard bot samples the unseen cards (other hands and won piles, keeping
-//! every seat's counts and symbol counts) for determinized Monte Carlo.
+//! at stake. The hard bot samples the unseen cards (the other hands: the view lists the
+//! round's played cards, so those are never dealt again) and splits the played cards into
+//! won piles with every seat's counts and symbol counts, for determinized Monte Carlo.
 
 use game_core::Seat;
 use trump::{Action, Card, Colour, Symbol, Trump, TrumpView, cards::DECK_SIZE};
@@ -98,6 +99,8 @@ impl BotGame for Trump {
         let me = view.viewer.seat()?;
         let symbol = view.symbol?;
         let n = view.players;
+        // Seen: own hand, the trick on the table, the indicators, and every card of the
+        // round's completed tricks (the view lists them; all were played face up).
         let mut known = 0u64;
         for c in view.hand.iter().flatten() {
             known |= c.bit();
@@ -108,33 +111,28 @@ impl BotGame for Trump {
         for c in [view.trump_indicator?, view.symbol_indicator?] {
             known |= c.bit();
         }
-        let mut won: Vec<Vec<Card>> = vec![Vec::new(); n];
-        if let Some(t) = view.last_trick.as_ref().filter(|_| view.tricks_played > 0) {
-            for p in &t.cards {
-                known |= p.card.bit();
-                won[t.winner].push(p.card);
-            }
+        for c in &view.played {
+            known |= c.bit();
         }
-        let (mut sym, mut plain): (Vec<Card>, Vec<Card>) = (0..DECK_SIZE)
-            .map(Card::from_index)
-            .filter(|c| known & c.bit() == 0)
-            .partition(|c| c.symbol() == symbol);
+        // Won piles: the played cards, split to match every seat's counts. Which played
+        // card sits in whose pile does not change the rest of the round (only the symbol
+        // counts score), so any split with the right counts will do.
+        let (mut sym, mut plain): (Vec<Card>, Vec<Card>) =
+            view.played.iter().partition(|c| c.symbol() == symbol);
         rng.shuffle(&mut sym);
         rng.shuffle(&mut plain);
+        let mut won: Vec<Vec<Card>> = vec![Vec::new(); n];
         for s in 0..n {
-            let have_sym = won[s].iter().filter(|c| c.symbol() == symbol).count();
-            let need_sym = (view.symbol_counts[s] as usize).checked_sub(have_sym)?;
-            let need_plain = (view.won_counts[s] as usize)
-                .checked_sub(won[s].len())?
-                .checked_sub(need_sym)?;
-            for _ in 0..need_sym {
-                won[s].push(sym.pop()?);
-            }
-            for _ in 0..need_plain {
-                won[s].push(plain.pop()?);
-            }
+            let need_sym = view.symbol_counts[s] as usize;
+            let need_plain = (view.won_counts[s] as usize).checked_sub(need_sym)?;
+            won[s] = sym.split_off(sym.len().checked_sub(need_sym)?);
+            won[s].extend(plain.split_off(plain.len().checked_sub(need_plain)?));
         }
-        let mut rest: Vec<Card> = sym.into_iter().chain(plain).collect();
+        // Hands: the unseen cards, dealt at random with the right counts.
+        let mut rest: Vec<Card> = (0..DECK_SIZE)
+            .map(Card::from_index)
+            .filter(|c| known & c.bit() == 0)
+            .collect();
         rng.shuffle(&mut rest);
         let mut hands: Vec<Vec<Card>> = vec![Vec::new(); n];
         for s in 0..n {

@@ -23,8 +23,8 @@
 //! # Views
 //! [`NachosView`]: own hand sorted with `playable` and `fibonacho` flags, other hands as
 //! counts, the trick in progress (`lead_suit`, `fibonachos_active`, `trick_winning`), the
-//! spicy card at stake, public spicy piles, last trick, last round summary, per-round scores
-//! and totals. `Viewer::Player(seat)` with a seat not at the table gets the spectator view.
+//! spicy card at stake, public spicy piles, last trick, the round's played cards (sorted;
+//! all were played face up), last round summary, per-round scores and totals. `Viewer::Player(seat)` with a seat not at the table gets the spectator view.
 //!
 //! # Error codes
 //! - `bad_seat`: the seat number is not at the table.

@@ -548,8 +548,8 @@ impl NachosMatch {
     /// A state consistent with `view` (a seat's view of a round in progress) in which what
     /// the viewer cannot see is as guessed: `hands` (every seat's hand, the viewer's own
     /// the real one), `set_aside` (the unseen cards, R-52) and `spicy_rest` (the face-down
-    /// spicy cards, top first). A search bot samples such states; the cards of earlier
-    /// tricks are whatever the guesses leave over, and the deal record is absent.
+    /// spicy cards, top first). A search bot samples such states; the cards the guesses
+    /// leave over must be the view's `played` cards, and the deal record is absent.
     pub fn from_view_and_hidden(
         view: &crate::view::NachosView,
         hands: Vec<Vec<Card>>,
@@ -604,10 +604,16 @@ impl NachosMatch {
                 return Err(bad("a card is in two places or does not exist"));
             }
         }
-        let played: Vec<Card> = canonical_deck()
+        let mut played: Vec<Card> = canonical_deck()
             .into_iter()
             .filter(|c| !used[c.index()])
             .collect();
+        played.sort_unstable();
+        let mut shown: Vec<Card> = view.played.iter().map(|c| c.card()).collect();
+        shown.sort_unstable();
+        if played != shown {
+            return Err(bad("the guess leaves out other cards than the played ones"));
+        }
         let piles: Vec<Vec<u8>> = view.spicy_piles.iter().map(|p| p.cards.clone()).collect();
         let mut spicy_order: Vec<u8> = piles.iter().flatten().copied().collect();
         spicy_order.extend(view.spicy_at_stake);

@@ -1,7 +1,7 @@
 //! What one viewer sees: the own hand with the playable cards marked, counts of the
 //! other hands, the trick in progress with its derived state (lead suit, whether the
 //! fibonacho trump is active, who is winning it), the public spicy piles, scores and the
-//! last trick and round results. Nothing hidden: no other hand, no set-aside card, no
+//! last trick and round results, and the cards already played this round. Nothing hidden: no other hand, no set-aside card, no
 //! face-down spicy card, no seed.
 
 use game_core::{Phase, Seat, Viewer};
@@ -72,6 +72,10 @@ pub struct NachosView {
     /// Cards set aside unseen this round.
     pub set_aside_count: usize,
     pub last_trick: Option<TrickResult>,
+    /// Every card of this round's completed tricks, sorted (suit red, green, yellow; then
+    /// number): each was played face up, so anyone could remember them. Empty between
+    /// rounds.
+    pub played: Vec<CardView>,
     pub last_round: Option<RoundSummary>,
     /// Score of each finished round, per seat (`round_scores[r][seat]`).
     pub round_scores: Vec<Vec<i64>>,
@@ -139,6 +143,13 @@ impl NachosMatch {
                 .collect(),
             set_aside_count: self.set_aside.len(),
             last_trick: self.last_trick.clone(),
+            played: if playing {
+                let mut played = self.played.clone();
+                played.sort_unstable();
+                played.into_iter().map(CardView::from).collect()
+            } else {
+                Vec::new()
+            },
             last_round: self.last_round.clone(),
             round_scores: self.round_scores.clone(),
             totals: self.totals.clone(),

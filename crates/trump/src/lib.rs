@@ -21,12 +21,13 @@
 //!   highest total wins; a tie for the highest plays another round.
 //!
 //! Visibility: a view shows the viewer's own hand, every hand's size, both
-//! indicators, the trick on the table, the last completed trick, and per seat the number
-//! of tricks and cards won and how many of those bear the round's symbol. Won cards are a
-//! face-down pile in play, so the view never lists them; the counts are shown because
-//! every won card was played face up in front of everybody (anyone could keep them in
-//! mind), and the browser should not have to. The round result lists every seat's symbol
-//! count and points.
+//! indicators, the trick on the table, the last completed trick, the cards of the round's
+//! completed tricks (`played`, sorted), and per seat the number of tricks and cards won and
+//! how many of those bear the round's symbol. Won cards are a face-down pile in play, so
+//! the view never says which card is in whose pile; the played cards and the counts are
+//! shown because every won card was played face up in front of everybody (anyone could
+//! keep them in mind), and neither the browser nor a bot should have to. The round result
+//! lists every seat's symbol count and points.
 //!
 //! Error codes (besides game-core's `bad_seat`, `not_your_turn`, `no_round_in_progress`,
 //! `bad_player_count`, `bad_options`, `wrong_phase`):
@@ -161,6 +162,14 @@ pub(crate) struct Round {
     pub dealer_draw: Vec<DealerDraw>,
     /// Who led the round's first trick.
     pub first_leader: Seat,
+}
+
+impl Round {
+    /// The cards of the completed tricks (every won card but the indicators).
+    pub(crate) fn played(&self) -> u64 {
+        let won = self.won.iter().fold(0, |a, w| a | w);
+        won & !(self.trump_indicator.bit() | self.symbol_indicator.bit())
+    }
 }
 
 /// A match of Fibonacci's Trump: every round until R-34 names a winner.
@@ -354,7 +363,8 @@ impl Trump {
     /// cards the viewer cannot see are where `hands` and `won` say: a search bot samples
     /// such "determinizations" of what it does not know. `hands[s]` and `won[s]` list every
     /// seat's hand and won pile (the viewer's own hand must be its real one; counts must
-    /// match the view's `hand_counts` and `won_counts`). The deal record of the result is
+    /// match the view's `hand_counts`, `won_counts` and `symbol_counts`, and the won piles
+    /// together must be the view's `played` cards). The deal record of the result is
     /// made up (it is never a real deal), and the first leader is taken to be the dealer.
     pub fn from_view_and_hidden(
         view: &TrumpView,
@@ -408,6 +418,9 @@ impl Trump {
         let own: Vec<Card> = view.hand.clone().unwrap_or_default();
         if r_hands[me] != bits(&own) || seen.count_ones() as usize != DECK_SIZE {
             return Err(bad("the viewer's hand differs, or cards are missing"));
+        }
+        if r_won.iter().fold(0, |a, w| a | w) != bits(&view.played) {
+            return Err(bad("the won piles are not the cards played"));
         }
         let round = Round {
             hands: r_hands,

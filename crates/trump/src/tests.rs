@@ -703,6 +703,18 @@ fn check_views(g: &Trump) {
             v.hand_counts,
             (0..n).map(|s| r.hands[s].count_ones()).collect::<Vec<_>>()
         );
+        // The played cards are exactly the cards of the completed tricks, for everyone.
+        if g.phase == Phase::Playing {
+            let tricks = r.tricks_played as usize * n;
+            assert_eq!(v.played.len(), tricks);
+            assert_eq!(v.played, cards_of(r.played()).collect::<Vec<_>>());
+            assert_eq!(
+                r.played() & (r.trump_indicator.bit() | r.symbol_indicator.bit()),
+                0
+            );
+        } else {
+            assert!(v.played.is_empty());
+        }
         // The view round-trips through JSON (clients and bots get it that way).
         let back: TrumpView = serde_json::from_value(serde_json::to_value(&v).unwrap()).unwrap();
         assert_eq!(back, v);

@@ -85,6 +85,10 @@ pub struct TrumpView {
     pub tricks_played: u32,
     /// The last completed trick of this round.
     pub last_trick: Option<CompletedTrick>,
+    /// Every card of this round's completed tricks, sorted (colour-major, then number):
+    /// each was played face up, so anyone could remember them (the indicators are not
+    /// listed, even once taken). Empty between rounds.
+    pub played: Vec<Card>,
     /// The result of the last finished round.
     pub last_round: Option<RoundResult>,
     /// Match totals.
@@ -151,6 +155,10 @@ pub(crate) fn view_for(g: &Trump, viewer: Viewer) -> TrumpView {
         symbol_counts: per_seat(&|s| r.map_or(0, |r| (r.won[s] & r.symbol.mask()).count_ones())),
         tricks_played: r.map_or(0, |r| u32::from(r.tricks_played)),
         last_trick: r.and_then(|r| r.last_trick.clone()),
+        played: r
+            .filter(|_| playing)
+            .map(|r| cards_of(r.played()).collect())
+            .unwrap_or_default(),
         last_round: g.last_result.clone(),
         scores: g.scores.clone(),
         match_over: g.phase == Phase::Finished,

@@ -88,6 +88,16 @@ fn check_views(m: &NachosMatch) {
             Viewer::Spectator => assert!(view.hand.is_none()),
             Viewer::Player(s) => assert_eq!(view.hand.as_ref().unwrap().len(), m.hands[s].len()),
         }
+        // The played cards are exactly the cards of the completed tricks, sorted.
+        let mut played = m.played.clone();
+        played.sort_unstable();
+        if m.phase != game_core::Phase::Playing {
+            played.clear();
+        }
+        assert_eq!(
+            view.played.iter().map(|c| c.card()).collect::<Vec<_>>(),
+            played
+        );
         // The view round-trips through JSON.
         let back: crate::NachosView = serde_json::from_value(json).unwrap();
         assert_eq!(back, view);
