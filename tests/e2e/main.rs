@@ -435,6 +435,17 @@ async fn lobby_seats_and_private_tables() {
         .await;
     assert_eq!((s, v["code"].as_str()), (409, Some("already_started")));
 
+    // A table everybody left before the start is closed for good.
+    let lonely = ada.create_trump(2, false).await;
+    let (s, _) = ada
+        .post(&format!("/api/tables/{lonely}/leave"), json!({}))
+        .await;
+    assert_eq!(s, 200);
+    let (s, v) = bob
+        .post(&format!("/api/tables/{lonely}/join"), json!({}))
+        .await;
+    assert_eq!((s, v["code"].as_str()), (409, Some("table_closed")), "{v}");
+
     // A private table is not listed and needs its invite code.
     let (s, v) = ada
         .post(
@@ -627,6 +638,8 @@ async fn sigterm_shuts_down_gracefully() {
     let table = ada.create_trump(2, true).await;
     let mut a = ada.connect(&table).await;
     a.next_state().await;
+    let mut lobby = Sock::open(&format!("{}/ws/lobby", proc.ws), None, None).await;
+    lobby.next().await;
     let pid = proc.child.id().unwrap().to_string();
     let ok = std::process::Command::new("kill")
         .args(["-s", "TERM", &pid])
@@ -647,6 +660,20 @@ async fn sigterm_shuts_down_gracefully() {
     .await
     .unwrap();
     assert_eq!(code, Some(1001), "sockets are closed with 'going away'");
+    let lobby_code = tokio::time::timeout(TIMEOUT, async {
+        loop {
+            match lobby.ws.next().await {
+                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(f))) => {
+                    return f.map(|f| u16::from(f.code));
+                }
+                Some(Ok(_)) => continue,
+                _ => return None,
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(lobby_code, Some(1001), "the lobby socket too");
     let status = tokio::time::timeout(TIMEOUT, proc.child.wait())
         .await
         .unwrap()
@@ -770,8 +797,15 @@ async fn daily_solitaire_is_one_deal_for_everybody() {
     assert_eq!(results.len(), 1, "{board}");
     assert_eq!(results[0]["player"]["name"], "Ada");
     assert_eq!(results[0]["discards"], end["table"]["scores"][0]);
-    let (s, v) = ada.get("/api/daily/solitaire?day=2999-01-01").await;
-    assert_eq!((s, v["code"].as_str()), (400, Some("malformed")));
+    for bad in ["2999-01-01", "2026-13-45", "2025-02-29", "yesterday"] {
+        let (s, v) = ada.get(&format!("/api/daily/solitaire?day={bad}")).await;
+        assert_eq!((s, v["code"].as_str()), (400, Some("malformed")), "{bad}");
+    }
+    // A past day that nobody played has no deal (and none is made up for it).
+    let (s, v) = ada
+        .get("/api/daily/solitaire?day=2001-01-01&target=13")
+        .await;
+    assert_eq!((s, v["code"].as_str()), (404, Some("not_found")), "{v}");
     server.stop().await;
 }
 

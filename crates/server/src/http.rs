@@ -519,33 +519,34 @@ pub async fn daily_board(
     Query(q): Query<DailyQuery>,
 ) -> Result<Json<protocol::DailyBoard>, ApiError> {
     let target = daily_target(q.target.unwrap_or(21))?;
-    let today = crate::state::utc_day(now_ms());
+    let now = now_ms();
+    let today = crate::state::utc_day(now);
     let day = q.day.unwrap_or_else(|| today.clone());
-    let well_formed = day.len() == 10
-        && day.bytes().enumerate().all(|(i, b)| {
-            if i == 4 || i == 7 {
-                b == b'-'
-            } else {
-                b.is_ascii_digit()
-            }
-        });
-    if !well_formed || day > today {
-        return Err(ApiError::Malformed(format!(
-            "day must be a past or current YYYY-MM-DD, not {day:?}"
-        )));
-    }
+    let start = crate::state::day_start_ms(&day)
+        .filter(|_| day <= today)
+        .ok_or_else(|| {
+            ApiError::Malformed(format!(
+                "day must be a past or current YYYY-MM-DD, not {day:?}"
+            ))
+        })?;
     let key = daily_key(target, &day);
+    // Today's deal is fixed by whoever asks first; a past day has one only if it was played.
+    let fresh = (day == today).then(|| auth::random_hex(32));
     let seed_hex = app
         .store
-        .daily_seed(&key, &auth::random_hex(32), now_ms())
-        .await?;
+        .daily_seed(&key, fresh.as_deref(), now)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("nobody played daily Solitaire {target} on {day}"))
+        })?;
     let seed = game_core::Seed::from_hex(&seed_hex).ok_or_else(|| {
         tracing::error!(key, "a stored daily seed is not 64 hex digits");
         ApiError::Internal
     })?;
     let results = app
         .store
-        .daily_board(&key, 100)
+        // Only games finished within the deal's day rank: after it, its seed is public.
+        .daily_board(&key, start + 86_400_000, 100)
         .await?
         .into_iter()
         .map(|r| protocol::DailyResult {

@@ -95,5 +95,18 @@ pub async fn serve(
             tracing::info!("shutting down");
             let _ = closer.shutdown.send(true);
         })
-        .await
+        .await?;
+    // Upgraded sockets are not connections `serve` waits for: give them a moment to send
+    // their close frame (1001) before the process may exit.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+    while state
+        .metrics
+        .ws_connections
+        .load(std::sync::atomic::Ordering::Relaxed)
+        > 0
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    Ok(())
 }

@@ -414,8 +414,9 @@ impl Table {
                     let hex = self
                         .app
                         .store
-                        .daily_seed(key, &fresh_seed().to_hex(), now_ms())
-                        .await?;
+                        .daily_seed(key, Some(&fresh_seed().to_hex()), now_ms())
+                        .await?
+                        .unwrap_or_default();
                     Seed::from_hex(&hex)
                         .ok_or_else(|| StoreError::Corrupt(format!("daily seed of {key}")))?
                 }
@@ -602,7 +603,19 @@ impl Table {
         }
     }
 
+    /// An abandoned table takes no more lobby actions.
+    fn refuse_if_abandoned(&self) -> Result<(), ApiError> {
+        if self.record.status == TableStatus::Abandoned {
+            return Err(ApiError::conflict(
+                "table_closed",
+                "this table was abandoned before its match started; create a new one",
+            ));
+        }
+        Ok(())
+    }
+
     async fn join(&mut self, who: Who, seat: Option<usize>) -> Result<TableInfo, ApiError> {
+        self.refuse_if_abandoned()?;
         if self.seat_of(Some(who.id)).is_some() {
             return Err(ApiError::conflict(
                 "already_seated",
@@ -692,6 +705,7 @@ impl Table {
         seat: usize,
         level: Option<BotLevel>,
     ) -> Result<TableInfo, ApiError> {
+        self.refuse_if_abandoned()?;
         if self.seat_of(Some(who.id)).is_none() {
             return Err(ApiError::conflict(
                 "not_seated",
@@ -742,6 +756,7 @@ impl Table {
     }
 
     async fn start(&mut self, who: Who) -> Result<TableInfo, ApiError> {
+        self.refuse_if_abandoned()?;
         if self.seat_of(Some(who.id)).is_none() {
             return Err(ApiError::conflict(
                 "not_seated",

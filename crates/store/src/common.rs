@@ -91,6 +91,7 @@ pub(crate) const DAILY_BOARD: &str = "\
     JOIN table_seats s ON s.table_id = t.id \
     JOIN players p ON p.id = s.player_id \
     WHERE t.daily = $1 AND t.status = 'finished' AND s.kind = 'player' \
+      AND t.updated_at < $3 \
     ORDER BY CASE WHEN s.won THEN 0 ELSE 1 END, s.score ASC, t.updated_at ASC, t.id ASC \
     LIMIT $2";
 
@@ -714,23 +715,30 @@ macro_rules! impl_store {
                     .collect()
             }
 
-            async fn daily_seed(&self, key: &str, fresh_seed_hex: &str, now: i64) -> $crate::Result<String> {
+            async fn daily_seed(
+                &self,
+                key: &str,
+                fresh_seed_hex: Option<&str>,
+                now: i64,
+            ) -> $crate::Result<Option<String>> {
                 // The first caller's seed wins; everybody reads the stored one.
-                sqlx::query(
-                    "INSERT INTO daily_deals (key, seed_hex, created_at) VALUES ($1, $2, $3) \
-                     ON CONFLICT (key) DO NOTHING",
-                )
-                .bind(key)
-                .bind(fresh_seed_hex)
-                .bind(now)
-                .execute(&self.pool)
-                .await?;
-                let (seed,): (String,) =
+                if let Some(fresh) = fresh_seed_hex {
+                    sqlx::query(
+                        "INSERT INTO daily_deals (key, seed_hex, created_at) VALUES ($1, $2, $3) \
+                         ON CONFLICT (key) DO NOTHING",
+                    )
+                    .bind(key)
+                    .bind(fresh)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                }
+                let row: Option<(String,)> =
                     sqlx::query_as("SELECT seed_hex FROM daily_deals WHERE key = $1")
                         .bind(key)
-                        .fetch_one(&self.pool)
+                        .fetch_optional(&self.pool)
                         .await?;
-                Ok(seed)
+                Ok(row.map(|(seed,)| seed))
             }
 
             async fn daily_table_of(&self, key: &str, player: ::uuid::Uuid) -> $crate::Result<Option<::uuid::Uuid>> {
@@ -745,10 +753,16 @@ macro_rules! impl_store {
                 row.map(|(id,)| $crate::common::uuid(&id, "table id")).transpose()
             }
 
-            async fn daily_board(&self, key: &str, limit: i64) -> $crate::Result<Vec<$crate::DailyRow>> {
+            async fn daily_board(
+                &self,
+                key: &str,
+                finished_before: i64,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::DailyRow>> {
                 sqlx::query_as::<_, $crate::common::DailyTuple>($crate::common::DAILY_BOARD)
                     .bind(key)
                     .bind($crate::common::limit(limit))
+                    .bind(finished_before)
                     .fetch_all(&self.pool)
                     .await?
                     .into_iter()

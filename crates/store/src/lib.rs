@@ -290,13 +290,25 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- daily deals ----
 
-    /// The seed (hex) of the daily deal `key`, storing `fresh_seed_hex` if it has none yet:
-    /// whoever asks first fixes the day's deal, and everybody gets the same seed.
-    async fn daily_seed(&self, key: &str, fresh_seed_hex: &str, now: i64) -> Result<String>;
+    /// The seed (hex) of the daily deal `key`. With `fresh_seed_hex`, it is stored first if
+    /// the deal has none yet: whoever asks first fixes the day's deal, and everybody gets
+    /// the same seed. Without, `None` when the deal does not exist.
+    async fn daily_seed(
+        &self,
+        key: &str,
+        fresh_seed_hex: Option<&str>,
+        now: i64,
+    ) -> Result<Option<String>>;
     /// The table a player started for the daily deal `key`, if any.
     async fn daily_table_of(&self, key: &str, player: Uuid) -> Result<Option<Uuid>>;
-    /// The finished games of the daily deal `key`, best first.
-    async fn daily_board(&self, key: &str, limit: i64) -> Result<Vec<DailyRow>>;
+    /// The games of the daily deal `key` finished before `finished_before` (Unix ms: the
+    /// end of the deal's day, when its seed is published), best first.
+    async fn daily_board(
+        &self,
+        key: &str,
+        finished_before: i64,
+        limit: i64,
+    ) -> Result<Vec<DailyRow>>;
 }
 
 /// Opens the store named by `url` and applies its migrations.

@@ -646,14 +646,25 @@ async fn futures_join_all<F: std::future::Future>(
 /// Everything of a small match, written so that reopening can be checked against it.
 async fn daily_deals(s: &dyn Store) {
     let key = "solitaire-21/2026-11-22";
-    // The first seed of the day wins; a later request gets the same one.
-    assert_eq!(s.daily_seed(key, "aa", 1).await.unwrap(), "aa");
-    assert_eq!(s.daily_seed(key, "bb", 2).await.unwrap(), "aa");
+    let seed = |v: Option<String>| v;
+    // Without a fresh seed nothing is created; the first seed of the day wins.
+    assert_eq!(s.daily_seed(key, None, 1).await.unwrap(), None);
     assert_eq!(
-        s.daily_seed("solitaire-13/2026-11-22", "cc", 2)
-            .await
-            .unwrap(),
-        "cc"
+        seed(s.daily_seed(key, Some("aa"), 1).await.unwrap()).as_deref(),
+        Some("aa")
+    );
+    assert_eq!(
+        seed(s.daily_seed(key, Some("bb"), 2).await.unwrap()).as_deref(),
+        Some("aa")
+    );
+    assert_eq!(
+        seed(s.daily_seed(key, None, 2).await.unwrap()).as_deref(),
+        Some("aa")
+    );
+    let other = "solitaire-13/2026-11-22";
+    assert_eq!(
+        seed(s.daily_seed(other, Some("cc"), 2).await.unwrap()).as_deref(),
+        Some("cc")
     );
 
     let (a, b, c) = (
@@ -667,16 +678,8 @@ async fn daily_deals(s: &dyn Store) {
         r.daily = Some(key.into());
         r.private = true;
         s.create_table(&r, &[seat_of(p)]).await.unwrap();
-        assert_eq!(
-            s.load_table(r.id)
-                .await
-                .unwrap()
-                .unwrap()
-                .record
-                .daily
-                .as_deref(),
-            Some(key)
-        );
+        let loaded = s.load_table(r.id).await.unwrap().unwrap();
+        assert_eq!(loaded.record.daily.as_deref(), Some(key));
         s.set_status(r.id, TableStatus::Playing, at).await.unwrap();
         s.start_round(r.id, &round(1, at)).await.unwrap();
         s.end_round(r.id, 1, &json!({}), &[score], at)
@@ -687,18 +690,17 @@ async fn daily_deals(s: &dyn Store) {
         tables.push(r.id);
     }
     // An unfinished daily game is not on the board, but it is the player's table.
+    let next_day = "solitaire-21/2026-11-23";
     let mut late = record("rummy", 1, a.id, 50);
-    late.daily = Some("solitaire-21/2026-11-23".into());
+    late.daily = Some(next_day.into());
     s.create_table(&late, &[seat_of(&a)]).await.unwrap();
     assert_eq!(s.daily_table_of(key, a.id).await.unwrap(), Some(tables[0]));
     assert_eq!(s.daily_table_of(key, Uuid::new_v4()).await.unwrap(), None);
     assert_eq!(
-        s.daily_table_of("solitaire-21/2026-11-23", a.id)
-            .await
-            .unwrap(),
+        s.daily_table_of(next_day, a.id).await.unwrap(),
         Some(late.id)
     );
-    let board = s.daily_board(key, 10).await.unwrap();
+    let board = s.daily_board(key, 1_000, 10).await.unwrap();
     let order: Vec<(&str, i64, bool)> = board
         .iter()
         .map(|r| (r.name.as_str(), r.score, r.finished))
@@ -709,13 +711,17 @@ async fn daily_deals(s: &dyn Store) {
         vec![("Bob", 12, true), ("Ada", 30, true), ("Cy", 67, false)]
     );
     assert_eq!(board[0].table_id, tables[1]);
-    assert!(
-        s.daily_board("solitaire-21/2026-11-23", 10)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(s.daily_board(key, 1).await.unwrap().len(), 1);
+    assert!(s.daily_board(next_day, 1_000, 10).await.unwrap().is_empty());
+    assert_eq!(s.daily_board(key, 1_000, 1).await.unwrap().len(), 1);
+    // Only games finished before the cut-off (the end of the deal's day) rank.
+    let early: Vec<String> = s
+        .daily_board(key, 15, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(early, ["Ada", "Cy"]);
 }
 
 async fn fill(s: &dyn Store) -> (Player, StoredTable) {
