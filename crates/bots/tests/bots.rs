@@ -4,7 +4,7 @@
 
 use bots::sim::play_match;
 use bots::{BotGame, BotRng, Budget, Level, decide};
-use game_core::{Phase, Viewer};
+use game_core::{Game, Phase, Viewer};
 
 /// Small but real search, so the hard level runs its sampler in these tests.
 const HARD: Budget = Budget {
@@ -124,6 +124,16 @@ fn nachos_decisions_ignore_hidden_cards() {
     for steps in [0, 4, 13, 20] {
         let g = midgame::<nachos::NachosMatch>(&Default::default(), 3, steps);
         hidden_cards_do_not_matter(&g);
+    }
+}
+
+#[test]
+fn fibfib_decisions_ignore_hidden_cards() {
+    for steps in [0, 3, 10, 25] {
+        let g = midgame::<fibfib::FibFib>(&Default::default(), 2, steps);
+        if g.phase() == Phase::Playing {
+            hidden_cards_do_not_matter(&g);
+        }
     }
 }
 

@@ -517,6 +517,76 @@ impl FibFib {
         events.push(Event::GameOver { winner, reason });
     }
 
+    /// A state consistent with `view` (a seat's view of the game in progress) in which
+    /// what the viewer cannot see is as guessed: `other_hand` (the opponent's hand),
+    /// `pile_top_first` (the draw pile, top first) and `refill_seed` (the stream of
+    /// future refills, R-46). Together with the viewer's hand and the face-up table they
+    /// must hold every card once. A search bot samples such states; the deal record is
+    /// absent.
+    pub fn from_view_and_hidden(
+        view: &FibFibView,
+        other_hand: Vec<Card>,
+        pile_top_first: Vec<Card>,
+        refill_seed: &Seed,
+    ) -> Result<FibFib, RuleError> {
+        let bad = |m: &str| RuleError::new(codes::BAD_OPTIONS, m.to_string());
+        let (Some(me), Some(turn), Some(hand), Phase::Playing) = (
+            view.viewer.seat().filter(|&s| s < 2),
+            view.turn,
+            view.hand.as_ref(),
+            view.phase,
+        ) else {
+            return Err(bad("needs a player's view of the game in progress"));
+        };
+        if other_hand.len() != view.hand_counts[1 - me] || pile_top_first.len() != view.draw_pile {
+            return Err(bad("the guess does not match the view's counts"));
+        }
+        let columns: Vec<Column> = view
+            .columns
+            .iter()
+            .map(|c| Column {
+                base: c.base,
+                sides: [c.sides[0].side.clone(), c.sides[1].side.clone()],
+                reactions: c.reactions.clone(),
+            })
+            .collect();
+        let mut all: Vec<Card> = hand.clone();
+        all.extend(&other_hand);
+        all.extend(&pile_top_first);
+        for c in &columns {
+            c.face_up(&mut all);
+        }
+        let mut ids: Vec<u8> = all.iter().map(|c| c.id()).collect();
+        ids.sort_unstable();
+        if ids != (0..DECK_SIZE as u8).collect::<Vec<_>>() {
+            return Err(bad("a card is missing or in two places"));
+        }
+        let mut hands = [Vec::new(), Vec::new()];
+        hands[me] = hand.clone();
+        hands[1 - me] = other_hand;
+        let mut pile = pile_top_first;
+        pile.reverse();
+        Ok(FibFib {
+            phase: Phase::Playing,
+            round: view.round,
+            dealer: view.dealer.unwrap_or(1 - turn),
+            turn,
+            hands,
+            pile,
+            columns,
+            chance: view.reaction,
+            passes: view.passes_in_row,
+            turns: view.turns,
+            refills: view.refills,
+            end: None,
+            rng: Some(RoundRng {
+                rng: refill_seed.rng(),
+                shuffles: 0,
+            }),
+            deal: None,
+        })
+    }
+
     /// A state from explicit parts, for scenario tests.
     #[cfg(test)]
     pub(crate) fn from_parts(

@@ -1422,3 +1422,58 @@ fn rules_page_example() {
         })
     );
 }
+
+/// `from_view_and_hidden` rebuilds a state whose view for the seat is exactly the real
+/// one, whatever the guess of the hidden cards; a guess with wrong counts or a card in two
+/// places is refused.
+#[test]
+fn from_view_and_hidden_keeps_the_view() {
+    for i in 0..40u64 {
+        let mut g = FibFib::new_match(&Options::default(), 2).unwrap();
+        g.start_round(&Seed::from_u64(i)).unwrap();
+        let mut r = Seed::from_u64(i ^ 0xb07).rng();
+        while g.phase() == Phase::Playing {
+            let seat = g.to_act()[0];
+            let view = g.view_for(Viewer::Player(seat));
+            let mut hidden: Vec<Card> = g.hands[1 - seat].clone();
+            hidden.extend(&g.pile);
+            r.shuffle(&mut hidden);
+            let pile = hidden.split_off(g.hands[1 - seat].len());
+            let s = FibFib::from_view_and_hidden(
+                &view,
+                hidden.clone(),
+                pile.clone(),
+                &Seed::from_u64(i),
+            )
+            .unwrap();
+            assert_eq!(s.view_for(Viewer::Player(seat)), view);
+            assert_eq!(s.view_for(Viewer::Spectator), g.view_for(Viewer::Spectator));
+            for a in &view.legal {
+                s.clone().apply(seat, a).unwrap();
+            }
+            if let Some(&c) = pile.first() {
+                let mut twice = hidden.clone();
+                twice.pop();
+                twice.push(c);
+                if !hidden.is_empty() {
+                    let e = FibFib::from_view_and_hidden(
+                        &view,
+                        twice,
+                        pile.clone(),
+                        &Seed::from_u64(i),
+                    );
+                    assert_eq!(e.unwrap_err().code, codes::BAD_OPTIONS);
+                }
+                let e = FibFib::from_view_and_hidden(
+                    &view,
+                    hidden.clone(),
+                    pile[1..].to_vec(),
+                    &Seed::from_u64(i),
+                );
+                assert_eq!(e.unwrap_err().code, codes::BAD_OPTIONS);
+            }
+            let a = view.legal[r.below(view.legal.len())].clone();
+            g.apply(seat, &a).unwrap();
+        }
+    }
+}
