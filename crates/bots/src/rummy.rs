@@ -5,11 +5,14 @@
 //! only when it completes a set, so wilds are kept), and discards its least useful card:
 //! dead base cards (their set is already down) and high standard cards first (they cost
 //! the most if an opponent goes out, R-22). It never takes cards back or shuffles them
-//! between sets, so it cannot loop. Out-of-turn moves are not played yet. The hard
-//! bot has no sampler yet and plays as the normal one.
+//! between sets without a purpose, so it cannot loop. The R-18 moves (legal out of turn and
+//! on the own turn): it moves a card into a set that it completes (never out of a complete
+//! set), raises a wild to complete its set, or lowers one so that a hand card completes
+//! it. The server and the simulator ask a bot only on its own turn, so these moves are
+//! made then. The hard bot has no sampler yet and plays as the normal one.
 
 use game_core::Seat;
-use rummy::{Action, Card, CardKind, Rummy, View};
+use rummy::{Action, Card, CardKind, Rummy, SetView, View};
 
 use crate::{BotGame, BotRng, argmax};
 
@@ -37,6 +40,7 @@ fn score(view: &View, me: Seat, a: &Action) -> i64 {
             .find(|s| s.key == key)
             .map_or(0, |s| s.total)
     };
+    let t = u32::from(view.target);
     match a {
         Action::CloseSet { .. } => 900,
         Action::Open { .. } => 800,
@@ -67,11 +71,51 @@ fn score(view: &View, me: Seat, a: &Action) -> i64 {
             Some(c) => 200 - keep(view, me, c),
             None => -1000,
         },
-        Action::TakeBack { .. }
-        | Action::RestoreBase { .. }
-        | Action::SetWildNumber { .. }
-        | Action::MoveCard { .. } => -2000,
+        // R-18 moves (legal on the own turn too): only when they complete a set (which is
+        // then closed, or closed next turn) or, for a wild, make room for a hand card that
+        // completes it. A complete set is never taken apart, so the moves cannot loop.
+        Action::MoveCard { from, to, card } => {
+            let (Some(src), Some(dst)) = (set_of(view, me, *from), set_of(view, me, *to)) else {
+                return -2000;
+            };
+            let Some(p) = src.cards.iter().find(|p| p.card.id == *card) else {
+                return -2000;
+            };
+            if !src.complete && dst.total + u32::from(p.value) == t {
+                780
+            } else {
+                -2000
+            }
+        }
+        Action::SetWildNumber { set, card, number } => {
+            let Some(s) = set_of(view, me, *set) else {
+                return -2000;
+            };
+            let Some(p) = s.cards.iter().find(|p| p.card.id == *card) else {
+                return -2000;
+            };
+            let total = s.total - u32::from(p.value) + u32::from(*number);
+            let fills =
+                |c: &Card| !c.is_wild() && c.number().is_some_and(|n| total + u32::from(n) == t);
+            if s.complete {
+                -2000
+            } else if total == t {
+                770
+            } else if *number < p.value && view.hand.iter().flatten().any(fills) {
+                620
+            } else {
+                -2000
+            }
+        }
+        Action::TakeBack { .. } | Action::RestoreBase { .. } => -2000,
     }
+}
+
+fn set_of(view: &View, me: Seat, key: u8) -> Option<&SetView> {
+    view.tables[me]
+        .sets
+        .iter()
+        .find(|s| s.key == key && !s.closed)
 }
 
 impl BotGame for Rummy {
