@@ -3,6 +3,7 @@
 //! `TEST_DATABASE_URL` is set, and the browser test when Chromium is installed. With
 //! `FIB_REQUIRE_ALL=1` (CI) a part that cannot run fails instead of being skipped.
 
+mod bots;
 mod browser;
 mod fibfib;
 mod nachos;
