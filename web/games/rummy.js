@@ -19,14 +19,21 @@ import { h, mount, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
-/** Rules pages for the Rules tabs: the multiplayer games and their one-player form. */
+/** Rules pages for the Rules tabs: one per game of the family (21, 13, 8, Solitaire), then the overview. */
 export const rulesPages = [
-  { page: 'rummy', title: 'Fibonacci 21 / 13 / 8' },
+  { page: 'fib21', title: 'Fibonacci 21' },
+  { page: 'fib13', title: 'Fibonacci 13' },
+  { page: 'fib8', title: 'Fibonacci 8' },
   { page: 'solitaire', title: 'Solitaire Fibonacci' },
+  { page: 'rummy', title: 'Family overview' },
 ];
 
-/** The rules page for a table: a one-seat table is Solitaire. */
-export const rulesPage = (table) => (table.seats.length === 1 ? 'solitaire' : 'rummy');
+/** The rules page for a table: a one-seat table is Solitaire, else the page of its target. */
+export const rulesPage = (table) => {
+  if (table.seats.length === 1) return 'solitaire';
+  const target = Number(table.options?.target);
+  return [21, 13, 8].includes(target) ? `fib${target}` : 'fib21';
+};
 
 /** Label of a seat count in the create-table form. */
 export const seatLabel = (n) => (n === 1 ? 'Solitaire (1 player)' : `${n} players`);
