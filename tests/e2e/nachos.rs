@@ -168,17 +168,7 @@ async fn nachos_whole_match_with_bots_on_every_database() {
                 sock.act(st["version"].as_u64().unwrap(), &legal[0]).await;
                 moves += 1;
             }
-            loop {
-                let m = sock.next().await;
-                match m["type"].as_str() {
-                    Some("state") => {
-                        st = m;
-                        break;
-                    }
-                    Some("error") if m["code"] == "stale_version" => continue,
-                    _ => panic!("unexpected message while playing: {m}"),
-                }
-            }
+            st = sock.next_state_after_act().await;
         }
         let end = seen.last().unwrap().clone();
         // 3 players hold 15 cards each, three rounds: Ada played 45 cards.

@@ -7,53 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Db, Player, Sock, databases, my_seat, status};
-
-/// A server in this process whose bots wait `bot_delay_ms` before each move while a person
-/// watches (the shared harness runs bots with no delay), so a test has a window in which it
-/// is reliably the bot's turn.
-struct SlowBotServer {
-    base: String,
-    ws: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl SlowBotServer {
-    async fn start(db: &Db, bot_delay_ms: u64) -> Self {
-        let mut config = server::Config::for_tests(&db.url);
-        config.bot_delay_ms = bot_delay_ms;
-        let state = server::build(config).await.expect("server builds");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            server::serve(listener, state, async move {
-                let _ = rx.await;
-            })
-            .await
-            .unwrap();
-        });
-        SlowBotServer {
-            base: format!("http://{addr}"),
-            ws: format!("ws://{addr}"),
-            stop: Some(tx),
-            task: Some(task),
-        }
-    }
-
-    async fn stop(mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.task.take() {
-            tokio::time::timeout(Duration::from_secs(20), t)
-                .await
-                .expect("server stops")
-                .unwrap();
-        }
-    }
-}
+use crate::support::{Player, Server, Sock, databases, my_seat, status};
 
 async fn create_rummy(p: &Player, seats: usize, options: Value) -> String {
     let (s, v) = p
@@ -264,7 +218,7 @@ fn check_round_end(st: &Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rummy_round_with_bot_and_out_of_turn_move_on_every_database() {
     for db in databases().await {
-        let server = SlowBotServer::start(&db, 40).await;
+        let server = Server::start_with_bot_delay(&db, 40).await;
         let p = Player::guest(&server.base, &server.ws, "Ada").await;
         let mut moved = false;
         for attempt in 1..=6 {
@@ -299,7 +253,7 @@ async fn rummy_round_with_bot_and_out_of_turn_move_on_every_database() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rummy_solitaire_to_the_end_on_every_database() {
     for db in databases().await {
-        let server = SlowBotServer::start(&db, 0).await;
+        let server = Server::start(&db).await;
         let p = Player::guest(&server.base, &server.ws, "Sol").await;
         let table = create_rummy(&p, 1, json!({"target": 13})).await;
         let mut sock = p.connect(&table).await;

@@ -94,7 +94,14 @@ pub struct Server {
 
 impl Server {
     pub async fn start(db: &Db) -> Server {
-        let config = server::Config::for_tests(&db.url);
+        Self::start_with_bot_delay(db, 0).await
+    }
+
+    /// A server whose bots wait `bot_delay_ms` before each move while a person watches, so
+    /// a test has a window in which it is reliably a bot's turn.
+    pub async fn start_with_bot_delay(db: &Db, bot_delay_ms: u64) -> Server {
+        let mut config = server::Config::for_tests(&db.url);
+        config.bot_delay_ms = bot_delay_ms;
         let state = server::build(config).await.expect("server builds");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -373,6 +380,34 @@ impl Sock {
         }
     }
 
+    /// The next state after an `act`: a `stale_version` refusal is expected when others
+    /// (bots) moved in between; any other message fails the test.
+    pub async fn next_state_after_act(&mut self) -> Value {
+        loop {
+            let m = self.next().await;
+            match m["type"].as_str() {
+                Some("state") => return m,
+                Some("error") if m["code"] == "stale_version" => continue,
+                _ => panic!("unexpected message while playing: {m}"),
+            }
+        }
+    }
+
+    /// Reads until the socket closes; the close frame's code, if one was sent.
+    pub async fn close_code(&mut self) -> Option<u16> {
+        tokio::time::timeout(TIMEOUT, async {
+            loop {
+                match self.ws.next().await {
+                    Some(Ok(Message::Close(f))) => return f.map(|f| u16::from(f.code)),
+                    Some(Ok(_)) => continue,
+                    _ => return None,
+                }
+            }
+        })
+        .await
+        .expect("the socket closes in time")
+    }
+
     pub async fn send(&mut self, v: Value) {
         self.ws
             .send(Message::Text(v.to_string().into()))
@@ -441,17 +476,7 @@ pub async fn play_until(
             sock.act(st["version"].as_u64().unwrap(), &a).await;
             moves += 1;
         }
-        loop {
-            let m = sock.next().await;
-            match m["type"].as_str() {
-                Some("state") => {
-                    st = m;
-                    break;
-                }
-                Some("error") if m["code"] == "stale_version" => continue,
-                _ => panic!("unexpected message while playing: {m}"),
-            }
-        }
+        st = sock.next_state_after_act().await;
     }
 }
 
