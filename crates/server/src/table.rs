@@ -614,6 +614,25 @@ impl Table {
         Ok(())
     }
 
+    /// What starting and choosing bots need: an open table (not abandoned, not started)
+    /// and a requester who sits at it. `what` names the action in the refusal.
+    fn before_start_by_a_seated_player(&self, who: &Who, what: &str) -> Result<(), ApiError> {
+        self.refuse_if_abandoned()?;
+        if self.seat_of(Some(who.id)).is_none() {
+            return Err(ApiError::conflict(
+                "not_seated",
+                format!("only a seated player can {what}"),
+            ));
+        }
+        if self.record.status != TableStatus::Open {
+            return Err(ApiError::conflict(
+                "already_started",
+                format!("the match has already started: too late to {what}"),
+            ));
+        }
+        Ok(())
+    }
+
     async fn join(&mut self, who: Who, seat: Option<usize>) -> Result<TableInfo, ApiError> {
         self.refuse_if_abandoned()?;
         if self.seat_of(Some(who.id)).is_some() {
@@ -705,19 +724,7 @@ impl Table {
         seat: usize,
         level: Option<BotLevel>,
     ) -> Result<TableInfo, ApiError> {
-        self.refuse_if_abandoned()?;
-        if self.seat_of(Some(who.id)).is_none() {
-            return Err(ApiError::conflict(
-                "not_seated",
-                "only a seated player can choose the bots",
-            ));
-        }
-        if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict(
-                "already_started",
-                "bots are chosen before the match starts",
-            ));
-        }
+        self.before_start_by_a_seated_player(&who, "choose the bots")?;
         let Some(current) = self.seats.get(seat) else {
             return Err(ApiError::conflict(
                 "bad_seat",
@@ -756,19 +763,7 @@ impl Table {
     }
 
     async fn start(&mut self, who: Who) -> Result<TableInfo, ApiError> {
-        self.refuse_if_abandoned()?;
-        if self.seat_of(Some(who.id)).is_none() {
-            return Err(ApiError::conflict(
-                "not_seated",
-                "only a seated player can start the match",
-            ));
-        }
-        if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict(
-                "already_started",
-                "the match has already started",
-            ));
-        }
+        self.before_start_by_a_seated_player(&who, "start the match")?;
         let empty: Vec<usize> = (0..self.seats.len())
             .filter(|&s| self.seats[s] == Occupant::Empty)
             .collect();
