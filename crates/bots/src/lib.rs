@@ -134,6 +134,12 @@ pub trait BotGame: Game {
         (s[seat] - best_other) as f64
     }
 
+    /// Whether the hard bot tries `action` at all (default: every legal move). A game
+    /// whose moves can undo each other without end prunes those here.
+    fn worth_trying(_view: &Self::View, _action: &Self::Action) -> bool {
+        true
+    }
+
     /// The moves `seat` considers in a rollout, and which one it plays. Defaults to the
     /// normal policy on that seat's view of the sample.
     fn rollout_move(state: &Self, seat: Seat, rng: &mut BotRng) -> Option<Self::Action> {
@@ -203,6 +209,10 @@ fn hard<G: BotGame>(
             return G::normal(view, legal, rng);
         };
         for (i, action) in legal.iter().enumerate() {
+            if !G::worth_trying(view, action) {
+                totals[i] = f64::NEG_INFINITY;
+                continue;
+            }
             let mut g = world.clone();
             if g.apply(me, action).is_err() {
                 // The sample disagrees with the view about this move: never expected, but

@@ -9,7 +9,10 @@
 //! on the own turn): it moves a card into a set that it completes (never out of a complete
 //! set), raises a wild to complete its set, or lowers one so that a hand card completes
 //! it. The server and the simulator ask a bot only on its own turn, so these moves are
-//! made then. The hard bot has no sampler yet and plays as the normal one.
+//! made then. The hard bot samples the unseen cards (other hands, the stock, the discard
+//! pile under its top: `Rummy::from_view_and_hidden`), tries only the moves the normal bot
+//! could make (taking cards back or moving them for nothing could go on without end), and
+//! judges short rollouts by what every seat would score if the round ended there.
 
 use game_core::Seat;
 use rummy::{Action, Card, CardKind, Rummy, SetView, View};
@@ -130,11 +133,60 @@ impl BotGame for Rummy {
         argmax(legal, |a| score(view, me, a))
     }
 
-    /// Solitaire scores the discard count, lower is better.
+    /// Only the moves the normal bot would ever make: taking cards back or shuffling them
+    /// between sets for nothing could go on without end.
+    fn worth_trying(view: &View, action: &Action) -> bool {
+        view.viewer
+            .seat()
+            .is_some_and(|me| score(view, me, action) > -1000)
+    }
+
+    /// The unseen cards (other hands, the stock, the discard pile under its top) dealt at
+    /// random with the right counts, and a fresh stream for the R-21 reshuffle.
+    fn determinize(view: &View, rng: &mut BotRng) -> Option<Rummy> {
+        let me = view.viewer.seat()?;
+        let own = view.hand.as_ref()?;
+        let mut seen: Vec<u8> = own.iter().map(|c| c.id).collect();
+        seen.extend(view.discard_top.map(|c| c.id));
+        for t in &view.tables {
+            seen.extend(
+                t.sets
+                    .iter()
+                    .flat_map(|s| s.cards.iter().map(|p| p.card.id)),
+            );
+        }
+        let mut unseen: Vec<Card> = rummy::cards::deck(view.target)
+            .into_iter()
+            .filter(|c| !seen.contains(&c.id))
+            .collect();
+        rng.shuffle(&mut unseen);
+        let mut hands = Vec::with_capacity(view.players);
+        for (s, t) in view.tables.iter().enumerate() {
+            hands.push(if s == me {
+                own.clone()
+            } else {
+                unseen.split_off(unseen.len().checked_sub(t.hand_count)?)
+            });
+        }
+        let stock = unseen.split_off(unseen.len().checked_sub(view.stock_count)?);
+        let mut b = [0u8; 32];
+        b[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        Rummy::from_view_and_hidden(view, hands, stock, unseen, &game_core::Seed(b)).ok()
+    }
+
+    /// Match scores plus, while the round goes on, what each seat would score if it ended
+    /// now (`Rummy::standing`). Solitaire scores the discard count, lower is better.
     fn value(state: &Rummy, seat: Seat) -> f64 {
-        let s = game_core::Game::scores(state);
+        let mut s = game_core::Game::scores(state);
         if s.len() == 1 {
+            if game_core::Game::phase(state) == game_core::Phase::Playing {
+                // Unfinished: judged by what is still in hand and open on the table.
+                return state.standing()[0] as f64 / 10.0 - 89.0;
+            }
             return -(s[0] as f64);
+        }
+        for (x, st) in s.iter_mut().zip(state.standing()) {
+            *x += st;
         }
         let best_other = (0..s.len())
             .filter(|&i| i != seat)
@@ -143,4 +195,10 @@ impl BotGame for Rummy {
             .unwrap_or(0);
         (s[seat] - best_other) as f64
     }
+
+    const ROLLOUT_LIMIT: usize = ROLLOUT;
 }
+
+/// Rollout length in actions (about a turn each for two players), then judged by
+/// `Rummy::standing`.
+const ROLLOUT: usize = 12;

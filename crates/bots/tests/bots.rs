@@ -137,6 +137,39 @@ fn fibfib_decisions_ignore_hidden_cards() {
     }
 }
 
+/// Rummy's view has no `PartialEq` (its debug form is compared instead).
+#[test]
+fn rummy_decisions_ignore_hidden_cards() {
+    for (players, target, steps) in [(2, 21, 0), (2, 21, 9), (3, 13, 20), (1, 8, 12)] {
+        let o = rummy::Options {
+            target,
+            ..Default::default()
+        };
+        let real = midgame::<rummy::Rummy>(&o, players, steps);
+        if real.phase() != Phase::Playing {
+            continue;
+        }
+        let seat = real.to_act()[0];
+        let view = real.view_for(Viewer::Player(seat));
+        let json = |g: &rummy::Rummy| format!("{:?}", g.view_for(Viewer::Player(seat)));
+        let mut rng = BotRng::new(3);
+        let a = rummy::Rummy::determinize(&view, &mut rng).expect("a sample");
+        let b = rummy::Rummy::determinize(&view, &mut rng).expect("a sample");
+        assert_eq!(json(&a), json(&real));
+        assert_eq!(json(&b), json(&real));
+        for level in Level::ALL {
+            for seed in 0..3 {
+                let from = |g: &rummy::Rummy| {
+                    decide::<rummy::Rummy>(&g.view_for(Viewer::Player(seat)), level, seed, HARD)
+                };
+                let d = from(&real);
+                assert_eq!(d, from(&a), "{level:?} seed {seed}");
+                assert_eq!(d, from(&b), "{level:?} seed {seed}");
+            }
+        }
+    }
+}
+
 /// Hard is a search, not a coin: from a fixed position with a clear best move it finds it
 /// more often than easy does. (The simulator measures the real margins; this guards the
 /// search against being wired backwards.)

@@ -2319,3 +2319,78 @@ fn r21_draw_discard_with_one_card_left_then_reshuffle() {
     assert!(g.deal_record().get("reshuffled_stock_top_last").is_some());
     check_accounting(&g);
 }
+
+/// `from_view_and_hidden` rebuilds a state whose view for the seat is exactly the real
+/// one, whatever the guess of the hidden cards; the legal moves apply to it; a guess with a
+/// card in two places is refused.
+#[test]
+fn from_view_and_hidden_keeps_the_view() {
+    for (i, (players, target)) in [(2, 21), (3, 13), (1, 8), (4, 8)].into_iter().enumerate() {
+        let o = Options {
+            target,
+            ..Default::default()
+        };
+        let mut g = Rummy::new_match(&o, players).unwrap();
+        g.start_round(&Seed::from_u64(i as u64)).unwrap();
+        let mut rng = Seed::from_u64(99 + i as u64).rng();
+        for _ in 0..300 {
+            if g.phase() != Phase::Playing {
+                break;
+            }
+            let seat = g.to_act()[0];
+            let view = g.view_for(Viewer::Player(seat));
+            let r = g.round.as_ref().unwrap();
+            let mut hidden: Vec<crate::Card> = r.stock.clone();
+            hidden.extend(&r.discard[..r.discard.len().saturating_sub(1)]);
+            let counts: Vec<usize> = r.seats.iter().map(|s| s.hand.len()).collect();
+            for (s, st) in r.seats.iter().enumerate() {
+                if s != seat {
+                    hidden.extend(&st.hand);
+                }
+            }
+            rng.shuffle(&mut hidden);
+            let mut hands = Vec::new();
+            for (s, &k) in counts.iter().enumerate() {
+                hands.push(if s == seat {
+                    r.seats[s].hand.clone()
+                } else {
+                    hidden.split_off(hidden.len() - k)
+                });
+            }
+            let stock = hidden.split_off(hidden.len() - r.stock.len());
+            let s = Rummy::from_view_and_hidden(
+                &view,
+                hands.clone(),
+                stock.clone(),
+                hidden.clone(),
+                &Seed::from_u64(7),
+            )
+            .unwrap();
+            let json = |g: &Rummy, v: Viewer| serde_json::to_value(g.view_for(v)).unwrap();
+            assert_eq!(
+                json(&s, Viewer::Player(seat)),
+                json(&g, Viewer::Player(seat))
+            );
+            assert_eq!(json(&s, Viewer::Spectator), json(&g, Viewer::Spectator));
+            for a in &view.legal {
+                s.clone().apply(seat, a).unwrap();
+            }
+            if let Some(&c) = stock.first() {
+                let mut twice = stock.clone();
+                twice[stock.len() - 1] = c;
+                if stock.len() > 1 {
+                    let e = Rummy::from_view_and_hidden(
+                        &view,
+                        hands,
+                        twice,
+                        hidden,
+                        &Seed::from_u64(7),
+                    );
+                    assert_eq!(e.unwrap_err().code, game_core::codes::BAD_OPTIONS);
+                }
+            }
+            let a = view.legal[rng.below(view.legal.len())].clone();
+            g.apply(seat, &a).unwrap();
+        }
+    }
+}
