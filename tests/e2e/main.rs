@@ -862,3 +862,72 @@ async fn bots_are_chosen_per_seat() {
     assert!(bot_played, "the hard bot made a move");
     server.stop().await;
 }
+
+/// A table of bots only: its creator takes no seat, starts it, and the bots play a whole
+/// Trump match to 144 through the server as fast as the rules allow (nobody is watching).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_only_table_plays_a_whole_match() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 4, "bots": "normal", "join": false}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let (s, v) = bob
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (409, Some("not_seated")),
+        "only the creator"
+    );
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert!(
+        v["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["kind"] == "bot")
+    );
+    let started = std::time::Instant::now();
+    let end = loop {
+        let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
+        if info["status"] == "finished" {
+            break info;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "{info}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let scores: Vec<i64> = end["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert!(scores.iter().max().unwrap() >= &144, "{scores:?}");
+    assert_eq!(end["winners"].as_array().unwrap().len(), 1);
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !metrics.contains("fib_actions_rejected_total{"),
+        "no bot move was refused:\n{metrics}"
+    );
+    eprintln!("bots-only Trump match finished in {:?}", started.elapsed());
+    server.stop().await;
+}

@@ -594,6 +594,8 @@ impl Table {
         match action {
             Some(action) => {
                 if let Err((code, msg)) = self.accept(seat, action).await {
+                    // A bot's illegal move is a bug: counted like any refusal, and logged.
+                    self.app.metrics.rejected(&code);
                     tracing::error!(table = %self.record.id, seat, code, msg, "bot move refused");
                     // Try again later rather than spin.
                     self.bot_due = Some(tokio::time::Instant::now() + Duration::from_secs(1));
@@ -615,13 +617,14 @@ impl Table {
     }
 
     /// What starting and choosing bots need: an open table (not abandoned, not started)
-    /// and a requester who sits at it. `what` names the action in the refusal.
+    /// and a requester who sits at it or created it (a creator who took no seat can run a
+    /// table of bots only). `what` names the action in the refusal.
     fn before_start_by_a_seated_player(&self, who: &Who, what: &str) -> Result<(), ApiError> {
         self.refuse_if_abandoned()?;
-        if self.seat_of(Some(who.id)).is_none() {
+        if self.seat_of(Some(who.id)).is_none() && self.record.created_by != who.id {
             return Err(ApiError::conflict(
                 "not_seated",
-                format!("only a seated player can {what}"),
+                format!("only a seated player or the table's creator can {what}"),
             ));
         }
         if self.record.status != TableStatus::Open {
