@@ -56,22 +56,48 @@ async fn next_reply(sock: &mut Sock) -> Value {
 
 /// A simple purposeful player, choosing only from `legal`: draw, open with the standard
 /// opening, close complete sets (when `close`), add to sets, start sets, and discard.
-/// Every choice empties the hand or closes a set, so a turn always ends.
-/// Until `close`, new sets come before additions: more open sets with room make an
-/// out-of-turn move possible sooner.
-fn greedy(legal: &[Value], close: bool) -> Option<Value> {
-    let find = |t: &str| legal.iter().find(|a| a["type"] == t).cloned();
-    let grow = if close {
-        find("add_to_set").or_else(|| find("start_set"))
-    } else {
-        find("start_set").or_else(|| find("add_to_set"))
-    };
-    find("draw_stock")
-        .or_else(|| find("draw_discard"))
-        .or_else(|| find("open"))
-        .or_else(|| close.then(|| find("close_set")).flatten())
-        .or(grow)
-        .or_else(|| find("discard"))
+///
+/// It never plays its last hand card into a set: the round is only won by discarding
+/// the last card, and an empty hand with sets still open leaves nothing to do
+/// but take cards back. If it is stuck anyway (one card left, sets not all closed, so
+/// that card may not be discarded), it takes a card back and then (`took_back`) stops
+/// growing sets for the rest of the turn, so the turn ends with a discard.
+struct Greedy {
+    took_back: bool,
+}
+
+impl Greedy {
+    fn new() -> Self {
+        Greedy { took_back: false }
+    }
+
+    fn choose(&mut self, st: &Value, close: bool) -> Option<Value> {
+        let legal = legal(st);
+        let hand = st["view"]["hand"].as_array().map_or(0, Vec::len);
+        let find = |t: &str| legal.iter().find(|a| a["type"] == t).cloned();
+        let grow = || {
+            if close {
+                find("add_to_set").or_else(|| find("start_set"))
+            } else {
+                find("start_set").or_else(|| find("add_to_set"))
+            }
+        };
+        let a = find("draw_stock")
+            .or_else(|| find("draw_discard"))
+            .or_else(|| find("open"))
+            .or_else(|| close.then(|| find("close_set")).flatten())
+            .or_else(|| (hand >= 2 && !self.took_back).then(grow).flatten())
+            .or_else(|| find("discard"))
+            .or_else(|| find("close_set"))
+            .or_else(|| find("take_back"))
+            .or_else(grow)?;
+        match a["type"].as_str() {
+            Some("take_back") => self.took_back = true,
+            Some("discard") => self.took_back = false,
+            _ => {}
+        }
+        Some(a)
+    }
 }
 
 /// My sets in a state's view.
@@ -111,6 +137,7 @@ async fn play_round_with_bot(p: &Player) -> (Value, bool) {
     let me = my_seat(&st).unwrap();
     let mut moved = false;
     let mut my_moves = 0;
+    let mut greedy = Greedy::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     while status(&st) != "finished" {
         assert!(
@@ -160,7 +187,9 @@ async fn play_round_with_bot(p: &Player) -> (Value, bool) {
         }
         if mine {
             // Keep sets open until the out-of-turn move was made (it needs two open sets).
-            let a = greedy(&legal(&st), moved).expect("something legal on my turn");
+            let a = greedy
+                .choose(&st, moved)
+                .unwrap_or_else(|| panic!("something legal on my turn: {}", st["legal"]));
             sock.act(version(&st), &a).await;
             my_moves += 1;
             assert!(my_moves < 2000, "too many moves");
@@ -272,10 +301,13 @@ async fn rummy_solitaire_to_the_end_on_every_database() {
         assert!(e["message"].as_str().unwrap().contains("draw"), "{e}");
 
         let mut moves = 0;
+        let mut greedy = Greedy::new();
         while status(&st) != "finished" {
             let l = legal(&st);
             if !l.is_empty() {
-                let a = greedy(&l, true).expect("a move");
+                let a = greedy
+                    .choose(&st, true)
+                    .unwrap_or_else(|| panic!("a move: {}", st["legal"]));
                 sock.act(version(&st), &a).await;
                 moves += 1;
                 assert!(moves < 3000, "solitaire did not end");
