@@ -57,11 +57,11 @@ async fn next_reply(sock: &mut Sock) -> Value {
 /// A simple purposeful player, choosing only from `legal`: draw, open with the standard
 /// opening, close complete sets (when `close`), add to sets, start sets, and discard.
 ///
-/// It never plays its last hand card into a set: the round is only won by discarding
-/// the last card, and an empty hand with sets still open leaves nothing to do
-/// but take cards back. If it is stuck anyway (one card left, sets not all closed, so
-/// that card may not be discarded), it takes a card back and then (`took_back`) stops
-/// growing sets for the rest of the turn, so the turn ends with a discard.
+/// The rules let the hand run down to one card only when every required set is complete
+/// that card may then be discarded only once the sets are closed, so closing
+/// comes back as a fallback even before `close`. It grows sets only from two cards up,
+/// and if stuck anyway it takes a card back and then (`took_back`) grows no more this
+/// turn, so every turn ends with a discard.
 struct Greedy {
     took_back: bool,
 }
