@@ -21,6 +21,7 @@ pub mod rummy;
 pub mod sim;
 pub mod trump;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use game_core::{DeckRng, Game, Phase, Seat, Seed, Viewer};
@@ -177,6 +178,20 @@ pub fn decide<G: BotGame>(
     Some(legal.swap_remove(i))
 }
 
+/// Counts over every hard decision made by this process that had a choice: decisions and
+/// the determinizations they sampled. The simulator prints the average, which tells how
+/// many samples a time budget buys on this machine.
+static HARD_DECISIONS: AtomicU64 = AtomicU64::new(0);
+static HARD_SAMPLES: AtomicU64 = AtomicU64::new(0);
+
+/// `(decisions, samples)` made by hard bots so far in this process.
+pub fn hard_stats() -> (u64, u64) {
+    (
+        HARD_DECISIONS.load(Ordering::Relaxed),
+        HARD_SAMPLES.load(Ordering::Relaxed),
+    )
+}
+
 /// Determinized Monte Carlo (see the crate header). Every legal move is tried on the same
 /// sample, so the comparison between moves is not drowned by the luck of the sample.
 fn hard<G: BotGame>(
@@ -225,6 +240,8 @@ fn hard<G: BotGame>(
         }
         samples += 1;
     }
+    HARD_DECISIONS.fetch_add(1, Ordering::Relaxed);
+    HARD_SAMPLES.fetch_add(u64::from(samples), Ordering::Relaxed);
     let mut best = 0;
     for i in 1..legal.len() {
         if totals[i] > totals[best] {

@@ -9,7 +9,9 @@
 //! Options: `--game trump|nachos|fibfib|rummy|solitaire`, `--levels a,b[,…]` (one per
 //! seat; the lineup rotates by one seat every match), `--games N` (matches 0..N) and
 //! `--first K` (start at match K), `--samples S` (the hard bot's determinizations per
-//! move; no clock, so results are reproducible), `--threads T` (default: all cores),
+//! move; no clock, so results are reproducible), `--budget-ms MS` (instead: the hard bot
+//! thinks MS milliseconds per move, as on the server; results then depend on the machine
+//! and its load), `--threads T` (default: all cores),
 //! `--target 21|13|8` (rummy family).
 
 use std::process::ExitCode;
@@ -24,6 +26,7 @@ struct Args {
     games: u64,
     first: u64,
     samples: u32,
+    budget_ms: Option<u64>,
     threads: usize,
     target: u8,
 }
@@ -35,6 +38,7 @@ fn parse() -> Result<Args, String> {
         games: 1000,
         first: 0,
         samples: 8,
+        budget_ms: None,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         target: 21,
     };
@@ -53,6 +57,7 @@ fn parse() -> Result<Args, String> {
             "--games" => a.games = num(&v)?,
             "--first" => a.first = num(&v)?,
             "--samples" => a.samples = num(&v)? as u32,
+            "--budget-ms" => a.budget_ms = Some(num(&v)?),
             "--threads" => a.threads = num(&v)? as usize,
             "--target" => a.target = num(&v)? as u8,
             _ => return Err(format!("unknown option {k}")),
@@ -68,7 +73,13 @@ fn sim<G: BotGame>(a: &Args, options: &G::Options) -> Result<(Vec<MatchResult>, 
         options,
         &a.levels,
         &games,
-        Budget::samples(a.samples),
+        match a.budget_ms {
+            Some(ms) => Budget {
+                time: Some(std::time::Duration::from_millis(ms)),
+                samples: None,
+            },
+            None => Budget::samples(a.samples),
+        },
         a.threads,
     )?;
     Ok((r, t.elapsed().as_secs_f64()))
@@ -102,15 +113,25 @@ fn main() -> ExitCode {
     };
     let n = results.len() as f64;
     let lineup: Vec<&str> = a.levels.iter().map(|l| l.name()).collect();
+    let budget = match a.budget_ms {
+        Some(ms) => format!("hard budget {ms} ms/move"),
+        None => format!("hard samples/move {}", a.samples),
+    };
     println!(
-        "game {} | lineup {} | matches {}..{} | hard samples/move {} | threads {}",
+        "game {} | lineup {} | matches {}..{} | {budget} | threads {}",
         a.game,
         lineup.join(","),
         a.first,
         a.first + a.games,
-        a.samples,
         a.threads
     );
+    let (decisions, samples) = bots::hard_stats();
+    if decisions > 0 {
+        println!(
+            "hard: {decisions} decisions with a choice, {:.1} samples per decision",
+            samples as f64 / decisions as f64
+        );
+    }
     println!(
         "avg match length: {:.1} actions, {:.2} rounds | {:.1} matches/s",
         results.iter().map(|r| r.actions as f64).sum::<f64>() / n,
