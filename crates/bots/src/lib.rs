@@ -135,6 +135,13 @@ pub trait BotGame: Game {
         (s[seat] - best_other) as f64
     }
 
+    /// A move worth making while another seat is on turn (`legal` holds the moves the
+    /// rules allow off turn: R-18 in the rummy family), or `None` to wait. The default
+    /// waits: in most games nothing is legal off turn.
+    fn off_turn(_view: &Self::View, _legal: &[Self::Action]) -> Option<usize> {
+        None
+    }
+
     /// Whether the hard bot tries `action` at all (default: every legal move). A game
     /// whose moves can undo each other without end prunes those here.
     fn worth_trying(_view: &Self::View, _action: &Self::Action) -> bool {
@@ -190,6 +197,26 @@ pub fn hard_stats() -> (u64, u64) {
         HARD_DECISIONS.load(Ordering::Relaxed),
         HARD_SAMPLES.load(Ordering::Relaxed),
     )
+}
+
+/// A move for a bot whose seat is *not* on turn, or `None` to wait: the moves a game
+/// allows off turn (the rummy family's R-18 rearrangements) when the game's policy wants
+/// one ([`BotGame::off_turn`]). Easy bots never act off turn. Deterministic (no search:
+/// these are the rearrangements normal makes on its own turn; doing them as soon as they
+/// are possible leaves the bot's own turn for drawing, laying down and closing).
+///
+/// A bot's own sets change only in its own turn, so the caller asks right after the
+/// bot's turn has passed, and again after each off-turn move it made, until `None`.
+pub fn decide_off_turn<G: BotGame>(view: &G::View, level: Level) -> Option<G::Action> {
+    if level == Level::Easy {
+        return None;
+    }
+    let mut legal = G::legal_actions(view);
+    if legal.is_empty() {
+        return None;
+    }
+    let i = G::off_turn(view, &legal)?;
+    Some(legal.swap_remove(i))
 }
 
 /// Determinized Monte Carlo (see the crate header). Every legal move is tried on the same

@@ -8,8 +8,10 @@
 //! between sets without a purpose, so it cannot loop. The R-18 moves (legal out of turn and
 //! on the own turn): it moves a card into a set that it completes (never out of a complete
 //! set), raises a wild to complete its set, or lowers one so that a hand card completes
-//! it. The server and the simulator ask a bot only on its own turn, so these moves are
-//! made then. The hard bot samples the unseen cards (other hands, the stock, the discard
+//! it. Normal makes them as soon as they appear, which is in its own turn (its sets change
+//! only then), before discarding. The hard bot's search sometimes discards first; then
+//! [`BotGame::off_turn`] makes them while the next player is on turn (the server and the
+//! simulator ask right after a bot's turn passes). The hard bot samples the unseen cards (other hands, the stock, the discard
 //! pile under its top: `Rummy::from_view_and_hidden`), tries only the moves the normal bot
 //! could make (taking cards back or moving them for nothing could go on without end), and
 //! judges short rollouts by what every seat would score if the round ended there.
@@ -131,6 +133,14 @@ impl BotGame for Rummy {
             return 0;
         };
         argmax(legal, |a| score(view, me, a))
+    }
+
+    /// Off turn, the same rearrangements the normal bot makes on its own turn: a
+    /// move or a wild's new number that completes a set, or lowers a wild for a hand card.
+    fn off_turn(view: &View, legal: &[Action]) -> Option<usize> {
+        let me = view.viewer.seat()?;
+        let i = argmax(legal, |a| score(view, me, a));
+        (score(view, me, legal.get(i)?) > 0).then_some(i)
     }
 
     /// Only the moves the normal bot would ever make: taking cards back or shuffling them

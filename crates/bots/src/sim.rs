@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use game_core::{Phase, Seed, Viewer};
 
-use crate::{BotGame, Budget, Level, decide};
+use crate::{BotGame, Budget, Level, decide, decide_off_turn};
 
 /// What one match came to.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +19,8 @@ pub struct MatchResult {
     pub scores: Vec<i64>,
     /// Actions applied in the whole match.
     pub actions: u64,
+    /// Of those, moves made by a bot while another seat was on turn.
+    pub off_turn: u64,
     pub rounds: u32,
 }
 
@@ -41,6 +43,7 @@ pub fn play_match<G: BotGame>(
 ) -> Result<MatchResult, String> {
     let mut g = G::new_match(options, levels.len()).map_err(|e| e.to_string())?;
     let mut actions = 0u64;
+    let mut off_turn = 0u64;
     loop {
         match g.phase() {
             Phase::Finished => break,
@@ -59,6 +62,22 @@ pub fn play_match<G: BotGame>(
                 g.apply(seat, &a)
                     .map_err(|e| format!("game {game}: illegal bot move {a:?}: {e}"))?;
                 actions += 1;
+                // The turn has passed: the bot may rearrange off turn before the
+                // next seat acts, as it would on the server.
+                while g.phase() == Phase::Playing && !g.to_act().contains(&seat) {
+                    let view = g.view_for(Viewer::Player(seat));
+                    let Some(a) = decide_off_turn::<G>(&view, levels[seat]) else {
+                        break;
+                    };
+                    g.apply(seat, &a).map_err(|e| {
+                        format!("game {game}: illegal off-turn bot move {a:?}: {e}")
+                    })?;
+                    actions += 1;
+                    off_turn += 1;
+                    if off_turn > 100_000 {
+                        return Err(format!("game {game}: off-turn moves do not stop"));
+                    }
+                }
                 if actions > 2_000_000 {
                     return Err(format!("game {game} does not end"));
                 }
@@ -71,6 +90,7 @@ pub fn play_match<G: BotGame>(
         winners: o.winners,
         scores: o.scores,
         actions,
+        off_turn,
         rounds: g.round(),
     })
 }

@@ -192,3 +192,72 @@ fn hard_beats_easy_at_nachos_in_a_short_run() {
         hard.win_rate()
     );
 }
+
+/// R-18 off turn: the normal bot never ends its turn leaving a rearrangement it wants
+/// (it makes them on its turn, so asking it off turn finds nothing), while the hard bot,
+/// whose search may prefer to discard first, sometimes does; the simulator then plays
+/// those moves off turn, every one legal, and only ones that complete a set or make room
+/// for a hand card. Counts over seeded matches, which reproduce exactly.
+#[test]
+fn rummy_bots_rearrange_off_turn_only_when_it_helps() {
+    let mut hard_off_turn = 0;
+    for target in [21u8, 13, 8] {
+        let o = rummy::Options {
+            target,
+            ..Default::default()
+        };
+        for m in 0..3u64 {
+            let normal = play_match::<rummy::Rummy>(&o, &[Level::Normal; 2], m, HARD).unwrap();
+            assert_eq!(normal.off_turn, 0, "normal leaves nothing for off turn");
+            let easy = play_match::<rummy::Rummy>(&o, &[Level::Easy; 2], m, HARD).unwrap();
+            assert_eq!(easy.off_turn, 0, "easy never acts off turn");
+            let hard = play_match::<rummy::Rummy>(&o, &[Level::Hard; 2], m, HARD).unwrap();
+            hard_off_turn += hard.off_turn;
+        }
+    }
+    eprintln!("hard: {hard_off_turn} off-turn moves in 9 matches");
+    assert!(
+        hard_off_turn > 0,
+        "hard bots found no off-turn move in 9 matches"
+    );
+
+    // Each off-turn choice, checked from the position itself: a legal R-18 move that
+    // makes a set add up to the target (or lowers a wild that a hand card then fills).
+    let mut g = midgame::<rummy::Rummy>(&Default::default(), 2, 0);
+    let mut checked = 0;
+    for i in 0..1500u64 {
+        if g.phase() != Phase::Playing {
+            g = rummy::Rummy::new_match(&Default::default(), 2).unwrap();
+            g.start_round(&bots::sim::deal_seed(i, 1)).unwrap();
+        }
+        let seat = g.to_act()[0];
+        let other = 1 - seat;
+        let view = g.view_for(Viewer::Player(other));
+        if let Some(a) = bots::decide_off_turn::<rummy::Rummy>(&view, Level::Hard) {
+            let before = g.view_for(Viewer::Player(other));
+            g.apply(other, &a).expect("off-turn move is legal");
+            let after = g.view_for(Viewer::Player(other));
+            let complete = |v: &rummy::View| {
+                v.tables[other]
+                    .sets
+                    .iter()
+                    .filter(|s| s.complete && !s.closed)
+                    .count()
+            };
+            let lowered = matches!(a, rummy::Action::SetWildNumber { .. })
+                && complete(&after) == complete(&before);
+            assert!(
+                complete(&after) > complete(&before) || lowered,
+                "{a:?} completes a set"
+            );
+            assert_eq!(g.to_act(), vec![seat], "the player on turn is undisturbed");
+            checked += 1;
+            continue;
+        }
+        let view = g.view_for(Viewer::Player(seat));
+        let a = decide::<rummy::Rummy>(&view, Level::Hard, i, HARD).unwrap();
+        g.apply(seat, &a).unwrap();
+    }
+    eprintln!("{checked} off-turn moves checked");
+    assert!(checked > 0, "no off-turn move to check");
+}

@@ -133,8 +133,9 @@ fn main() -> ExitCode {
         );
     }
     println!(
-        "avg match length: {:.1} actions, {:.2} rounds | {:.1} matches/s",
+        "avg match length: {:.1} actions ({:.2} off turn), {:.2} rounds | {:.1} matches/s",
         results.iter().map(|r| r.actions as f64).sum::<f64>() / n,
+        results.iter().map(|r| r.off_turn as f64).sum::<f64>() / n,
         results.iter().map(|r| f64::from(r.rounds)).sum::<f64>() / n,
         n / secs
     );
