@@ -153,3 +153,78 @@ async fn bots_normal_and_hard_finish_a_short_trump_match() {
     assert!(best >= 13, "{end}");
     server.stop().await;
 }
+
+/// Tables of two hard bots only, Fibonacci 21 over five rounds, watched by their creator:
+/// the bots make R-18 rearrangements while the other bot is on turn (the hard bot's search
+/// sometimes discards before a rearrangement its policy wants; the server then asks it
+/// off turn), every one accepted, and the matches finish. Such a position comes up about
+/// twice a match, at random (the server deals from fresh seeds), so tables are played
+/// until one shows it, up to eight. A short thinking budget (`--bot-budget-ms 5`) keeps
+/// it quick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hard_bots_rearrange_off_turn_through_the_server() {
+    let db = sqlite_db();
+    let server = Server::start_with(&db, |c| c.bot_budget_ms = 5).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let mut off_turn = 0;
+    for attempt in 1..=8 {
+        let (n, total) = watch_hard_bots_match(&ada).await;
+        eprintln!("table {attempt}: {total} rearrangements, {n} off turn");
+        off_turn += n;
+        if off_turn > 0 {
+            break;
+        }
+    }
+    assert!(
+        off_turn > 0,
+        "no off-turn move in eight matches of hard bots"
+    );
+    let text = metrics(&server).await;
+    assert!(
+        !text.contains("fib_actions_rejected_total{"),
+        "no bot move was refused:\n{text}"
+    );
+    server.stop().await;
+}
+
+/// Creates, starts and watches to its end a bots-only Fibonacci 21 match of five rounds;
+/// returns the off-turn rearrangements seen and all rearrangements.
+async fn watch_hard_bots_match(ada: &Player) -> (u32, u32) {
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "rummy", "seats": 2, "bots": "hard", "join": false,
+                   "options": {"target": 21, "match_length": {"kind": "rounds", "count": 5}}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let mut sock = ada.connect(&table).await;
+    sock.next_state().await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (mut off_turn, mut rearrangements) = (0, 0);
+    let started = std::time::Instant::now();
+    loop {
+        let st = sock.next_state().await;
+        for e in st["events"].as_array().unwrap() {
+            if matches!(e["type"].as_str(), Some("card_moved" | "wild_number_set")) {
+                rearrangements += 1;
+                // An own-turn move leaves the turn with the mover; an off-turn one was
+                // made while the other seat held it.
+                if st["view"]["turn"] != e["seat"] {
+                    off_turn += 1;
+                }
+            }
+        }
+        if status(&st) == "finished" {
+            return (off_turn, rearrangements);
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "the match did not end in time"
+        );
+    }
+}

@@ -100,8 +100,13 @@ impl Server {
     /// A server whose bots wait `bot_delay_ms` before each move while a person watches, so
     /// a test has a window in which it is reliably a bot's turn.
     pub async fn start_with_bot_delay(db: &Db, bot_delay_ms: u64) -> Server {
+        Self::start_with(db, |c| c.bot_delay_ms = bot_delay_ms).await
+    }
+
+    /// A server with the test configuration changed by `tweak`.
+    pub async fn start_with(db: &Db, tweak: impl FnOnce(&mut server::Config)) -> Server {
         let mut config = server::Config::for_tests(&db.url);
-        config.bot_delay_ms = bot_delay_ms;
+        tweak(&mut config);
         let state = server::build(config).await.expect("server builds");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

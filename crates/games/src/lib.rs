@@ -7,6 +7,8 @@
 //! ([`DynGame::bot_action`], with `bots::decide`): a bot is handed a view, never the game
 //! state.
 
+/// A hard bot's thinking budget (re-exported for the server).
+pub use bots::Budget as BotBudget;
 use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
 use serde::Serialize;
 use serde_json::Value;
@@ -58,8 +60,18 @@ pub trait DynGame: Send + Sync {
     fn outcome(&self) -> Option<Outcome>;
     fn deal_record(&self) -> Value;
     /// A move for a bot of `level` in `seat`, chosen from that seat's view only, with its
-    /// own random stream from `seed`. `None` if the seat has nothing legal to do.
-    fn bot_action(&self, seat: Seat, level: BotLevel, seed: u64) -> Option<Value>;
+    /// own random stream from `seed`; a hard bot searches within `budget`. `None` if the
+    /// seat has nothing legal to do.
+    fn bot_action(
+        &self,
+        seat: Seat,
+        level: BotLevel,
+        seed: u64,
+        budget: bots::Budget,
+    ) -> Option<Value>;
+    /// A move for a bot of `level` in `seat` while another seat is on turn (R-18 in the
+    /// rummy family), from that seat's view only; `None` when it wants none.
+    fn bot_off_turn_action(&self, seat: Seat, level: BotLevel) -> Option<Value>;
     fn clone_box(&self) -> Box<dyn DynGame>;
 }
 
@@ -155,10 +167,21 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
     fn deal_record(&self) -> Value {
         self.0.deal_record()
     }
-    fn bot_action(&self, seat: Seat, level: BotLevel, seed: u64) -> Option<Value> {
+    fn bot_action(
+        &self,
+        seat: Seat,
+        level: BotLevel,
+        seed: u64,
+        budget: bots::Budget,
+    ) -> Option<Value> {
         // The bot gets the seat's view and nothing else: `bots::decide` takes only a view.
         let view = self.0.view_for(Viewer::Player(seat));
-        let action = bots::decide::<G>(&view, level.level(), seed, bots::Budget::DEFAULT)?;
+        let action = bots::decide::<G>(&view, level.level(), seed, budget)?;
+        Some(to_json(&action))
+    }
+    fn bot_off_turn_action(&self, seat: Seat, level: BotLevel) -> Option<Value> {
+        let view = self.0.view_for(Viewer::Player(seat));
+        let action = bots::decide_off_turn::<G>(&view, level.level())?;
         Some(to_json(&action))
     }
     fn clone_box(&self) -> Box<dyn DynGame> {
@@ -292,7 +315,9 @@ mod tests {
                         continue;
                     }
                     let seat = g.to_act()[0];
-                    let a = g.bot_action(seat, level, steps).expect("a legal move");
+                    let a = g
+                        .bot_action(seat, level, steps, bots::Budget::samples(2))
+                        .expect("a legal move");
                     g.apply_json(seat, &a).unwrap();
                     steps += 1;
                     assert!(steps < 1_000_000, "{} does not end", info.kind);

@@ -65,6 +65,10 @@ pub struct Config {
     /// Milliseconds a bot waits before moving while people are watching, so they can follow.
     #[arg(long, env = "FIB_BOT_DELAY_MS", default_value_t = 600)]
     pub bot_delay_ms: u64,
+    /// Milliseconds a hard bot may think about one move (its search stops at this budget;
+    /// more is stronger and costs more CPU; the pool runs one bot per core at a time).
+    #[arg(long, env = "FIB_BOT_BUDGET_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub bot_budget_ms: u64,
     /// Log format: `text` for people, `json` (one object per line) for log collectors.
     #[arg(long, env = "FIB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -99,6 +103,7 @@ impl Config {
             allowed_origins: vec![],
             web_dir: default_web_dir(),
             bot_delay_ms: 0,
+            bot_budget_ms: 100,
             log_format: LogFormat::Text,
             secure_cookies: false,
         }

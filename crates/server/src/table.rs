@@ -144,6 +144,10 @@ pub struct Table {
     /// The version a bot move was last asked for (kept here while `bot_pending` is out
     /// for the select), so that a reconnect does not ask again for the same position.
     bot_asked: Option<u64>,
+    /// Bot seats to ask for off-turn moves: a bot's own sets change only in its
+    /// own turn, so it is asked right after its turn has passed, and again after each
+    /// off-turn move it makes, until it wants none.
+    off_turn_due: Vec<Seat>,
     app: AppState,
 }
 
@@ -152,6 +156,8 @@ pub struct Table {
 struct PendingBot {
     version: u64,
     seat: Seat,
+    /// Asked for an off-turn move (`None` then means "nothing worth doing").
+    off_turn: bool,
     rx: oneshot::Receiver<Option<Value>>,
 }
 
@@ -213,6 +219,7 @@ impl Table {
             bot_counter: 0,
             bot_pending: None,
             bot_asked: None,
+            off_turn_due: Vec::new(),
             app,
         })
     }
@@ -502,6 +509,7 @@ impl Table {
         if let Err(e) = self.settle(&mut events).await {
             tracing::error!(table = %self.record.id, error = %e, "could not store a round transition");
         }
+        self.queue_off_turn(seat);
         self.broadcast(&events);
         self.schedule_bots();
         Ok(())
@@ -511,6 +519,23 @@ impl Table {
         self.conns.values().any(|c| c.who.is_some())
     }
 
+    /// After `seat` acted: if it is a bot whose turn has passed (or that moved off turn)
+    /// and the game allows it moves off turn, it is asked for one.
+    fn queue_off_turn(&mut self, seat: Seat) {
+        let thinking_bot = match self.seats.get(seat) {
+            Some(Occupant::Bot { level }) => BotLevel::parse(level) != Some(BotLevel::Easy),
+            _ => false,
+        };
+        if thinking_bot
+            && self.game.phase() == Phase::Playing
+            && !self.game.to_act().contains(&seat)
+            && !self.off_turn_due.contains(&seat)
+            && !self.game.legal_json(seat).is_empty()
+        {
+            self.off_turn_due.push(seat);
+        }
+    }
+
     fn schedule_bots(&mut self) {
         self.bot_due = None;
         if self.bot_asked == Some(self.version) {
@@ -518,6 +543,7 @@ impl Table {
             return;
         }
         if self.record.status != TableStatus::Playing || self.game.phase() != Phase::Playing {
+            self.off_turn_due.clear();
             return;
         }
         let bot_to_act = self
@@ -525,7 +551,7 @@ impl Table {
             .to_act()
             .iter()
             .any(|&s| matches!(self.seats.get(s), Some(Occupant::Bot { .. })));
-        if bot_to_act {
+        if bot_to_act || !self.off_turn_due.is_empty() {
             let delay = if self.humans_watching() {
                 Duration::from_millis(self.app.config.bot_delay_ms)
             } else {
@@ -541,6 +567,20 @@ impl Table {
     /// through [`Table::bot_done`].
     fn bot_move(&mut self) {
         self.bot_due = None;
+        // Off-turn asks first: they are quick (no search) and come before the next
+        // player's turn, as a person's rearranging would.
+        while let Some(seat) = self.off_turn_due.pop() {
+            let level = match self.seats.get(seat) {
+                Some(Occupant::Bot { level }) => BotLevel::parse(level).unwrap_or(BotLevel::Easy),
+                _ => continue,
+            };
+            if self.game.to_act().contains(&seat) {
+                continue;
+            }
+            let game = self.game.clone_box();
+            self.ask_pool(seat, true, move || game.bot_off_turn_action(seat, level));
+            return;
+        }
         let Some((seat, level)) =
             self.game
                 .to_act()
@@ -557,6 +597,23 @@ impl Table {
         self.bot_counter += 1;
         let seed = self.bot_counter ^ (self.record.id.as_u128() as u64);
         let game = self.game.clone_box();
+        let budget = games::BotBudget {
+            time: Some(Duration::from_millis(self.app.config.bot_budget_ms)),
+            samples: None,
+        };
+        self.ask_pool(seat, false, move || {
+            game.bot_action(seat, level, seed, budget)
+        });
+    }
+
+    /// Runs a bot's decision on the worker pool; the answer comes back through the
+    /// table's loop to [`Table::bot_done`].
+    fn ask_pool(
+        &mut self,
+        seat: Seat,
+        off_turn: bool,
+        decide: impl FnOnce() -> Option<Value> + Send + 'static,
+    ) {
         let (tx, rx) = oneshot::channel();
         tokio::spawn(async move {
             let Ok(permit) = bot_workers().acquire_owned().await else {
@@ -564,7 +621,7 @@ impl Table {
             };
             let work = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                game.bot_action(seat, level, seed)
+                decide()
             });
             if let Ok(action) = work.await {
                 let _ = tx.send(action);
@@ -575,17 +632,43 @@ impl Table {
         self.bot_pending = Some(PendingBot {
             version: self.version,
             seat,
+            off_turn,
             rx,
         });
     }
 
     /// A bot's move is back from the pool: play it if the table has not moved on.
-    async fn bot_done(&mut self, version: u64, seat: Seat, action: Option<Value>) {
+    async fn bot_done(&mut self, p: PendingBot, action: Option<Value>) {
+        let PendingBot {
+            version,
+            seat,
+            off_turn,
+            ..
+        } = p;
         self.bot_asked = None;
-        let still_its_turn = version == self.version
-            && self.record.status == TableStatus::Playing
-            && self.game.to_act().contains(&seat)
+        let still_a_bot = self.record.status == TableStatus::Playing
             && matches!(self.seats.get(seat), Some(Occupant::Bot { .. }));
+        if off_turn {
+            if version != self.version && still_a_bot {
+                // The table moved on meanwhile; the bot's own sets did not (they change
+                // only in its turn, or by its off-turn moves): ask again.
+                self.queue_off_turn(seat);
+            }
+            if version == self.version && still_a_bot && !self.game.to_act().contains(&seat) {
+                if let Some(action) = action {
+                    if let Err((code, msg)) = self.accept(seat, action).await {
+                        self.app.metrics.rejected(&code);
+                        tracing::error!(table = %self.record.id, seat, code, msg, "bot off-turn move refused");
+                    } else {
+                        return;
+                    }
+                }
+            }
+            self.schedule_bots();
+            return;
+        }
+        let still_its_turn =
+            version == self.version && still_a_bot && self.game.to_act().contains(&seat);
         if !still_its_turn {
             // Stale: whatever changed has scheduled what comes next.
             self.schedule_bots();
@@ -928,12 +1011,19 @@ impl Table {
                 (Some(r), Some(p)) => {
                     // A worker that died (`Err`) gives no move; the next schedule retries.
                     let action = r.unwrap_or(None);
-                    if action.is_none() {
+                    if action.is_none() && !p.off_turn {
                         self.bot_due = Some(tokio::time::Instant::now() + Duration::from_secs(1));
                     }
-                    self.bot_done(p.version, p.seat, action).await;
+                    self.bot_done(p, action).await;
                 }
                 (None, Some(p)) if self.bot_pending.is_none() => self.bot_pending = Some(p),
+                // Replaced by a newer request: an off-turn ask is still owed.
+                (None, Some(p)) if p.off_turn => {
+                    self.queue_off_turn(p.seat);
+                    if self.bot_due.is_none() && self.bot_pending.is_none() {
+                        self.schedule_bots();
+                    }
+                }
                 _ => {}
             }
         }
