@@ -124,10 +124,18 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
                 Some(Ok(Message::Close(_))) | None => break,
                 Some(Ok(_)) => {} // ping/pong frames are answered by the library
                 Some(Err(e)) => {
-                    // Oversized frames end here: tungstenite refuses them before we see them.
-                    app.metrics.rejected("frame_too_large_or_broken");
-                    tracing::debug!(error = %e, "socket read error");
-                    let _ = sink.send(close(close_code::SIZE, "message too big or broken")).await;
+                    // Oversized and broken frames end here: tungstenite refuses them before
+                    // we see them. A client that simply went away (reset, no close
+                    // handshake) is not a refusal and has no socket left to tell.
+                    let text = e.to_string();
+                    tracing::debug!(error = %text, "socket read error");
+                    if text.contains("Space limit exceeded") {
+                        app.metrics.rejected("frame_too_large");
+                        let _ = sink.send(close(close_code::SIZE, "message too big")).await;
+                    } else if !text.contains("without closing handshake") && !text.starts_with("IO error") {
+                        app.metrics.rejected("frame_broken");
+                        let _ = sink.send(close(close_code::PROTOCOL, "broken frame")).await;
+                    }
                     break;
                 }
             },
