@@ -931,3 +931,76 @@ async fn bots_only_table_plays_a_whole_match() {
     eprintln!("bots-only Trump match finished in {:?}", started.elapsed());
     server.stop().await;
 }
+
+/// A flooding client: past its rate (here 5 messages a second, bursts of 10) every
+/// message is answered `rate_limited` and dropped, the table is unchanged, and after a
+/// pause the connection works again. The lobby socket answers nothing it is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flooding_is_rate_limited_per_connection() {
+    let db = sqlite_db();
+    let server = Server::start_with(&db, |c| c.ws_messages_per_second = 5).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    // A table that is not started, so only this client could change it.
+    let table = ada.create_trump(2, false).await;
+    let mut sock = ada.connect(&table).await;
+    let before = sock.next_state().await;
+    let version = before["version"].as_u64().unwrap();
+    for _ in 0..40 {
+        sock.send(json!({"type": "sync"})).await;
+    }
+    let (mut states, mut limited) = (0, 0);
+    while states + limited < 40 {
+        let m = sock.next().await;
+        match m["type"].as_str() {
+            Some("state") => {
+                states += 1;
+                assert_eq!(m["version"].as_u64().unwrap(), version, "nothing changed");
+            }
+            Some("error") => {
+                assert_eq!(m["code"], "rate_limited", "{m}");
+                assert!(m["message"].as_str().unwrap().contains("5 a second"), "{m}");
+                limited += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        (10..=12).contains(&states),
+        "a burst of 10 got through: {states}"
+    );
+    assert_eq!(states + limited, 40);
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "fib_actions_rejected_total{{code=\"rate_limited\"}} {limited}"
+        )),
+        "{metrics}"
+    );
+    // Tokens come back with time.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    sock.send(json!({"type": "sync"})).await;
+    let again = sock.next_state().await;
+    assert_eq!(again["version"].as_u64().unwrap(), version);
+
+    // The lobby only listens: a flood gets no answer (no list re-sent per message).
+    let mut lobby = Sock::open(&format!("{}/ws/lobby", server.ws), None, None).await;
+    assert_eq!(lobby.next().await["type"], "tables");
+    for _ in 0..50 {
+        lobby.send(json!({"type": "sync"})).await;
+    }
+    let quiet = tokio::time::timeout(
+        std::time::Duration::from_millis(400),
+        futures_util::StreamExt::next(&mut lobby.ws),
+    )
+    .await;
+    assert!(
+        quiet.is_err(),
+        "the lobby answered a client message: {quiet:?}"
+    );
+    server.stop().await;
+}

@@ -155,6 +155,9 @@ impl Child {
                 "0",
                 "--bot-delay-ms",
                 "0",
+                // The test clients answer every state at once.
+                "--ws-messages-per-second",
+                "100000",
                 "--database-url",
                 &db.url,
             ])

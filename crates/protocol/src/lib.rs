@@ -288,7 +288,7 @@ pub enum ServerMsg {
         message: String,
         /// The table version when the error was produced; 0 for errors the socket itself
         /// produces before the table sees the message (`malformed`,
-        /// `binary_not_supported`, `table_closed`).
+        /// `binary_not_supported`, `rate_limited`, `table_closed`).
         version: u64,
     },
     Pong,

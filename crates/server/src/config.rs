@@ -69,6 +69,10 @@ pub struct Config {
     /// more is stronger and costs more CPU; the pool runs one bot per core at a time).
     #[arg(long, env = "FIB_BOT_BUDGET_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub bot_budget_ms: u64,
+    /// Messages one table WebSocket may send per second (bursts of twice that); beyond,
+    /// each is refused with `rate_limited`.
+    #[arg(long, env = "FIB_WS_MESSAGES_PER_SECOND", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ws_messages_per_second: u32,
     /// Log format: `text` for people, `json` (one object per line) for log collectors.
     #[arg(long, env = "FIB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -94,7 +98,8 @@ fn default_web_dir() -> PathBuf {
 }
 
 impl Config {
-    /// A configuration for tests: port 0, the given database, no bot delay.
+    /// A configuration for tests: port 0, the given database, no bot delay, and no
+    /// practical message rate limit (test clients answer every state at once).
     pub fn for_tests(database_url: &str) -> Self {
         Config {
             bind: "127.0.0.1".into(),
@@ -104,6 +109,8 @@ impl Config {
             web_dir: default_web_dir(),
             bot_delay_ms: 0,
             bot_budget_ms: 100,
+            // Test clients play as fast as the server answers.
+            ws_messages_per_second: 100_000,
             log_format: LogFormat::Text,
             secure_cookies: false,
         }

@@ -2,7 +2,10 @@
 //! live list of public tables). A socket only parses and forwards; the table task decides.
 //!
 //! The upgrade checks the `Origin` header, and the socket refuses messages over
-//! [`protocol::MAX_WS_MESSAGE`] bytes (closing with 1009).
+//! [`protocol::MAX_WS_MESSAGE`] bytes (closing with 1009). A table socket takes at most
+//! `--ws-messages-per-second` messages a second (bursts of twice that): beyond, each
+//! message is answered `rate_limited` and dropped, so one flooding client cannot hold up
+//! its table's task for everybody else.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -43,6 +46,38 @@ pub async fn table_socket(
     Ok(limits(ws).on_upgrade(move |socket| run_table_socket(socket, app, handle, who)))
 }
 
+/// A token bucket: `rate` messages a second, bursts of `2 × rate`.
+struct RateLimit {
+    rate: f64,
+    tokens: f64,
+    last: std::time::Instant,
+}
+
+impl RateLimit {
+    fn new(rate: u32) -> Self {
+        let rate = f64::from(rate);
+        RateLimit {
+            rate,
+            tokens: 2.0 * rate,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Takes a token if there is one.
+    fn take(&mut self) -> bool {
+        let now = std::time::Instant::now();
+        let refill = now.duration_since(self.last).as_secs_f64() * self.rate;
+        self.tokens = (self.tokens + refill).min(2.0 * self.rate);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 fn error_text(code: &str, message: String) -> String {
     let msg = ServerMsg::Error {
         code: code.into(),
@@ -79,6 +114,7 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
     // Errors this socket produces itself (bad JSON) go out through the same queue.
     let local = out_tx;
     let mut shutdown = app.shutdown.subscribe();
+    let mut limit = RateLimit::new(app.config.ws_messages_per_second);
     let close = |code, reason: &'static str| {
         Message::Close(Some(CloseFrame {
             code,
@@ -100,6 +136,16 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
                 }
             },
             incoming = stream.next() => match incoming {
+                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take() => {
+                    app.metrics.rejected("rate_limited");
+                    let _ = local.try_send(error_text(
+                        "rate_limited",
+                        format!(
+                            "too many messages: at most {} a second on one connection; this one was dropped",
+                            app.config.ws_messages_per_second
+                        ),
+                    ));
+                }
                 Some(Ok(Message::Text(text))) => {
                     match serde_json::from_str::<ClientMsg>(&text) {
                         Ok(ClientMsg::Act { version, action }) => {
@@ -162,7 +208,7 @@ async fn run_lobby_socket(mut socket: WebSocket, app: AppState) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let mut tick = app.lobby_tick.subscribe();
     let mut shutdown = app.shutdown.subscribe();
-    loop {
+    'send: loop {
         let msg = LobbyMsg::Tables {
             tables: app.lobby_tables(),
         };
@@ -170,18 +216,21 @@ async fn run_lobby_socket(mut socket: WebSocket, app: AppState) {
         if socket.send(Message::Text(text.into())).await.is_err() {
             break;
         }
-        tokio::select! {
-            changed = tick.changed() => if changed.is_err() { break },
-            _ = shutdown.changed() => {
-                let frame = CloseFrame { code: close_code::AWAY, reason: Utf8Bytes::from_static("server restarting") };
-                let _ = socket.send(Message::Close(Some(frame))).await;
-                break;
+        // Wait for a change of the list; whatever the client sends is ignored without
+        // sending anything back (no reply a client could multiply by flooding).
+        loop {
+            tokio::select! {
+                changed = tick.changed() => if changed.is_err() { break 'send } else { break },
+                _ = shutdown.changed() => {
+                    let frame = CloseFrame { code: close_code::AWAY, reason: Utf8Bytes::from_static("server restarting") };
+                    let _ = socket.send(Message::Close(Some(frame))).await;
+                    break 'send;
+                }
+                incoming = socket.recv() => match incoming {
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break 'send,
+                    Some(Ok(_)) => continue,
+                },
             }
-            incoming = socket.recv() => match incoming {
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                // The lobby socket only listens; anything sent is ignored.
-                Some(Ok(_)) => continue,
-            },
         }
         // Coalesce bursts of lobby changes into one message.
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
