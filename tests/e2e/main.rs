@@ -555,6 +555,12 @@ async fn sigkill_mid_round_loses_no_acknowledged_action() {
         let bob = bob.at(&proc2.base, &proc2.ws);
         let mut a = ada.connect(&table).await;
         let after = a.next_state().await;
+        assert!(
+            after["version"].as_u64() > before["version"].as_u64(),
+            "versions never go backwards across a restart: {} then {}",
+            before["version"],
+            after["version"]
+        );
         assert_eq!(
             after["view"]["hand"], before["view"]["hand"],
             "{} lost a move",

@@ -1111,6 +1111,12 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
     if table.record.status != TableStatus::Open {
         table.version += 1;
     }
+    // Versions never go backwards, even across a restart: versions are not stored, so a
+    // restored table starts above any version it can have served before, at the restore
+    // time in milliseconds (a table changes far less than once a millisecond, and counted
+    // from 1 it never gets near). A client that compares versions then never mistakes
+    // the restored table's states for late old ones.
+    table.version = table.version.max(now_ms().max(0) as u64);
     Ok(table)
 }
 
