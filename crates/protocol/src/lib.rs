@@ -265,8 +265,8 @@ pub enum ServerMsg {
     State {
         /// Increases with every change of the table's game or seats (seat, status, round
         /// start, action); presence and spectator counts are refreshed without a bump. An
-        /// `act` must carry the version of the newest state received. Versions are
-        /// recomputed when the server restarts: always adopt the newest `state`.
+        /// `act` must carry the version of the newest state received. Versions never go
+        /// backwards: after a server restart a table jumps to its restore time in ms.
         version: u64,
         table: TableInfo,
         /// Whose eyes this is: a seat, or a spectator.
