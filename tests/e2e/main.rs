@@ -623,6 +623,18 @@ async fn health_and_client_are_served() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404);
+    // A path that is no file of the client: a 404 page a person can read, with a way back.
+    let r = reqwest::get(format!("{}/rules/nope.html", server.base))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(r.text().await.unwrap().contains("href=\"/\""));
     server.stop().await;
 }
 

@@ -446,6 +446,22 @@ pub async fn my_matches(
     ))
 }
 
+/// 404 for a path that is neither the API nor a file of the client: a page a person can
+/// read, with the way back to the lobby.
+pub async fn not_found_page() -> (StatusCode, axum::response::Html<&'static str>) {
+    (
+        StatusCode::NOT_FOUND,
+        axum::response::Html(concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+            "<title>Not found · Fibonacci Cards</title></head><body style=\"font-family:",
+            "system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem\">",
+            "<h1>Nothing here</h1><p>This address is not a page of Fibonacci Cards.</p>",
+            "<p><a href=\"/\">Go to the lobby</a></p></body></html>"
+        )),
+    )
+}
+
 pub async fn not_found_api() -> ApiError {
     ApiError::NotFound("no such endpoint; see docs/protocol.md".into())
 }

@@ -47,8 +47,11 @@ pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
 /// The router: the API, the WebSockets, and the browser client from `web/`.
 pub fn app(state: AppState) -> Router {
     // The client routes with the URL's fragment (`/#/table/…`), so every page is `/`; an
-    // unknown file is a plain 404 rather than the index page in disguise.
-    let client = ServeDir::new(&state.config.web_dir);
+    // unknown file is a 404 (a short page pointing to the lobby) rather than the index
+    // page in disguise.
+    let client = ServeDir::new(&state.config.web_dir).not_found_service(
+        axum::handler::HandlerWithoutStateExt::into_service(http::not_found_page),
+    );
     let api = Router::new()
         .route("/guest", post(http::create_guest))
         .route("/me", get(http::me))
