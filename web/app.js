@@ -599,14 +599,17 @@ async function leaderboardPage(game) {
     rows.length === 0 ? h('p', { class: 'muted' }, 'No finished matches yet.') : h('div', { class: 'table-wrap' },
       h('table', { class: 'grid', testid: 'leaderboard' },
         h('thead', null, h('tr', null, h('th', { class: 'num' }, '#'), h('th', null, 'Player'), h('th', { class: 'num' }, 'Matches'),
-          h('th', { class: 'num' }, 'Wins'), h('th', { class: 'num' }, 'Points'))),
+          h('th', { class: 'num' }, 'Wins'), h('th', { class: 'num' }, 'Points'),
+          h('th', { class: 'num', title: 'Elo rating from matches against other people (everyone starts at 1500)' }, 'Rating'))),
         h('tbody', null, rows.map((r, i) =>
           h('tr', { class: r.player.id === session.me?.id ? 'me' : '', testid: 'leader-row' },
             h('td', { class: 'num' }, String(i + 1)),
             h('td', null, r.player.name),
             h('td', { class: 'num' }, String(r.matches)),
             h('td', { class: 'num' }, String(r.wins)),
-            h('td', { class: 'num' }, String(r.points)))))))));
+            h('td', { class: 'num' }, String(r.points)),
+            h('td', { class: 'num', testid: 'leader-rating', title: r.rating === null ? 'no match against people yet' : `${r.rated_matches} rated match${r.rated_matches === 1 ? '' : 'es'}` },
+              r.rating === null ? '–' : String(r.rating)))))))));
 }
 
 async function rulesPage(kind) {

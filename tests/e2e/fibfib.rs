@@ -336,3 +336,70 @@ async fn fibfib_whole_game_vs_bot_on_every_database() {
 async fn fibfib_browser_joker_and_first_run_card() {
     crate::browser::run_script("fibfib.mjs").await;
 }
+
+/// Two people play a whole game through the server on every database; the match is rated
+/// (ratings): the winner gains what the loser loses (16 each between newcomers), a draw
+/// leaves both at 1500, and both have one rated match. A match against a bot is not rated
+/// (see `whole_trump_match_on_every_database`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fibfib_between_two_people_is_rated() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+        let (s, v) = ada
+            .post("/api/tables", json!({"game": "fibfib", "seats": 2}))
+            .await;
+        assert_eq!(s, 201, "{v}");
+        let table = v["table"]["id"].as_str().unwrap().to_string();
+        let (s, v) = bob
+            .post(&format!("/api/tables/{table}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let (s, v) = ada
+            .post(&format!("/api/tables/{table}/start"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let mut a = ada.connect(&table).await;
+        let mut b = bob.connect(&table).await;
+        let done = |s: &Value| status(s) == "finished";
+        let ((end, _), _) = tokio::join!(
+            play_until(&mut a, greedy, done),
+            play_until(&mut b, greedy, done)
+        );
+        let winners: Vec<u64> = end["table"]["winners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect();
+        let (s, lb) = ada.get("/api/leaderboard/fibfib").await;
+        assert_eq!(s, 200, "{lb}");
+        let rating = |name: &str| {
+            let row = lb
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["player"]["name"] == name)
+                .unwrap_or_else(|| panic!("{name} on the board: {lb}"));
+            assert_eq!(row["rated_matches"], 1, "{row}");
+            row["rating"].as_i64().unwrap()
+        };
+        let (ra, rb) = (rating("Ada"), rating("Bob"));
+        let seat_of = |name: &str| {
+            end["table"]["seats"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|s| s["name"] == name)
+                .unwrap() as u64
+        };
+        let expected = match winners.as_slice() {
+            [w] if *w == seat_of("Ada") => (1516, 1484),
+            [w] if *w == seat_of("Bob") => (1484, 1516),
+            _ => (1500, 1500),
+        };
+        assert_eq!((ra, rb), expected, "{}: winners {winners:?}", db.label);
+        server.stop().await;
+    }
+}

@@ -78,6 +78,11 @@ async fn whole_trump_match_on_every_database() {
         assert_eq!(me["matches"], 1);
         assert_eq!(me["points"], scores[0]);
         assert_eq!(me["wins"], i64::from(winners[0] == 0));
+        // Against bots alone: unrated.
+        assert_eq!(
+            (&me["rating"], &me["rated_matches"]),
+            (&Value::Null, &json!(0))
+        );
         let (s, mine) = ada.get("/api/me/matches").await;
         assert_eq!(s, 200);
         assert_eq!(mine[0]["table_id"], table.as_str());

@@ -190,6 +190,11 @@ pub struct LeaderRow {
     pub matches: i64,
     pub wins: i64,
     pub points: i64,
+    /// Elo rating in this game (everyone starts at 1500), rounded; `null` until the
+    /// player's first rated match. Only matches between two or more people are rated.
+    pub rating: Option<i64>,
+    /// Matches that counted for the rating.
+    pub rated_matches: i64,
 }
 
 /// One row of `GET /api/me/matches`.

@@ -416,6 +416,8 @@ pub async fn leaderboard(
                 matches: r.matches,
                 wins: r.wins,
                 points: r.points,
+                rating: r.rating,
+                rated_matches: r.rated_matches,
             })
             .collect(),
     ))

@@ -42,8 +42,8 @@ pub(crate) type SeatRow = (String, Option<String>, Option<String>, Option<String
 pub(crate) type RoundRow = (i32, String, String, i64, Option<i64>, Option<String>);
 /// `round_no, seq, seat, action` of `actions`.
 pub(crate) type ActionRow = (i32, i64, i32, String);
-/// `player_id, name, matches, wins, points` of the leaderboard query.
-pub(crate) type LeaderTuple = (String, String, i64, i64, i64);
+/// `player_id, name, matches, wins, points, rating, rated matches` of the leaderboard query.
+pub(crate) type LeaderTuple = (String, String, i64, i64, i64, Option<f64>, Option<i64>);
 /// The columns of the player-matches query.
 pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i64, i64);
 
@@ -65,14 +65,33 @@ pub(crate) const LEADERBOARD: &str = "\
     SELECT p.id, p.name, \
            CAST(COUNT(*) AS BIGINT) AS matches, \
            CAST(SUM(CASE WHEN s.won THEN 1 ELSE 0 END) AS BIGINT) AS wins, \
-           CAST(SUM(s.score) AS BIGINT) AS points \
+           CAST(SUM(s.score) AS BIGINT) AS points, \
+           r.rating, r.matches AS rated_matches \
     FROM table_seats s \
     JOIN game_tables t ON t.id = s.table_id \
     JOIN players p ON p.id = s.player_id \
+    LEFT JOIN ratings r ON r.player_id = p.id AND r.game = $1 \
     WHERE t.game = $1 AND t.status = 'finished' AND s.kind = 'player' AND t.seat_count > 1 \
-    GROUP BY p.id, p.name \
+    GROUP BY p.id, p.name, r.rating, r.matches \
     ORDER BY wins DESC, points DESC, matches ASC, p.name ASC, p.id ASC \
     LIMIT $2";
+
+/// The people seated at a table (`$1`), with their rating in its game (`$2`) if they have
+/// one: `player_id, rating, won, score`, by seat.
+pub(crate) const RATED_SEATS: &str = "\
+    SELECT s.player_id, r.rating, s.won, s.score \
+    FROM table_seats s \
+    LEFT JOIN ratings r ON r.player_id = s.player_id AND r.game = $2 \
+    WHERE s.table_id = $1 AND s.kind = 'player' \
+    ORDER BY s.seat";
+
+/// Stores a player's new rating in a game after one more rated match
+/// (`$1` player, `$2` game, `$3` rating, `$4` Unix ms).
+pub(crate) const UPSERT_RATING: &str = "\
+    INSERT INTO ratings (player_id, game, rating, matches, updated_at) \
+    VALUES ($1, $2, $3, 1, $4) \
+    ON CONFLICT (player_id, game) DO UPDATE \
+    SET rating = excluded.rating, matches = ratings.matches + 1, updated_at = excluded.updated_at";
 
 pub(crate) const PLAYER_MATCHES: &str = "\
     SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at \
@@ -225,6 +244,8 @@ pub(crate) fn leader(r: LeaderTuple) -> Result<LeaderRow, StoreError> {
         matches: r.2,
         wins: r.3,
         points: r.4,
+        rating: r.5.map(|x| x.round() as i64),
+        rated_matches: r.6.unwrap_or(0),
     })
 }
 
@@ -644,6 +665,14 @@ macro_rules! impl_store {
             ) -> $crate::Result<()> {
                 let key = table.to_string();
                 let mut tx = self.pool.begin().await?;
+                let (game, status): (String, String) =
+                    sqlx::query_as("SELECT game, status FROM game_tables WHERE id = $1")
+                        .bind(&key)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .ok_or_else(|| $crate::StoreError::NotFound(format!("table {table}")))?;
+                // Finishing twice (a retry after a crash) must not rate the match twice.
+                let rate = status != "finished";
                 let done = sqlx::query(
                     "UPDATE game_tables SET status = 'finished', updated_at = $2 WHERE id = $1",
                 )
@@ -667,6 +696,37 @@ macro_rules! impl_store {
                     $crate::common::found(done.rows_affected(), || {
                         format!("seat {seat} of table {table}")
                     })?;
+                }
+                if rate {
+                    let people: Vec<(String, Option<f64>, Option<bool>, i64)> =
+                        sqlx::query_as($crate::common::RATED_SEATS)
+                            .bind(&key)
+                            .bind(&game)
+                            .fetch_all(&mut *tx)
+                            .await?;
+                    let entries: Vec<$crate::rating::Entry> = people
+                        .iter()
+                        .map(|p| $crate::rating::Entry {
+                            rating: p.1.unwrap_or($crate::rating::INITIAL),
+                            won: p.2.unwrap_or(false),
+                            score: p.3,
+                        })
+                        .collect();
+                    let mut ids: Vec<&str> = people.iter().map(|p| p.0.as_str()).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    // Two or more people, each in one seat (nobody rated against themself).
+                    if ids.len() >= 2 && ids.len() == people.len() {
+                        for (p, rating) in people.iter().zip($crate::rating::update(&entries)) {
+                            sqlx::query($crate::common::UPSERT_RATING)
+                                .bind(&p.0)
+                                .bind(&game)
+                                .bind(rating)
+                                .bind(now)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                    }
                 }
                 tx.commit().await?;
                 Ok(())

@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 mod common;
 mod postgres;
+pub mod rating;
 mod sqlite;
 
 pub use postgres::PgStore;
@@ -187,6 +188,10 @@ pub struct LeaderRow {
     pub wins: i64,
     /// Sum of the player's final match scores.
     pub points: i64,
+    /// Elo rating in this game, rounded ([`rating`]); `None` before a first rated match
+    /// (one against at least one other person).
+    pub rating: Option<i64>,
+    pub rated_matches: i64,
 }
 
 /// One of a player's matches, for "my matches".
@@ -269,7 +274,9 @@ pub trait Store: Send + Sync + 'static {
         totals: &[i64],
         now: i64,
     ) -> Result<()>;
-    /// Ends the match: status `finished`, final scores and winners per seat, atomically.
+    /// Ends the match: status `finished`, final scores and winners per seat, and, when two
+    /// or more people played, their new ratings in the game ([`rating`]), atomically.
+    /// Finishing a finished match again rewrites the scores and rates nothing.
     async fn finish_match(
         &self,
         table: Uuid,

@@ -512,8 +512,12 @@ async fn leaderboard(s: &dyn Store) {
     )
     .await;
     finished_match(s, "trump", &[pa.clone(), pc.clone()], &[10, 5], &[0], T0).await;
-    finished_match(s, "trump", &[pb.clone(), pc.clone()], &[10, 20], &[1], T0).await;
+    let bc = finished_match(s, "trump", &[pb.clone(), pc.clone()], &[10, 20], &[1], T0).await;
     finished_match(s, "trump", &[pb.clone(), pd.clone()], &[10, 1], &[0], T0).await;
+    // Finishing a match again (a retry after a crash) does not rate it twice.
+    s.finish_match(bc, &[10, 20], &[1], T0).await.unwrap();
+    // Against bots alone: unrated.
+    finished_match(s, "trump", &[pd.clone(), bot()], &[144, 0], &[0], T0).await;
     // Neither unfinished nor abandoned matches nor other games count.
     let playing = new_table(s, "trump", &[pd.clone(), Occupant::Empty], T0).await;
     s.set_status(playing.id, TableStatus::Playing, T0)
@@ -538,10 +542,41 @@ async fn leaderboard(s: &dyn Store) {
         summary,
         vec![
             (a.id, "Ada", 2, 2, 30),
+            (d.id, "Dee", 2, 1, 145),
             (c.id, "Cy", 2, 1, 25),
             (b.id, "Bob", 3, 1, 25),
-            (d.id, "Dee", 1, 0, 1),
         ]
+    );
+    // Ratings: the same matches, in order, through the Elo update (bots left out).
+    use store::rating::{Entry, INITIAL, update};
+    let (mut ra, mut rb, mut rc, mut rd) = (INITIAL, INITIAL, INITIAL, INITIAL);
+    let e = |rating, won, score| Entry { rating, won, score };
+    let r = update(&[e(ra, true, 20), e(rb, false, 5)]);
+    (ra, rb) = (r[0], r[1]);
+    assert_eq!((ra, rb), (1516.0, 1484.0));
+    let r = update(&[e(ra, true, 10), e(rc, false, 5)]);
+    (ra, rc) = (r[0], r[1]);
+    let r = update(&[e(rb, false, 10), e(rc, true, 20)]);
+    (rb, rc) = (r[0], r[1]);
+    let r = update(&[e(rb, true, 10), e(rd, false, 1)]);
+    (rb, rd) = (r[0], r[1]);
+    let ratings: Vec<_> = rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.rating, r.rated_matches))
+        .collect();
+    let round = |x: f64| Some(x.round() as i64);
+    assert_eq!(
+        ratings,
+        vec![
+            ("Ada", round(ra), 2),
+            ("Dee", round(rd), 1),
+            ("Cy", round(rc), 2),
+            ("Bob", round(rb), 3),
+        ]
+    );
+    assert!(
+        ra > rc && rc > INITIAL && rb < INITIAL && rd < INITIAL,
+        "{ratings:?}"
     );
     assert_eq!(s.leaderboard("trump", 2).await.unwrap(), rows[..2].to_vec());
     assert!(s.leaderboard("trump", 0).await.unwrap().is_empty());
@@ -550,6 +585,8 @@ async fn leaderboard(s: &dyn Store) {
         (rummy[0].player_id, rummy[0].wins, rummy[0].points),
         (d.id, 1, 1000)
     );
+    // Ratings are per game.
+    assert_eq!((rummy[0].rating, rummy[1].rating), (Some(1516), Some(1484)));
     assert_eq!(
         (rummy[1].player_id, rummy[1].wins, rummy[1].points),
         (a.id, 0, 0)
