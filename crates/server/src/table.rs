@@ -552,7 +552,10 @@ impl Table {
             .iter()
             .any(|&s| matches!(self.seats.get(s), Some(Occupant::Bot { .. })));
         if bot_to_act || !self.off_turn_due.is_empty() {
-            let delay = if self.humans_watching() {
+            // An off-turn ask comes first and at once: it is no move people need time to
+            // follow (most answers are "nothing"), and the bot on turn still gets its
+            // pause after it.
+            let delay = if self.off_turn_due.is_empty() && self.humans_watching() {
                 Duration::from_millis(self.app.config.bot_delay_ms)
             } else {
                 Duration::ZERO
@@ -649,19 +652,24 @@ impl Table {
         let still_a_bot = self.record.status == TableStatus::Playing
             && matches!(self.seats.get(seat), Some(Occupant::Bot { .. }));
         if off_turn {
-            if version != self.version && still_a_bot {
-                // The table moved on meanwhile; the bot's own sets did not (they change
-                // only in its turn, or by its off-turn moves): ask again.
-                self.queue_off_turn(seat);
-            }
-            if version == self.version && still_a_bot && !self.game.to_act().contains(&seat) {
-                if let Some(action) = action {
-                    if let Err((code, msg)) = self.accept(seat, action).await {
+            // The bot's own sets change only in its turn or by its own off-turn moves, so
+            // an answer is still meant if the table moved on meanwhile (others played):
+            // it is offered to the rules like any move, which refuse it if it no longer
+            // fits. A "nothing" stays true for the same reason.
+            if let Some(action) = action.filter(|_| {
+                still_a_bot
+                    && self.game.phase() == Phase::Playing
+                    && !self.game.to_act().contains(&seat)
+            }) {
+                match self.accept(seat, action).await {
+                    Ok(()) => return,
+                    Err((code, msg)) if version == self.version => {
+                        // Refused at the position it was chosen for: a bug.
                         self.app.metrics.rejected(&code);
                         tracing::error!(table = %self.record.id, seat, code, msg, "bot off-turn move refused");
-                    } else {
-                        return;
                     }
+                    // Overtaken (e.g. a new round): ask afresh.
+                    Err(_) => self.queue_off_turn(seat),
                 }
             }
             self.schedule_bots();
@@ -1017,13 +1025,9 @@ impl Table {
                     self.bot_done(p, action).await;
                 }
                 (None, Some(p)) if self.bot_pending.is_none() => self.bot_pending = Some(p),
-                // Replaced by a newer request: an off-turn ask is still owed.
-                (None, Some(p)) if p.off_turn => {
-                    self.queue_off_turn(p.seat);
-                    if self.bot_due.is_none() && self.bot_pending.is_none() {
-                        self.schedule_bots();
-                    }
-                }
+                // Replaced by a newer request (the select ran `bot_move`): an off-turn ask
+                // is still owed, and the new request's answer will schedule it.
+                (None, Some(p)) if p.off_turn => self.queue_off_turn(p.seat),
                 _ => {}
             }
         }
