@@ -78,6 +78,18 @@ impl RateLimit {
     }
 }
 
+/// The socket's own replies (errors it finds itself, `pong`), through the connection's
+/// queue while the table still holds the connection.
+struct Local(mpsc::WeakSender<String>);
+
+impl Local {
+    fn send(&self, text: String) {
+        if let Some(tx) = self.0.upgrade() {
+            let _ = tx.try_send(text);
+        }
+    }
+}
+
 fn error_text(code: &str, message: String) -> String {
     let msg = ServerMsg::Error {
         code: code.into(),
@@ -112,7 +124,11 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
         }
     };
     // Errors this socket produces itself (bad JSON) go out through the same queue.
-    let local = out_tx;
+    // Held weakly: when the table drops this connection (it fell behind), the queue must
+    // close so that the socket is told to resync (1013); a strong sender here would keep
+    // it open forever, with nothing more coming.
+    let local = Local(out_tx.downgrade());
+    drop(out_tx);
     let mut shutdown = app.shutdown.subscribe();
     let mut limit = RateLimit::new(app.config.ws_messages_per_second);
     let close = |code, reason: &'static str| {
@@ -138,7 +154,7 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
             incoming = stream.next() => match incoming {
                 Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take() => {
                     app.metrics.rejected("rate_limited");
-                    let _ = local.try_send(error_text(
+                    local.send(error_text(
                         "rate_limited",
                         format!(
                             "too many messages: at most {} a second on one connection; this one was dropped",
@@ -155,17 +171,17 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
                             if table.send(Cmd::Sync { conn }).await.is_err() { break; }
                         }
                         Ok(ClientMsg::Ping {}) => {
-                            let _ = local.try_send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
+                            local.send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
                         }
                         Err(e) => {
                             app.metrics.rejected("malformed");
-                            let _ = local.try_send(error_text("malformed", format!("not a valid message: {e}")));
+                            local.send(error_text("malformed", format!("not a valid message: {e}")));
                         }
                     }
                 }
                 Some(Ok(Message::Binary(_))) => {
                     app.metrics.rejected("binary_not_supported");
-                    let _ = local.try_send(error_text("binary_not_supported", "send JSON text messages".into()));
+                    local.send(error_text("binary_not_supported", "send JSON text messages".into()));
                 }
                 Some(Ok(Message::Close(_))) | None => break,
                 Some(Ok(_)) => {} // ping/pong frames are answered by the library
