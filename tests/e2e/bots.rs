@@ -43,16 +43,6 @@ async fn table_with_bots(
     (table, sock)
 }
 
-/// The `/metrics` text.
-async fn metrics(server: &Server) -> String {
-    reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
 /// Plays the client's seat to the end of the match, then checks that the bots moved and
 /// that nothing but the client's `stale_version` races was refused.
 async fn finish(server: &Server, sock: &mut Sock, pick: fn(&[Value]) -> Value) -> Value {
@@ -190,15 +180,8 @@ async fn hard_bots_rearrange_off_turn_through_the_server() {
 /// Creates, starts and watches to its end a bots-only Fibonacci 21 match of five rounds;
 /// returns the off-turn rearrangements seen and all rearrangements.
 async fn watch_hard_bots_match(ada: &Player) -> (u32, u32) {
-    let (s, v) = ada
-        .post(
-            "/api/tables",
-            json!({"game": "rummy", "seats": 2, "bots": "hard", "join": false,
-                   "options": {"target": 21, "match_length": {"kind": "rounds", "count": 5}}}),
-        )
-        .await;
-    assert_eq!(s, 201, "{v}");
-    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let options = json!({"target": 21, "match_length": {"kind": "rounds", "count": 5}});
+    let table = create_bots_only(ada, "rummy", 2, "hard", options).await;
     let mut sock = ada.connect(&table).await;
     sock.next_state().await;
     let (s, v) = ada

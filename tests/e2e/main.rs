@@ -325,12 +325,7 @@ async fn bad_input_is_refused_specifically() {
     assert!(err.to_string().contains("404"), "{err}");
 
     // Metrics counted some of this.
-    let text = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics(&server).await;
     assert!(
         text.contains("fib_actions_rejected_total{code=\"stale_version\"}"),
         "{text}"
@@ -893,14 +888,7 @@ async fn bots_only_table_plays_a_whole_match() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let (s, v) = ada
-        .post(
-            "/api/tables",
-            json!({"game": "trump", "seats": 4, "bots": "normal", "join": false}),
-        )
-        .await;
-    assert_eq!(s, 201, "{v}");
-    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let table = create_bots_only(&ada, "trump", 4, "normal", Value::Null).await;
     let bob = Player::guest(&server.base, &server.ws, "Bob").await;
     let (s, v) = bob
         .post(&format!("/api/tables/{table}/start"), json!({}))
@@ -922,17 +910,7 @@ async fn bots_only_table_plays_a_whole_match() {
             .all(|s| s["kind"] == "bot")
     );
     let started = std::time::Instant::now();
-    let end = loop {
-        let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
-        if info["status"] == "finished" {
-            break info;
-        }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(120),
-            "{info}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
+    let end = wait_finished(&ada, &table).await;
     let scores: Vec<i64> = end["scores"]
         .as_array()
         .unwrap()
@@ -941,15 +919,10 @@ async fn bots_only_table_plays_a_whole_match() {
         .collect();
     assert!(scores.iter().max().unwrap() >= &144, "{scores:?}");
     assert_eq!(end["winners"].as_array().unwrap().len(), 1);
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics(&server).await;
     assert!(
-        !metrics.contains("fib_actions_rejected_total{"),
-        "no bot move was refused:\n{metrics}"
+        !text.contains("fib_actions_rejected_total{"),
+        "no bot move was refused:\n{text}"
     );
     eprintln!("bots-only Trump match finished in {:?}", started.elapsed());
     server.stop().await;
@@ -992,17 +965,12 @@ async fn flooding_is_rate_limited_per_connection() {
         "a burst of 10 got through: {states}"
     );
     assert_eq!(states + limited, 40);
-    let metrics = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = metrics(&server).await;
     assert!(
-        metrics.contains(&format!(
+        text.contains(&format!(
             "fib_actions_rejected_total{{code=\"rate_limited\"}} {limited}"
         )),
-        "{metrics}"
+        "{text}"
     );
     // Tokens come back with time.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -1036,32 +1004,14 @@ async fn a_reader_that_falls_behind_is_told_to_resync() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let (s, v) = ada
-        .post(
-            "/api/tables",
-            json!({"game": "trump", "seats": 4, "bots": "normal", "join": false}),
-        )
-        .await;
-    assert_eq!(s, 201, "{v}");
-    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let table = create_bots_only(&ada, "trump", 4, "normal", Value::Null).await;
     let mut sock = ada.connect(&table).await;
     let (s, v) = ada
         .post(&format!("/api/tables/{table}/start"), json!({}))
         .await;
     assert_eq!(s, 200, "{v}");
     // Not reading while the bots play the whole match.
-    let started = std::time::Instant::now();
-    loop {
-        let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
-        if info["status"] == "finished" {
-            break;
-        }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(120),
-            "{info}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_finished(&ada, &table).await;
     assert_eq!(sock.close_code().await, Some(1013));
     server.stop().await;
 }

@@ -492,3 +492,49 @@ pub async fn play_until(
 pub fn first(legal: &[Value]) -> Value {
     legal[0].clone()
 }
+
+/// Creates a table of `seats` bots of `level` only (the creator takes no seat) and returns
+/// its id; the table is not started.
+pub async fn create_bots_only(
+    p: &Player,
+    game: &str,
+    seats: usize,
+    level: &str,
+    options: Value,
+) -> String {
+    let (s, v) = p
+        .post(
+            "/api/tables",
+            json!({"game": game, "seats": seats, "bots": level, "join": false, "options": options}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    v["table"]["id"].as_str().unwrap().to_string()
+}
+
+/// Polls the table over HTTP until its match is finished (two minutes at most); returns
+/// the table's info.
+pub async fn wait_finished(p: &Player, table: &str) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let (_, info) = p.get(&format!("/api/tables/{table}")).await;
+        if info["status"] == "finished" {
+            return info;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "{info}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// The server's `/metrics` text.
+pub async fn metrics(server: &Server) -> String {
+    reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
