@@ -541,15 +541,7 @@ impl FibFib {
         if other_hand.len() != view.hand_counts[1 - me] || pile_top_first.len() != view.draw_pile {
             return Err(bad("the guess does not match the view's counts"));
         }
-        let columns: Vec<Column> = view
-            .columns
-            .iter()
-            .map(|c| Column {
-                base: c.base,
-                sides: [c.sides[0].side.clone(), c.sides[1].side.clone()],
-                reactions: c.reactions.clone(),
-            })
-            .collect();
+        let columns: Vec<Column> = view.columns.iter().map(ColumnView::to_column).collect();
         let mut all: Vec<Card> = hand.clone();
         all.extend(&other_hand);
         all.extend(&pile_top_first);

@@ -125,6 +125,17 @@ pub(crate) fn build(g: &FibFib, viewer: Viewer) -> FibFibView {
     v
 }
 
+impl ColumnView {
+    /// The column as the rules hold it (everything in a column is face up).
+    pub(crate) fn to_column(&self) -> Column {
+        Column {
+            base: self.base,
+            sides: [self.sides[0].side.clone(), self.sides[1].side.clone()],
+            reactions: self.reactions.clone(),
+        }
+    }
+}
+
 /// The viewing seat's legal actions, from the view alone.
 pub(crate) fn legal_from_view(v: &FibFibView) -> Vec<Action> {
     let (Some(seat), Some(hand)) = (v.viewer.seat(), v.hand.as_ref()) else {
@@ -133,15 +144,7 @@ pub(crate) fn legal_from_view(v: &FibFibView) -> Vec<Action> {
     if v.phase != Phase::Playing || v.turn != Some(seat) {
         return Vec::new();
     }
-    let columns: Vec<Column> = v
-        .columns
-        .iter()
-        .map(|c| Column {
-            base: c.base,
-            sides: [c.sides[0].side.clone(), c.sides[1].side.clone()],
-            reactions: c.reactions.clone(),
-        })
-        .collect();
+    let columns: Vec<Column> = v.columns.iter().map(ColumnView::to_column).collect();
     legal_moves(
         hand,
         &columns,

@@ -56,6 +56,8 @@ pub trait DynGame: Send + Sync {
     fn view_json(&self, viewer: Viewer) -> Value;
     /// Legal actions of `seat`, computed from its view.
     fn legal_json(&self, seat: Seat) -> Vec<Value>;
+    /// Whether `seat` has any legal action now (no JSON made).
+    fn has_legal(&self, seat: Seat) -> bool;
     fn scores(&self) -> Vec<i64>;
     fn outcome(&self) -> Option<Outcome>;
     fn deal_record(&self) -> Value;
@@ -157,6 +159,9 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
     }
     fn legal_json(&self, seat: Seat) -> Vec<Value> {
         self.0.legal_actions_for(seat).iter().map(to_json).collect()
+    }
+    fn has_legal(&self, seat: Seat) -> bool {
+        !self.0.legal_actions_for(seat).is_empty()
     }
     fn scores(&self) -> Vec<i64> {
         self.0.scores()

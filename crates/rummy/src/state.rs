@@ -643,12 +643,7 @@ impl Rummy {
                     sets: t
                         .sets
                         .iter()
-                        .map(|s| TableSet {
-                            key: s.key,
-                            cards: s.cards.clone(),
-                            closed: s.closed,
-                            non_rabbit: s.non_rabbit,
-                        })
+                        .map(crate::view::SetView::to_table_set)
                         .collect(),
                     opened: t.opened,
                 }

@@ -176,6 +176,18 @@ pub fn canonical_opening(hand: &[Card], target: u8) -> Option<Vec<Vec<Play>>> {
     Some(sets)
 }
 
+impl SetView {
+    /// The set as the rules hold it (a set on the table is public).
+    pub(crate) fn to_table_set(&self) -> TableSet {
+        TableSet {
+            key: self.key,
+            cards: self.cards.clone(),
+            closed: self.closed,
+            non_rabbit: self.non_rabbit,
+        }
+    }
+}
+
 /// Legal actions of the viewing seat, from the view alone: candidates filtered through the
 /// same validation the server applies.
 pub(crate) fn legal_from_view(v: &View) -> Vec<Action> {
@@ -191,16 +203,7 @@ pub(crate) fn legal_from_view(v: &View) -> Vec<Action> {
     };
     let t = v.target;
     let table = &v.tables[seat];
-    let sets: Vec<TableSet> = table
-        .sets
-        .iter()
-        .map(|s| TableSet {
-            key: s.key,
-            cards: s.cards.clone(),
-            closed: s.closed,
-            non_rabbit: s.non_rabbit,
-        })
-        .collect();
+    let sets: Vec<TableSet> = table.sets.iter().map(SetView::to_table_set).collect();
     let ctx = Ctx {
         target: t,
         non_rabbit_option: v.options.non_rabbit,

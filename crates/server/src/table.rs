@@ -230,6 +230,15 @@ impl Table {
         self.record.clone()
     }
 
+    /// The level of the bot in `seat`, if a bot holds it (an unknown stored level plays
+    /// as easy).
+    fn bot_level(&self, seat: Seat) -> Option<BotLevel> {
+        match self.seats.get(seat) {
+            Some(Occupant::Bot { level }) => Some(BotLevel::parse(level).unwrap_or(BotLevel::Easy)),
+            _ => None,
+        }
+    }
+
     fn bots(&self) -> Option<BotLevel> {
         self.record.bots.as_deref().and_then(BotLevel::parse)
     }
@@ -423,7 +432,7 @@ impl Table {
                         .store
                         .daily_seed(key, Some(&fresh_seed().to_hex()), now_ms())
                         .await?
-                        .unwrap_or_default();
+                        .ok_or_else(|| StoreError::Corrupt(format!("no daily seed for {key}")))?;
                     Seed::from_hex(&hex)
                         .ok_or_else(|| StoreError::Corrupt(format!("daily seed of {key}")))?
                 }
@@ -522,15 +531,12 @@ impl Table {
     /// After `seat` acted: if it is a bot whose turn has passed (or that moved off turn)
     /// and the game allows it moves off turn, it is asked for one.
     fn queue_off_turn(&mut self, seat: Seat) {
-        let thinking_bot = match self.seats.get(seat) {
-            Some(Occupant::Bot { level }) => BotLevel::parse(level) != Some(BotLevel::Easy),
-            _ => false,
-        };
+        let thinking_bot = self.bot_level(seat).is_some_and(|l| l != BotLevel::Easy);
         if thinking_bot
             && self.game.phase() == Phase::Playing
             && !self.game.to_act().contains(&seat)
             && !self.off_turn_due.contains(&seat)
-            && !self.game.legal_json(seat).is_empty()
+            && self.game.has_legal(seat)
         {
             self.off_turn_due.push(seat);
         }
@@ -550,7 +556,7 @@ impl Table {
             .game
             .to_act()
             .iter()
-            .any(|&s| matches!(self.seats.get(s), Some(Occupant::Bot { .. })));
+            .any(|&s| self.bot_level(s).is_some());
         if bot_to_act || !self.off_turn_due.is_empty() {
             // An off-turn ask comes first and at once: it is no move people need time to
             // follow (most answers are "nothing"), and the bot on turn still gets its
@@ -573,9 +579,8 @@ impl Table {
         // Off-turn asks first: they are quick (no search) and come before the next
         // player's turn, as a person's rearranging would.
         while let Some(seat) = self.off_turn_due.pop() {
-            let level = match self.seats.get(seat) {
-                Some(Occupant::Bot { level }) => BotLevel::parse(level).unwrap_or(BotLevel::Easy),
-                _ => continue,
+            let Some(level) = self.bot_level(seat) else {
+                continue;
             };
             if self.game.to_act().contains(&seat) {
                 continue;
@@ -584,16 +589,11 @@ impl Table {
             self.ask_pool(seat, true, move || game.bot_off_turn_action(seat, level));
             return;
         }
-        let Some((seat, level)) =
-            self.game
-                .to_act()
-                .into_iter()
-                .find_map(|s| match self.seats.get(s) {
-                    Some(Occupant::Bot { level }) => {
-                        Some((s, BotLevel::parse(level).unwrap_or(BotLevel::Easy)))
-                    }
-                    _ => None,
-                })
+        let Some((seat, level)) = self
+            .game
+            .to_act()
+            .into_iter()
+            .find_map(|s| Some((s, self.bot_level(s)?)))
         else {
             return;
         };
@@ -649,8 +649,8 @@ impl Table {
             ..
         } = p;
         self.bot_asked = None;
-        let still_a_bot = self.record.status == TableStatus::Playing
-            && matches!(self.seats.get(seat), Some(Occupant::Bot { .. }));
+        let still_a_bot =
+            self.record.status == TableStatus::Playing && self.bot_level(seat).is_some();
         if off_turn {
             // The bot's own sets change only in its turn or by its own off-turn moves, so
             // an answer is still meant if the table moved on meanwhile (others played):
