@@ -11,12 +11,19 @@
 //!
 //! Rows are read as tuples (`query_as::<_, (..)>`), which decode on either backend, and
 //! turned into the crate's types by the plain functions below.
+//!
+//! A group of [`TableWrite`]s is first split by [`Plan`]: the ops other than actions run
+//! in order (shared SQL, in the macro), then each backend writes the group's actions and
+//! the tables' `updated_at` its own way (`write_tail`: one statement on Postgres, cheap
+//! prepared statements on SQLite, where a statement costs no round trip).
+
+use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
 use crate::{
     ActionRecord, LeaderRow, MatchRow, Occupant, Player, RoundRecord, StoreError, TableRecord,
-    TableStatus,
+    TableStatus, TableWrite, WriteOp,
 };
 
 /// `id, name, created_at` of `players`.
@@ -58,6 +65,169 @@ pub(crate) const TOUCH_TABLE: &str = "UPDATE game_tables SET updated_at = $2 WHE
 pub(crate) const SELECT_ROUNDS: &str = "SELECT round_no, seed_hex, commitment, started_at, \
      ended_at, result FROM rounds WHERE table_id = $1 ORDER BY round_no";
 
+/// Appends one action (`$1` table, `$2` round, `$3` seq, `$4` seat, `$5` action JSON,
+/// `$6` Unix ms).
+pub(crate) const INSERT_ACTION: &str = "INSERT INTO actions (table_id, round_no, seq, seat, \
+     action, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
+
+/// Seats someone (`$1` kind, `$2` player id, `$3` name, `$4` bot level, `$5` table,
+/// `$6` seat).
+pub(crate) const SET_SEAT: &str = "UPDATE table_seats SET kind = $1, player_id = $2, \
+     name = $3, bot_level = $4 WHERE table_id = $5 AND seat = $6";
+
+/// `$1` table, `$2` status.
+pub(crate) const SET_STATUS: &str = "UPDATE game_tables SET status = $2 WHERE id = $1";
+
+/// `$1` table, then the [`RoundRecord`] columns.
+pub(crate) const INSERT_ROUND: &str = "INSERT INTO rounds (table_id, round_no, seed_hex, \
+     commitment, started_at, ended_at, result) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Ends a round not ended yet (`$1` table, `$2` round, `$3` Unix ms, `$4` result JSON).
+pub(crate) const END_ROUND: &str = "UPDATE rounds SET ended_at = $3, result = $4 \
+     WHERE table_id = $1 AND round_no = $2 AND ended_at IS NULL";
+
+/// Whether a round exists (`$1` table, `$2` round).
+pub(crate) const ROUND_EXISTS: &str =
+    "SELECT round_no FROM rounds WHERE table_id = $1 AND round_no = $2";
+
+/// `game, status` of a table (`$1`).
+pub(crate) const GAME_AND_STATUS: &str = "SELECT game, status FROM game_tables WHERE id = $1";
+
+/// `$1` table.
+pub(crate) const FINISH_TABLE: &str = "UPDATE game_tables SET status = 'finished' WHERE id = $1";
+
+/// `(seat, score)` rows for [`seat_scores`], `(seat, score, won)` for [`seat_results`].
+fn values_rows(rows: usize, width: usize, first: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let cells: Vec<String> = (0..width)
+                .map(|c| format!("${}", first + r * width + c))
+                .collect();
+            format!("({})", cells.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Sets the score of `seats` seats in one statement: `$1` table, then `seat, score` per
+/// seat. Both databases name the columns of a `VALUES` list `column1, column2, ...`.
+pub(crate) fn seat_scores(seats: usize) -> String {
+    format!(
+        "UPDATE table_seats SET score = v.column2 FROM (VALUES {}) AS v \
+         WHERE table_seats.table_id = $1 AND table_seats.seat = v.column1",
+        values_rows(seats, 2, 2)
+    )
+}
+
+/// Sets the final score and outcome of `seats` seats in one statement: `$1` table, then
+/// `seat, score, won` per seat.
+pub(crate) fn seat_results(seats: usize) -> String {
+    format!(
+        "UPDATE table_seats SET score = v.column2, won = v.column3 FROM (VALUES {}) AS v \
+         WHERE table_seats.table_id = $1 AND table_seats.seat = v.column1",
+        values_rows(seats, 3, 2)
+    )
+}
+
+/// Stores the new ratings of `people` people in a game after one more rated match, in one
+/// statement: `$1` game, `$2` Unix ms, then `player, rating` per person (each at most once:
+/// Postgres refuses to update a row twice in one statement).
+pub(crate) fn upsert_ratings(people: usize) -> String {
+    let rows: Vec<String> = (0..people)
+        .map(|i| format!("(${}, $1, ${}, 1, $2)", 3 + 2 * i, 4 + 2 * i))
+        .collect();
+    format!(
+        "INSERT INTO ratings (player_id, game, rating, matches, updated_at) VALUES {} \
+         ON CONFLICT (player_id, game) DO UPDATE SET rating = excluded.rating, \
+         matches = ratings.matches + 1, updated_at = excluded.updated_at",
+        rows.join(", ")
+    )
+}
+
+/// An op of a group other than an action, with its table.
+pub(crate) struct Step<'a> {
+    pub table: Uuid,
+    pub key: String,
+    pub now: i64,
+    pub op: &'a WriteOp,
+}
+
+/// An action of a group, with its table.
+pub(crate) struct Append<'a> {
+    pub table: Uuid,
+    pub key: String,
+    pub now: i64,
+    pub action: &'a ActionRecord,
+}
+
+/// A group of units as the backends write it: the steps in group order, then the actions,
+/// then each touched table's `updated_at` once.
+pub(crate) struct Plan<'a> {
+    pub steps: Vec<Step<'a>>,
+    pub appends: Vec<Append<'a>>,
+    /// `(table id, Unix ms)` by table id: the time of each table's last op in the group,
+    /// which is where touching it after every op would leave `updated_at`.
+    pub touches: Vec<(String, i64)>,
+}
+
+impl<'a> Plan<'a> {
+    pub fn new(group: &'a [TableWrite]) -> Self {
+        let mut plan = Plan {
+            steps: Vec::new(),
+            appends: Vec::new(),
+            touches: Vec::new(),
+        };
+        let mut touched = BTreeMap::new();
+        for unit in group {
+            let key = unit.table.to_string();
+            for op in &unit.ops {
+                // A round's start touches its table at the round's start time, as
+                // `start_round` always did.
+                let at = match op {
+                    WriteOp::StartRound(r) => r.started_at,
+                    _ => unit.now,
+                };
+                touched.insert(key.clone(), at);
+                match op {
+                    WriteOp::AppendAction(action) => plan.appends.push(Append {
+                        table: unit.table,
+                        key: key.clone(),
+                        now: unit.now,
+                        action,
+                    }),
+                    op => plan.steps.push(Step {
+                        table: unit.table,
+                        key: key.clone(),
+                        now: unit.now,
+                        op,
+                    }),
+                }
+            }
+        }
+        plan.touches = touched.into_iter().collect();
+        plan
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.touches.is_empty()
+    }
+
+    /// What to call the missing round when the actions, written together, hit an unknown
+    /// table or round.
+    pub fn missing_round(&self) -> String {
+        match self.appends.as_slice() {
+            [a, rest @ ..]
+                if rest
+                    .iter()
+                    .all(|b| b.table == a.table && b.action.round_no == a.action.round_no) =>
+            {
+                format!("round {} of table {}", a.action.round_no, a.table)
+            }
+            all => format!("the round of one of {} actions", all.len()),
+        }
+    }
+}
+
 /// Finished matches only; bots and empty seats never rank; Solitaire (one seat) has its own
 /// daily board. Sums are cast because
 /// Postgres widens `SUM(bigint)` to `numeric`.
@@ -84,14 +254,6 @@ pub(crate) const RATED_SEATS: &str = "\
     LEFT JOIN ratings r ON r.player_id = s.player_id AND r.game = $2 \
     WHERE s.table_id = $1 AND s.kind = 'player' \
     ORDER BY s.seat";
-
-/// Stores a player's new rating in a game after one more rated match
-/// (`$1` player, `$2` game, `$3` rating, `$4` Unix ms).
-pub(crate) const UPSERT_RATING: &str = "\
-    INSERT INTO ratings (player_id, game, rating, matches, updated_at) \
-    VALUES ($1, $2, $3, 1, $4) \
-    ON CONFLICT (player_id, game) DO UPDATE \
-    SET rating = excluded.rating, matches = ratings.matches + 1, updated_at = excluded.updated_at";
 
 pub(crate) const PLAYER_MATCHES: &str = "\
     SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at \
@@ -137,6 +299,16 @@ pub(crate) fn found(rows: u64, what: impl FnOnce() -> String) -> Result<(), Stor
     match rows {
         0 => Err(StoreError::NotFound(what())),
         _ => Ok(()),
+    }
+}
+
+/// `NotFound` unless a multi-row seat update matched every seat it names.
+pub(crate) fn seats_found(rows: u64, seats: usize, table: Uuid) -> Result<(), StoreError> {
+    match rows as usize == seats {
+        true => Ok(()),
+        false => Err(StoreError::NotFound(format!(
+            "one of seats 0..{seats} of table {table}"
+        ))),
     }
 }
 
@@ -262,23 +434,175 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
     })
 }
 
-/// Implements [`Store`](crate::Store) for `$store`, a struct with a `pool` field whose
-/// connections are `$conn`; `$backend` is what [`Store::backend`](crate::Store::backend)
-/// answers.
+/// Implements [`Store`](crate::Store) for `$store`, a struct with a `pool` field for reads
+/// and a `write` field for writes (the same pool but on a SQLite file), whose connections
+/// are `$conn`; `$backend` is what [`Store::backend`](crate::Store::backend) answers.
 ///
-/// Every method that writes several rows does it in one transaction, and each transaction
-/// starts with a write: on SQLite a transaction that reads first and writes later can fail
-/// with `SQLITE_BUSY` without waiting for the busy timeout.
+/// The backend module provides, on `$store`: `begin_write` (a write transaction),
+/// `write_tail` (a [`Plan`]'s actions and touches, on a connection) and
+/// `TAIL_IS_ONE_STATEMENT` (whether a plan without steps needs no transaction around its
+/// tail, a single statement being atomic by itself).
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
-            /// Marks a table as changed at `now`, for "my matches" ordering.
-            async fn touch(conn: &mut $conn, key: &str, now: i64) -> $crate::Result<()> {
-                sqlx::query($crate::common::TOUCH_TABLE)
-                    .bind(key)
-                    .bind(now)
-                    .execute(conn)
-                    .await?;
+            /// Runs one step of a group (an op other than an action), on the group's
+            /// transaction. Touching the table is left to the tail.
+            async fn write_step(
+                conn: &mut $conn,
+                step: &$crate::common::Step<'_>,
+            ) -> $crate::Result<()> {
+                use $crate::WriteOp;
+                use $crate::common as c;
+                let (table, key, now) = (step.table, step.key.as_str(), step.now);
+                match step.op {
+                    WriteOp::SetSeat { seat, occupant } => {
+                        let (kind, player_id, name, level) = c::seat_columns(occupant);
+                        let done = sqlx::query(c::SET_SEAT)
+                            .bind(kind)
+                            .bind(player_id)
+                            .bind(name)
+                            .bind(level)
+                            .bind(key)
+                            .bind(*seat)
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(|e| c::fk_as_not_found(e, || format!("{occupant:?}")))?;
+                        c::found(done.rows_affected(), || {
+                            format!("seat {seat} of table {table}")
+                        })
+                    }
+                    WriteOp::SetStatus(status) => {
+                        let done = sqlx::query(c::SET_STATUS)
+                            .bind(key)
+                            .bind(status.as_str())
+                            .execute(&mut *conn)
+                            .await?;
+                        c::found(done.rows_affected(), || format!("table {table}"))
+                    }
+                    WriteOp::StartRound(round) => {
+                        sqlx::query(c::INSERT_ROUND)
+                            .bind(key)
+                            .bind(round.round_no)
+                            .bind(&round.seed_hex)
+                            .bind(&round.commitment)
+                            .bind(round.started_at)
+                            .bind(round.ended_at)
+                            .bind(round.result.as_ref().map(|v| v.to_string()))
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(|e| c::fk_as_not_found(e, || format!("table {table}")))?;
+                        Ok(())
+                    }
+                    WriteOp::AppendAction(_) => {
+                        unreachable!("actions are written by the tail, not as steps")
+                    }
+                    WriteOp::EndRound {
+                        round_no,
+                        result,
+                        totals,
+                    } => {
+                        let done = sqlx::query(c::END_ROUND)
+                            .bind(key)
+                            .bind(*round_no)
+                            .bind(now)
+                            .bind(result.to_string())
+                            .execute(&mut *conn)
+                            .await?;
+                        if done.rows_affected() == 0 {
+                            // Tell "already ended" (a result would be overwritten) from
+                            // "unknown".
+                            let exists: Option<(i32,)> = sqlx::query_as(c::ROUND_EXISTS)
+                                .bind(key)
+                                .bind(*round_no)
+                                .fetch_optional(&mut *conn)
+                                .await?;
+                            let what = format!("round {round_no} of table {table}");
+                            return Err(match exists {
+                                Some(_) => {
+                                    $crate::StoreError::Conflict(format!("{what} already ended"))
+                                }
+                                None => $crate::StoreError::NotFound(what),
+                            });
+                        }
+                        if totals.is_empty() {
+                            return Ok(());
+                        }
+                        let sql = c::seat_scores(totals.len());
+                        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(key);
+                        for (seat, total) in totals.iter().enumerate() {
+                            q = q.bind(seat as i32).bind(*total);
+                        }
+                        let done = q.execute(&mut *conn).await?;
+                        c::seats_found(done.rows_affected(), totals.len(), table)
+                    }
+                    WriteOp::FinishMatch { totals, winners } => {
+                        let (game, status): (String, String) =
+                            sqlx::query_as(c::GAME_AND_STATUS)
+                                .bind(key)
+                                .fetch_optional(&mut *conn)
+                                .await?
+                                .ok_or_else(|| {
+                                    $crate::StoreError::NotFound(format!("table {table}"))
+                                })?;
+                        // Finishing twice (a retry after a crash) must not rate the match
+                        // twice.
+                        let rate = status != "finished";
+                        sqlx::query(c::FINISH_TABLE)
+                            .bind(key)
+                            .execute(&mut *conn)
+                            .await?;
+                        if !totals.is_empty() {
+                            let sql = c::seat_results(totals.len());
+                            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(key);
+                            for (seat, total) in totals.iter().enumerate() {
+                                let seat = seat as i32;
+                                q = q.bind(seat).bind(*total).bind(winners.contains(&seat));
+                            }
+                            let done = q.execute(&mut *conn).await?;
+                            c::seats_found(done.rows_affected(), totals.len(), table)?;
+                        }
+                        if rate {
+                            Self::rate(conn, key, &game, now).await?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+
+            /// Rates the people of a match just finished, if two or more played.
+            async fn rate(
+                conn: &mut $conn,
+                key: &str,
+                game: &str,
+                now: i64,
+            ) -> $crate::Result<()> {
+                let people: Vec<(String, Option<f64>, Option<bool>, i64)> =
+                    sqlx::query_as($crate::common::RATED_SEATS)
+                        .bind(key)
+                        .bind(game)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                let mut ids: Vec<&str> = people.iter().map(|p| p.0.as_str()).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                // Two or more people, each in one seat (nobody rated against themself).
+                if ids.len() < 2 || ids.len() != people.len() {
+                    return Ok(());
+                }
+                let entries: Vec<$crate::rating::Entry> = people
+                    .iter()
+                    .map(|p| $crate::rating::Entry {
+                        rating: p.1.unwrap_or($crate::rating::INITIAL),
+                        won: p.2.unwrap_or(false),
+                        score: p.3,
+                    })
+                    .collect();
+                let sql = $crate::common::upsert_ratings(people.len());
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(game).bind(now);
+                for (p, rating) in people.iter().zip($crate::rating::update(&entries)) {
+                    q = q.bind(&p.0).bind(rating);
+                }
+                q.execute(&mut *conn).await?;
                 Ok(())
             }
 
@@ -365,7 +689,7 @@ macro_rules! impl_store {
                 .bind(name)
                 .bind(token_hash)
                 .bind(now)
-                .execute(&self.pool)
+                .execute(&self.write)
                 .await?;
                 Ok($crate::Player {
                     id,
@@ -390,7 +714,7 @@ macro_rules! impl_store {
 
             async fn rename_player(&self, id: ::uuid::Uuid, name: &str) -> $crate::Result<()> {
                 let key = id.to_string();
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.begin_write().await?;
                 let done = sqlx::query("UPDATE players SET name = $2 WHERE id = $1")
                     .bind(&key)
                     .bind(name)
@@ -425,7 +749,7 @@ macro_rules! impl_store {
                     )));
                 }
                 let key = record.id.to_string();
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.begin_write().await?;
                 sqlx::query(
                     "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
                      private, invite_code, created_by, created_at, updated_at, status, bots, \
@@ -467,55 +791,6 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            async fn set_seat(
-                &self,
-                table: ::uuid::Uuid,
-                seat: i32,
-                occupant: &$crate::Occupant,
-                now: i64,
-            ) -> $crate::Result<()> {
-                let key = table.to_string();
-                let (kind, player_id, name, level) = $crate::common::seat_columns(occupant);
-                let mut tx = self.pool.begin().await?;
-                let done = sqlx::query(
-                    "UPDATE table_seats SET kind = $1, player_id = $2, name = $3, \
-                     bot_level = $4 WHERE table_id = $5 AND seat = $6",
-                )
-                .bind(kind)
-                .bind(player_id)
-                .bind(name)
-                .bind(level)
-                .bind(&key)
-                .bind(seat)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| $crate::common::fk_as_not_found(e, || format!("{occupant:?}")))?;
-                $crate::common::found(done.rows_affected(), || {
-                    format!("seat {seat} of table {table}")
-                })?;
-                Self::touch(&mut tx, &key, now).await?;
-                tx.commit().await?;
-                Ok(())
-            }
-
-            async fn set_status(
-                &self,
-                table: ::uuid::Uuid,
-                status: $crate::TableStatus,
-                now: i64,
-            ) -> $crate::Result<()> {
-                let done = sqlx::query(
-                    "UPDATE game_tables SET status = $2, updated_at = $3 WHERE id = $1",
-                )
-                .bind(table.to_string())
-                .bind(status.as_str())
-                .bind(now)
-                .execute(&self.pool)
-                .await?;
-                $crate::common::found(done.rows_affected(), || format!("table {table}"))?;
-                Ok(())
-            }
-
             async fn load_table(
                 &self,
                 table: ::uuid::Uuid,
@@ -545,189 +820,25 @@ macro_rules! impl_store {
                 Ok(tables)
             }
 
-            async fn start_round(
-                &self,
-                table: ::uuid::Uuid,
-                round: &$crate::RoundRecord,
-            ) -> $crate::Result<()> {
-                let key = table.to_string();
-                let mut tx = self.pool.begin().await?;
-                sqlx::query(
-                    "INSERT INTO rounds (table_id, round_no, seed_hex, commitment, started_at, \
-                     ended_at, result) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                )
-                .bind(&key)
-                .bind(round.round_no)
-                .bind(&round.seed_hex)
-                .bind(&round.commitment)
-                .bind(round.started_at)
-                .bind(round.ended_at)
-                .bind(round.result.as_ref().map(|v| v.to_string()))
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| $crate::common::fk_as_not_found(e, || format!("table {table}")))?;
-                Self::touch(&mut tx, &key, round.started_at).await?;
-                tx.commit().await?;
-                Ok(())
-            }
-
-            async fn append_action(
-                &self,
-                table: ::uuid::Uuid,
-                action: &$crate::ActionRecord,
-                now: i64,
-            ) -> $crate::Result<()> {
-                let key = table.to_string();
-                let mut tx = self.pool.begin().await?;
-                sqlx::query(
-                    "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6)",
-                )
-                .bind(&key)
-                .bind(action.round_no)
-                .bind(action.seq)
-                .bind(action.seat)
-                .bind(action.action.to_string())
-                .bind(now)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| {
-                    $crate::common::fk_as_not_found(e, || {
-                        format!("round {} of table {table}", action.round_no)
-                    })
-                })?;
-                Self::touch(&mut tx, &key, now).await?;
-                // Durable on return: SQLite runs with synchronous=FULL, Postgres with
-                // its default synchronous_commit=on.
-                tx.commit().await?;
-                Ok(())
-            }
-
-            async fn end_round(
-                &self,
-                table: ::uuid::Uuid,
-                round_no: i32,
-                result: &serde_json::Value,
-                totals: &[i64],
-                now: i64,
-            ) -> $crate::Result<()> {
-                let key = table.to_string();
-                let mut tx = self.pool.begin().await?;
-                let done = sqlx::query(
-                    "UPDATE rounds SET ended_at = $3, result = $4 \
-                     WHERE table_id = $1 AND round_no = $2 AND ended_at IS NULL",
-                )
-                .bind(&key)
-                .bind(round_no)
-                .bind(now)
-                .bind(result.to_string())
-                .execute(&mut *tx)
-                .await?;
-                if done.rows_affected() == 0 {
-                    // Tell "already ended" (a result would be overwritten) from "unknown".
-                    let exists: Option<(i32,)> = sqlx::query_as(
-                        "SELECT round_no FROM rounds WHERE table_id = $1 AND round_no = $2",
-                    )
-                    .bind(&key)
-                    .bind(round_no)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                    let what = format!("round {round_no} of table {table}");
-                    return Err(match exists {
-                        Some(_) => $crate::StoreError::Conflict(format!("{what} already ended")),
-                        None => $crate::StoreError::NotFound(what),
-                    });
+            async fn write_group(&self, group: &[$crate::TableWrite]) -> $crate::Result<()> {
+                let plan = $crate::common::Plan::new(group);
+                if plan.is_empty() {
+                    return Ok(());
                 }
-                for (seat, total) in totals.iter().enumerate() {
-                    let done = sqlx::query(
-                        "UPDATE table_seats SET score = $3 WHERE table_id = $1 AND seat = $2",
-                    )
-                    .bind(&key)
-                    .bind(seat as i32)
-                    .bind(*total)
-                    .execute(&mut *tx)
-                    .await?;
-                    $crate::common::found(done.rows_affected(), || {
-                        format!("seat {seat} of table {table}")
-                    })?;
+                if plan.steps.is_empty() && Self::TAIL_IS_ONE_STATEMENT {
+                    // One statement is atomic (and durable when it returns) by itself: no
+                    // BEGIN and COMMIT round trips.
+                    let mut conn = self.write.acquire().await?;
+                    return Self::write_tail(&mut conn, &plan).await;
                 }
-                Self::touch(&mut tx, &key, now).await?;
-                tx.commit().await?;
-                Ok(())
-            }
-
-            async fn finish_match(
-                &self,
-                table: ::uuid::Uuid,
-                totals: &[i64],
-                winners: &[i32],
-                now: i64,
-            ) -> $crate::Result<()> {
-                let key = table.to_string();
-                let mut tx = self.pool.begin().await?;
-                let (game, status): (String, String) =
-                    sqlx::query_as("SELECT game, status FROM game_tables WHERE id = $1")
-                        .bind(&key)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .ok_or_else(|| $crate::StoreError::NotFound(format!("table {table}")))?;
-                // Finishing twice (a retry after a crash) must not rate the match twice.
-                let rate = status != "finished";
-                let done = sqlx::query(
-                    "UPDATE game_tables SET status = 'finished', updated_at = $2 WHERE id = $1",
-                )
-                .bind(&key)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                $crate::common::found(done.rows_affected(), || format!("table {table}"))?;
-                for (seat, total) in totals.iter().enumerate() {
-                    let seat = seat as i32;
-                    let done = sqlx::query(
-                        "UPDATE table_seats SET score = $3, won = $4 \
-                         WHERE table_id = $1 AND seat = $2",
-                    )
-                    .bind(&key)
-                    .bind(seat)
-                    .bind(*total)
-                    .bind(winners.contains(&seat))
-                    .execute(&mut *tx)
-                    .await?;
-                    $crate::common::found(done.rows_affected(), || {
-                        format!("seat {seat} of table {table}")
-                    })?;
+                let mut tx = self.begin_write().await?;
+                for step in &plan.steps {
+                    Self::write_step(&mut tx, step).await?;
                 }
-                if rate {
-                    let people: Vec<(String, Option<f64>, Option<bool>, i64)> =
-                        sqlx::query_as($crate::common::RATED_SEATS)
-                            .bind(&key)
-                            .bind(&game)
-                            .fetch_all(&mut *tx)
-                            .await?;
-                    let entries: Vec<$crate::rating::Entry> = people
-                        .iter()
-                        .map(|p| $crate::rating::Entry {
-                            rating: p.1.unwrap_or($crate::rating::INITIAL),
-                            won: p.2.unwrap_or(false),
-                            score: p.3,
-                        })
-                        .collect();
-                    let mut ids: Vec<&str> = people.iter().map(|p| p.0.as_str()).collect();
-                    ids.sort_unstable();
-                    ids.dedup();
-                    // Two or more people, each in one seat (nobody rated against themself).
-                    if ids.len() >= 2 && ids.len() == people.len() {
-                        for (p, rating) in people.iter().zip($crate::rating::update(&entries)) {
-                            sqlx::query($crate::common::UPSERT_RATING)
-                                .bind(&p.0)
-                                .bind(&game)
-                                .bind(rating)
-                                .bind(now)
-                                .execute(&mut *tx)
-                                .await?;
-                        }
-                    }
-                }
+                Self::write_tail(&mut tx, &plan).await?;
+                // Durable on return: SQLite runs with synchronous=FULL, Postgres with its
+                // default synchronous_commit=on. Dropping an uncommitted transaction (an
+                // error above) rolls it back before the connection is used again.
                 tx.commit().await?;
                 Ok(())
             }
@@ -781,24 +892,32 @@ macro_rules! impl_store {
                 fresh_seed_hex: Option<&str>,
                 now: i64,
             ) -> $crate::Result<Option<String>> {
-                // The first caller's seed wins; everybody reads the stored one.
-                if let Some(fresh) = fresh_seed_hex {
-                    sqlx::query(
-                        "INSERT INTO daily_deals (key, seed_hex, created_at) VALUES ($1, $2, $3) \
-                         ON CONFLICT (key) DO NOTHING",
-                    )
-                    .bind(key)
-                    .bind(fresh)
-                    .bind(now)
-                    .execute(&self.pool)
-                    .await?;
-                }
-                let row: Option<(String,)> =
-                    sqlx::query_as("SELECT seed_hex FROM daily_deals WHERE key = $1")
+                const SELECT: &str = "SELECT seed_hex FROM daily_deals WHERE key = $1";
+                let Some(fresh) = fresh_seed_hex else {
+                    let row: Option<(String,)> = sqlx::query_as(SELECT)
                         .bind(key)
                         .fetch_optional(&self.pool)
                         .await?;
-                Ok(row.map(|(seed,)| seed))
+                    return Ok(row.map(|(seed,)| seed));
+                };
+                // The first caller's seed wins; everybody reads the stored one, here in the
+                // same write transaction.
+                let mut tx = self.begin_write().await?;
+                sqlx::query(
+                    "INSERT INTO daily_deals (key, seed_hex, created_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (key) DO NOTHING",
+                )
+                .bind(key)
+                .bind(fresh)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                let (seed,): (String,) = sqlx::query_as(SELECT)
+                    .bind(key)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(Some(seed))
             }
 
             async fn daily_table_of(&self, key: &str, player: ::uuid::Uuid) -> $crate::Result<Option<::uuid::Uuid>> {

@@ -7,6 +7,30 @@
 //! needed to compile, and each backend has its own migration folder
 //! (`migrations/sqlite`, `migrations/postgres`) applied by [`connect`].
 //!
+//! # Writes: one writer, group commit
+//!
+//! What a table task writes during play (an action, and the round or match transitions it
+//! caused) is a [`TableWrite`]: a list of [`WriteOp`]s that land together, in order.
+//! [`Store::write_group`] commits many such units, from many tables, in one transaction;
+//! [`Writer`] is the one task per process that feeds it. Table tasks hand it their units
+//! and wait; it takes whatever is queued when it is free (no timer: the next group grows
+//! while the previous one commits), commits it, and answers every waiter once the group
+//! is durable. So one fsync (SQLite) or one round trip (Postgres, when the group holds
+//! only actions) serves many actions, and a busy moment makes groups larger rather than
+//! latency higher. It retries transient failures (busy, I/O, lost connection) with
+//! backoff up to a deadline, and when a group breaks a rule (a duplicate action, an
+//! unknown round) it commits the units one by one so only the bad one fails.
+//!
+//! The older single-write methods ([`Store::append_action`] and friends) remain, each a
+//! group of one unit; everything else a process writes (players, new tables, daily seeds)
+//! goes straight to the store.
+//!
+//! On a SQLite file every write of the store, whichever path it takes, goes through one
+//! connection and starts with `BEGIN IMMEDIATE`: SQLite has one write lock per database,
+//! and several connections competing for it made transactions that began with a read
+//! fail with `SQLITE_BUSY` (no busy wait applies to a lock upgrade). Reads use a separate
+//! pool of read-only connections, which WAL lets run beside the writer.
+//!
 //! The server's table task is the only writer of a table's rows; the store does not
 //! arbitrate between writers, but it does refuse a duplicate action sequence number, so a
 //! bug cannot silently fork a log.
@@ -21,9 +45,11 @@ mod common;
 mod postgres;
 pub mod rating;
 mod sqlite;
+mod writer;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use writer::{WriteObserver, Writer};
 
 /// Errors of the storage layer. None of these is shown to a client verbatim: the server
 /// logs the detail and answers with a generic `internal` error (or `not_found`).
@@ -48,6 +74,70 @@ pub enum StoreError {
     /// Any other database error (client sees `internal`).
     #[error("database error: {0}")]
     Db(sqlx::Error),
+    /// The [`Writer`] kept meeting transient failures (busy, I/O, lost connection, no
+    /// answer) until its retry deadline and gave up; the message has the last one. The
+    /// unit is not stored, unless a lost connection hid a commit that did happen (client
+    /// sees `internal`).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// The [`Writer`]'s task is gone (it panicked, or its runtime shut down), so the unit
+    /// was not answered. If the task died while committing, the unit may be stored; the
+    /// caller should reload the table from the store rather than guess (client sees
+    /// `internal`).
+    #[error("the store's writer task is gone")]
+    WriterGone,
+}
+
+impl StoreError {
+    /// Whether trying the same write again may succeed: the database was busy or locked, a
+    /// connection could not be had in time or broke, an I/O error, or the writer already
+    /// gave up on such failures ([`StoreError::Unavailable`]). Broken rules (`Conflict`,
+    /// `NotFound`), bad data and configuration errors are not: they fail the same way
+    /// every time.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Db(e) => transient_sqlx(e),
+            StoreError::Unavailable(_) => true,
+            StoreError::UnsupportedUrl(_)
+            | StoreError::Conflict(_)
+            | StoreError::NotFound(_)
+            | StoreError::Corrupt(_)
+            | StoreError::Migrate(_)
+            | StoreError::WriterGone => false,
+        }
+    }
+}
+
+/// See [`StoreError::is_transient`].
+fn transient_sqlx(e: &sqlx::Error) -> bool {
+    match e {
+        // A connection that broke (or its SQLite worker thread) is replaced by the pool.
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(d) => {
+            if d.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                // The code is SQLite's extended result code; its low byte is the primary
+                // code: BUSY, LOCKED, IOERR, FULL (disk full), PROTOCOL (a WAL lock race).
+                let code = d.code().and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
+                matches!(code & 0xff, 5 | 6 | 10 | 13 | 15)
+            } else if let Some(e) = d.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                let state = e.code();
+                // Connection exceptions (08), insufficient resources (53), serialization
+                // failure, deadlock, lock not available, shutdowns and restarts, I/O.
+                state.starts_with("08")
+                    || state.starts_with("53")
+                    || matches!(
+                        state,
+                        "40001" | "40P01" | "55P03" | "57P01" | "57P02" | "57P03" | "58030"
+                    )
+            } else {
+                false
+            }
+        }
+        _ => false,
+    }
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -222,6 +312,49 @@ pub struct DailyRow {
     pub table_id: Uuid,
 }
 
+/// One table's writes that must land together, in order (an action and the round/match
+/// transitions it caused). A later multi-node step will add an ownership epoch here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableWrite {
+    pub table: Uuid,
+    /// Unix milliseconds: the time of every op (a round's start uses its `started_at`).
+    pub now: i64,
+    pub ops: Vec<WriteOp>,
+}
+
+/// One write of a [`TableWrite`]; each has the semantics of the [`Store`] method of the
+/// same name.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteOp {
+    SetSeat {
+        seat: i32,
+        occupant: Occupant,
+    },
+    SetStatus(TableStatus),
+    StartRound(RoundRecord),
+    AppendAction(ActionRecord),
+    EndRound {
+        round_no: i32,
+        result: serde_json::Value,
+        totals: Vec<i64>,
+    },
+    FinishMatch {
+        totals: Vec<i64>,
+        winners: Vec<i32>,
+    },
+}
+
+impl TableWrite {
+    /// A unit of one op.
+    pub fn one(table: Uuid, now: i64, op: WriteOp) -> Self {
+        TableWrite {
+            table,
+            now,
+            ops: vec![op],
+        }
+    }
+}
+
 /// Storage backend. Every method is a complete, atomic unit: a method that writes several
 /// rows does it in one transaction.
 #[async_trait]
@@ -250,8 +383,15 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates a table with `seats` (its length is `record.seat_count`).
     async fn create_table(&self, record: &TableRecord, seats: &[Occupant]) -> Result<()>;
-    async fn set_seat(&self, table: Uuid, seat: i32, occupant: &Occupant, now: i64) -> Result<()>;
-    async fn set_status(&self, table: Uuid, status: TableStatus, now: i64) -> Result<()>;
+    async fn set_seat(&self, table: Uuid, seat: i32, occupant: &Occupant, now: i64) -> Result<()> {
+        let occupant = occupant.clone();
+        let op = WriteOp::SetSeat { seat, occupant };
+        self.write_group(&[TableWrite::one(table, now, op)]).await
+    }
+    async fn set_status(&self, table: Uuid, status: TableStatus, now: i64) -> Result<()> {
+        let op = WriteOp::SetStatus(status);
+        self.write_group(&[TableWrite::one(table, now, op)]).await
+    }
     /// A table with its seats, scores, rounds and actions; `None` if unknown.
     async fn load_table(&self, table: Uuid) -> Result<Option<StoredTable>>;
     /// Every table whose status is `open` or `playing`, fully loaded, for recovery at
@@ -261,11 +401,19 @@ pub trait Store: Send + Sync + 'static {
     // ---- rounds and the action log ----
 
     /// Records a round's seed before anything of the round is shown to anyone.
-    async fn start_round(&self, table: Uuid, round: &RoundRecord) -> Result<()>;
+    async fn start_round(&self, table: Uuid, round: &RoundRecord) -> Result<()> {
+        let op = WriteOp::StartRound(round.clone());
+        self.write_group(&[TableWrite::one(table, round.started_at, op)])
+            .await
+    }
     /// Appends an accepted action. Must be durable when this returns. A duplicate
     /// `(table, round_no, seq)` is a `Conflict`.
-    async fn append_action(&self, table: Uuid, action: &ActionRecord, now: i64) -> Result<()>;
+    async fn append_action(&self, table: Uuid, action: &ActionRecord, now: i64) -> Result<()> {
+        let op = WriteOp::AppendAction(action.clone());
+        self.write_group(&[TableWrite::one(table, now, op)]).await
+    }
     /// Ends a round: stores its result and the cumulative scores per seat, atomically.
+    /// Ending a round already ended is a `Conflict`.
     async fn end_round(
         &self,
         table: Uuid,
@@ -273,7 +421,14 @@ pub trait Store: Send + Sync + 'static {
         result: &serde_json::Value,
         totals: &[i64],
         now: i64,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let op = WriteOp::EndRound {
+            round_no,
+            result: result.clone(),
+            totals: totals.to_vec(),
+        };
+        self.write_group(&[TableWrite::one(table, now, op)]).await
+    }
     /// Ends the match: status `finished`, final scores and winners per seat, and, when two
     /// or more people played, their new ratings in the game ([`rating`]), atomically.
     /// Finishing a finished match again rewrites the scores and rates nothing.
@@ -283,7 +438,24 @@ pub trait Store: Send + Sync + 'static {
         totals: &[i64],
         winners: &[i32],
         now: i64,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let op = WriteOp::FinishMatch {
+            totals: totals.to_vec(),
+            winners: winners.to_vec(),
+        };
+        self.write_group(&[TableWrite::one(table, now, op)]).await
+    }
+    /// Commits every unit of `group` in ONE transaction, with the same semantics as calling
+    /// the single methods in order (touching `game_tables.updated_at`, rating people once,
+    /// etc). Durable when it returns. All or nothing: a unit that breaks a rule (a
+    /// duplicate `(table, round_no, seq)` is a `Conflict`, an unknown table or round
+    /// `NotFound`) fails the whole call and nothing of the group is stored.
+    ///
+    /// A table's `updated_at` ends as the time of its last op in the group. The actions
+    /// of the group are inserted after its other ops, in one statement where the backend
+    /// allows: nothing else a group writes depends on the action rows, so the result is
+    /// the same as in order.
+    async fn write_group(&self, group: &[TableWrite]) -> Result<()>;
     /// The rounds of a table, in order.
     async fn rounds(&self, table: Uuid) -> Result<Vec<RoundRecord>>;
 

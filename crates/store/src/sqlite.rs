@@ -1,70 +1,147 @@
 //! SQLite backend: the embedded default, one file next to the server.
 //!
 //! Durability comes first: an action acknowledged to a player must survive a SIGKILL of
-//! the server (and a power cut), so every commit is fsynced (`synchronous=FULL`). WAL lets
-//! readers (lobby, leaderboards) run while a table task writes; writers wait on each other
-//! up to the busy timeout instead of failing.
+//! the server (and a power cut), so every commit is fsynced (`synchronous=FULL`).
+//!
+//! A file database has one write connection, in a pool of its own, through which every
+//! write of the store goes, and every write transaction starts with `BEGIN IMMEDIATE`.
+//! SQLite lets one connection write at a time; when several pooled connections wrote, a
+//! transaction that began with a read (`finish_match`) could not upgrade to a write while
+//! another held the lock and failed at once with `SQLITE_BUSY`, since the busy timeout
+//! does not apply to an upgrade. Now writes queue in the pool for the one connection
+//! instead, and `BEGIN IMMEDIATE` takes the lock up front, where the busy timeout does
+//! apply (another process, such as a second server by mistake, still just waits). Reads
+//! use a pool of read-only connections, which WAL lets run while the writer commits.
+//!
+//! An in-memory database lives in one connection, which serves reads and writes alike.
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 
 use crate::Result;
+use crate::common::{self, Plan};
 
-/// How long a writer waits for another connection's write transaction to finish.
+/// How long a write waits for another process's write transaction to finish (and a read
+/// for a WAL recovery).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// Pool size for a file database: readers in parallel, writers serialised by SQLite.
-const MAX_CONNECTIONS: u32 = 8;
+/// How long a write waits in line for the write connection. Each transaction holds it for
+/// milliseconds; the [`Writer`](crate::Writer) retries a timeout like any transient error.
+const WRITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Read-only connections of a file database.
+const READ_CONNECTIONS: u32 = 8;
 
 /// The [`Store`](crate::Store) on SQLite.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
+    /// Reads: read-only connections (a file), or the one connection (in memory).
     pool: SqlitePool,
+    /// Every write: one connection.
+    write: SqlitePool,
 }
 
 impl SqliteStore {
     /// Opens `sqlite://PATH` (creating the file and its parent directory if missing) or
     /// `sqlite::memory:`, and applies the migrations in `migrations/sqlite`.
     pub async fn connect(url: &str) -> Result<Self> {
-        let mut options = SqliteConnectOptions::from_str(url)?
+        let options = SqliteConnectOptions::from_str(url)?
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let pool = if in_memory {
+        if in_memory {
             // An in-memory database lives as long as one connection to it: keep exactly
             // one, forever, so every query sees the same database.
-            SqlitePoolOptions::new()
+            let pool = SqlitePoolOptions::new()
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
+                .acquire_timeout(WRITE_ACQUIRE_TIMEOUT)
                 .connect_with(options)
-                .await?
-        } else {
-            options = options
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Full);
-            if let Some(dir) = options.get_filename().parent()
-                && !dir.as_os_str().is_empty()
-            {
-                std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
-            }
-            SqlitePoolOptions::new()
-                .max_connections(MAX_CONNECTIONS)
-                .connect_with(options)
-                .await?
-        };
-        sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+                .await?;
+            sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
+            return Ok(Self {
+                pool: pool.clone(),
+                write: pool,
+            });
+        }
+        let write_options = options
+            .clone()
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full);
+        if let Some(dir) = write_options.get_filename().parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
+        }
+        // The write connection stays open for the store's life: it also keeps the WAL's
+        // shared-memory file in place, which read-only connections cannot create.
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(WRITE_ACQUIRE_TIMEOUT)
+            .connect_with(write_options)
+            .await?;
+        sqlx::migrate!("../../migrations/sqlite")
+            .run(&write)
+            .await?;
+        // The journal mode is a property of the file, set by the writer above.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(READ_CONNECTIONS)
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(Self { pool, write })
     }
 
-    /// Closes the pool, waiting for connections in use; the last one to close checkpoints
-    /// the WAL into the database file.
+    /// Closes the pools, waiting for connections in use; the writer closes last, so that
+    /// it checkpoints the WAL into the database file (a read-only connection cannot).
     pub async fn close(&self) {
         self.pool.close().await;
+        self.write.close().await;
+    }
+
+    /// See `impl_store!`: the tail is several statements, so it always runs in the
+    /// group's transaction.
+    const TAIL_IS_ONE_STATEMENT: bool = false;
+
+    /// A write transaction on the write connection, holding SQLite's write lock from its
+    /// first statement.
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    /// A group's actions, then its touched tables. Statements are cheap here (no round
+    /// trip, cached prepared statements), so one per row keeps the SQL plain.
+    async fn write_tail(conn: &mut SqliteConnection, plan: &Plan<'_>) -> Result<()> {
+        for a in &plan.appends {
+            sqlx::query(common::INSERT_ACTION)
+                .bind(&a.key)
+                .bind(a.action.round_no)
+                .bind(a.action.seq)
+                .bind(a.action.seat)
+                .bind(a.action.action.to_string())
+                .bind(a.now)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| {
+                    common::fk_as_not_found(e, || {
+                        format!("round {} of table {}", a.action.round_no, a.table)
+                    })
+                })?;
+        }
+        for (key, at) in &plan.touches {
+            sqlx::query(common::TOUCH_TABLE)
+                .bind(key)
+                .bind(*at)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
     }
 }
 
@@ -74,25 +151,66 @@ crate::common::impl_store!(SqliteStore, SqliteConnection, "sqlite");
 mod tests {
     use super::*;
 
-    /// The settings durability depends on, as every pooled connection sees them.
+    /// The settings durability depends on, as the write connection sees them, and reads
+    /// that cannot write.
     #[tokio::test]
     async fn file_database_is_wal_fsynced_with_foreign_keys() {
         let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
         let url = format!("sqlite://{}/new/fib.db", dir.display());
         let store = SqliteStore::connect(&url).await.unwrap();
         let (journal,): (String,) = sqlx::query_as("PRAGMA journal_mode")
-            .fetch_one(&store.pool)
+            .fetch_one(&store.write)
             .await
             .unwrap();
         let (sync, fk): (i64, i64) = sqlx::query_as(
             "SELECT synchronous, foreign_keys FROM pragma_synchronous, pragma_foreign_keys",
         )
-        .fetch_one(&store.pool)
+        .fetch_one(&store.write)
         .await
         .unwrap();
         assert_eq!(journal, "wal");
         assert_eq!(sync, 2, "synchronous=FULL");
         assert_eq!(fk, 1, "foreign_keys=ON");
+        assert_eq!(store.write.options().get_max_connections(), 1, "one writer");
+        let (journal,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(journal, "wal");
+        let refused = sqlx::query("DELETE FROM players")
+            .execute(&store.pool)
+            .await
+            .expect_err("the read pool is read-only");
+        assert!(refused.to_string().contains("readonly"), "{refused}");
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A write transaction holds the write lock from its start: another connection (as
+    /// another process would) cannot write until it ends, however it begins.
+    #[tokio::test]
+    async fn write_transactions_begin_immediate() {
+        use sqlx::Connection;
+        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}/fib.db", dir.display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        let tx = store.begin_write().await.unwrap();
+        let options = SqliteConnectOptions::from_str(&url)
+            .unwrap()
+            .busy_timeout(Duration::ZERO);
+        let mut other = SqliteConnection::connect_with(&options).await.unwrap();
+        let busy = sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .expect_err("the write lock is taken");
+        assert!(crate::StoreError::from(busy).is_transient());
+        tx.rollback().await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+        other.close().await.unwrap();
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }
