@@ -276,3 +276,312 @@ fn unavailable(e: &StoreError, limits: &Limits) -> String {
         e => format!("still failing after {:?} of retries: {e}", limits.deadline),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+    use async_trait::async_trait;
+    use serde_json::json;
+
+    use super::*;
+    use crate::{
+        ActionRecord, DailyRow, LeaderRow, MatchRow, Occupant, Player, RoundRecord, SqliteStore,
+        StoredTable, TableRecord, TableStatus, WriteOp,
+    };
+
+    /// An in-memory store whose `write_group` can be made to fail transiently, hang or
+    /// panic; everything else goes straight through.
+    struct Faulty {
+        inner: SqliteStore,
+        /// Transient failures still to report before letting groups through.
+        failures: AtomicU32,
+        hang: AtomicBool,
+        panic: AtomicBool,
+        /// Size of every group attempted.
+        groups: Mutex<Vec<usize>>,
+    }
+
+    #[async_trait]
+    impl Store for Faulty {
+        fn backend(&self) -> &'static str {
+            "faulty"
+        }
+        async fn ping(&self) -> Result<()> {
+            self.inner.ping().await
+        }
+        async fn create_player(
+            &self,
+            id: Uuid,
+            name: &str,
+            hash: &str,
+            now: i64,
+        ) -> Result<Player> {
+            self.inner.create_player(id, name, hash, now).await
+        }
+        async fn player_by_token_hash(&self, hash: &str) -> Result<Option<Player>> {
+            self.inner.player_by_token_hash(hash).await
+        }
+        async fn rename_player(&self, id: Uuid, name: &str) -> Result<()> {
+            self.inner.rename_player(id, name).await
+        }
+        async fn create_table(&self, record: &TableRecord, seats: &[Occupant]) -> Result<()> {
+            self.inner.create_table(record, seats).await
+        }
+        async fn load_table(&self, table: Uuid) -> Result<Option<StoredTable>> {
+            self.inner.load_table(table).await
+        }
+        async fn unfinished_tables(&self) -> Result<Vec<StoredTable>> {
+            self.inner.unfinished_tables().await
+        }
+        async fn write_group(&self, group: &[TableWrite]) -> Result<()> {
+            self.groups.lock().unwrap().push(group.len());
+            if self.panic.load(Ordering::SeqCst) {
+                panic!("injected panic in write_group");
+            }
+            if self.hang.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+            let left = self.failures.load(Ordering::SeqCst);
+            if left > 0 {
+                self.failures.store(left - 1, Ordering::SeqCst);
+                let io = std::io::Error::other("injected I/O failure");
+                return Err(StoreError::Db(sqlx::Error::Io(io)));
+            }
+            self.inner.write_group(group).await
+        }
+        async fn rounds(&self, table: Uuid) -> Result<Vec<RoundRecord>> {
+            self.inner.rounds(table).await
+        }
+        async fn leaderboard(&self, game: &str, limit: i64) -> Result<Vec<LeaderRow>> {
+            self.inner.leaderboard(game, limit).await
+        }
+        async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>> {
+            self.inner.player_matches(player, limit).await
+        }
+        async fn daily_seed(
+            &self,
+            key: &str,
+            fresh: Option<&str>,
+            now: i64,
+        ) -> Result<Option<String>> {
+            self.inner.daily_seed(key, fresh, now).await
+        }
+        async fn daily_table_of(&self, key: &str, player: Uuid) -> Result<Option<Uuid>> {
+            self.inner.daily_table_of(key, player).await
+        }
+        async fn daily_board(&self, key: &str, before: i64, limit: i64) -> Result<Vec<DailyRow>> {
+            self.inner.daily_board(key, before, limit).await
+        }
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Event {
+        Committed(usize),
+        Retried,
+        Failed(usize, String),
+    }
+
+    #[derive(Default)]
+    struct Log(Mutex<Vec<Event>>);
+
+    impl WriteObserver for Log {
+        fn committed(&self, units: usize, _: Duration) {
+            self.0.lock().unwrap().push(Event::Committed(units));
+        }
+        fn retried(&self, error: &StoreError) {
+            assert!(error.is_transient(), "{error}");
+            self.0.lock().unwrap().push(Event::Retried);
+        }
+        fn failed(&self, units: usize, error: &StoreError) {
+            let kind = format!("{error:?}");
+            let kind = kind.split('(').next().unwrap_or_default().to_string();
+            self.0.lock().unwrap().push(Event::Failed(units, kind));
+        }
+    }
+
+    const FAST: Limits = Limits {
+        max_group: 8,
+        queue: 16,
+        first_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(8),
+        deadline: Duration::from_millis(300),
+        attempt_timeout: Duration::from_millis(100),
+    };
+
+    /// A store with one table whose round 0 has started.
+    async fn faulty() -> (Arc<Faulty>, Uuid) {
+        let inner = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        let table = TableRecord {
+            id: Uuid::new_v4(),
+            game: "trump".into(),
+            options: json!({}),
+            rules_version: 1,
+            seat_count: 1,
+            private: false,
+            invite_code: None,
+            created_by: Uuid::new_v4(),
+            created_at: 0,
+            status: TableStatus::Playing,
+            bots: None,
+            daily: None,
+        };
+        inner
+            .create_table(&table, &[Occupant::Empty])
+            .await
+            .unwrap();
+        let round = RoundRecord {
+            round_no: 0,
+            seed_hex: "00".into(),
+            commitment: "11".into(),
+            started_at: 0,
+            ended_at: None,
+            result: None,
+        };
+        inner.start_round(table.id, &round).await.unwrap();
+        let store = Faulty {
+            inner,
+            failures: AtomicU32::new(0),
+            hang: AtomicBool::new(false),
+            panic: AtomicBool::new(false),
+            groups: Mutex::new(Vec::new()),
+        };
+        (Arc::new(store), table.id)
+    }
+
+    fn action(table: Uuid, seq: i64) -> TableWrite {
+        let action = ActionRecord {
+            round_no: 0,
+            seq,
+            seat: 0,
+            action: json!({ "seq": seq }),
+        };
+        TableWrite::one(table, seq, WriteOp::AppendAction(action))
+    }
+
+    async fn stored_actions(store: &Faulty, table: Uuid) -> usize {
+        store
+            .load_table(table)
+            .await
+            .unwrap()
+            .unwrap()
+            .actions
+            .len()
+    }
+
+    #[tokio::test]
+    async fn transient_failures_are_retried_until_the_group_commits() {
+        let (store, table) = faulty().await;
+        store.failures.store(3, Ordering::SeqCst);
+        let log = Arc::new(Log::default());
+        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        writer.write(action(table, 0)).await.unwrap();
+        use Event::*;
+        assert_eq!(
+            *log.0.lock().unwrap(),
+            [Retried, Retried, Retried, Committed(1)]
+        );
+        assert_eq!(stored_actions(&store, table).await, 1);
+    }
+
+    #[tokio::test]
+    async fn transient_failures_past_the_deadline_fail_every_unit() {
+        let (store, table) = faulty().await;
+        store.failures.store(u32::MAX, Ordering::SeqCst);
+        let log = Arc::new(Log::default());
+        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let started = Instant::now();
+        let (a, b) = tokio::join!(
+            writer.write(action(table, 0)),
+            writer.write(action(table, 1))
+        );
+        for r in [a, b] {
+            assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let log = log.0.lock().unwrap();
+        assert!(log.iter().filter(|e| **e == Event::Retried).count() >= 5);
+        let failed: usize = log
+            .iter()
+            .map(|e| match e {
+                Event::Failed(n, kind) if kind == "Unavailable" => *n,
+                Event::Failed(..) | Event::Committed(_) => panic!("{e:?}"),
+                Event::Retried => 0,
+            })
+            .sum();
+        assert_eq!(failed, 2);
+        store.failures.store(0, Ordering::SeqCst);
+        assert_eq!(stored_actions(&store, table).await, 0);
+    }
+
+    /// An attempt that never ends counts as a transient failure: `write` still answers.
+    #[tokio::test]
+    async fn a_hung_attempt_ends_in_an_answer() {
+        let (store, table) = faulty().await;
+        store.hang.store(true, Ordering::SeqCst);
+        let log = Arc::new(Log::default());
+        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let r = writer.write(action(table, 0)).await;
+        assert!(
+            matches!(&r, Err(StoreError::Unavailable(m)) if m.contains("no answer")),
+            "{r:?}"
+        );
+        assert!(store.groups.lock().unwrap().len() >= 2, "retried");
+        // The database is back: the next unit goes through.
+        store.hang.store(false, Ordering::SeqCst);
+        writer.write(action(table, 1)).await.unwrap();
+        assert_eq!(stored_actions(&store, table).await, 1);
+    }
+
+    /// Dropping the handles ends the task, but only after the queued units are answered.
+    #[tokio::test]
+    async fn the_task_ends_after_the_last_handle_and_queued_units() {
+        let (store, table) = faulty().await;
+        let (writer, task) = Writer::spawn_with(store.clone(), Arc::new(()), FAST);
+        let writes: Vec<_> = (0..40)
+            .map(|seq| {
+                let writer = writer.clone();
+                tokio::spawn(async move { writer.write(action(table, seq)).await })
+            })
+            .collect();
+        drop(writer);
+        for w in writes {
+            w.await.unwrap().unwrap();
+        }
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the task ended")
+            .unwrap();
+        assert_eq!(stored_actions(&store, table).await, 40);
+        let groups = store.groups.lock().unwrap();
+        assert!(groups.iter().all(|&n| n <= FAST.max_group), "{groups:?}");
+        assert_eq!(groups.iter().sum::<usize>(), 40, "each unit once");
+    }
+
+    #[tokio::test]
+    async fn a_dead_task_answers_writer_gone() {
+        let (store, table) = faulty().await;
+        store.panic.store(true, Ordering::SeqCst);
+        let (writer, task) = Writer::spawn_with(store.clone(), Arc::new(()), FAST);
+        let r = writer.write(action(table, 0)).await;
+        assert!(matches!(r, Err(StoreError::WriterGone)), "{r:?}");
+        assert!(task.await.unwrap_err().is_panic());
+        let r = writer.write(action(table, 1)).await;
+        assert!(matches!(r, Err(StoreError::WriterGone)), "{r:?}");
+    }
+
+    #[test]
+    fn transient_or_not() {
+        let io = || sqlx::Error::Io(std::io::Error::other("x"));
+        assert!(StoreError::Db(io()).is_transient());
+        assert!(StoreError::Db(sqlx::Error::PoolTimedOut).is_transient());
+        assert!(StoreError::Unavailable("x".into()).is_transient());
+        assert!(!StoreError::Db(sqlx::Error::PoolClosed).is_transient());
+        assert!(!StoreError::Db(sqlx::Error::RowNotFound).is_transient());
+        assert!(!StoreError::Conflict("x".into()).is_transient());
+        assert!(!StoreError::NotFound("x".into()).is_transient());
+        assert!(!StoreError::Corrupt("x".into()).is_transient());
+        assert!(!StoreError::WriterGone.is_transient());
+    }
+}

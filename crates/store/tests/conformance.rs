@@ -12,11 +12,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Once};
+use std::time::Duration;
 
 use serde_json::json;
 use store::{
     ActionRecord, Occupant, Player, RoundRecord, Store, StoreError, StoredTable, TableRecord,
-    TableStatus,
+    TableStatus, TableWrite, WriteObserver, WriteOp, Writer,
 };
 use uuid::Uuid;
 
@@ -794,16 +795,530 @@ async fn check_filled(s: &dyn Store, (a, stored): &(Player, StoredTable)) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Group commit: `write_group` and the `Writer`.
+
+/// A unit of `ops` for `table` at `now`.
+fn unit(table: Uuid, now: i64, ops: Vec<WriteOp>) -> TableWrite {
+    TableWrite { table, now, ops }
+}
+
+fn append(round_no: i32, seq: i64) -> WriteOp {
+    WriteOp::AppendAction(action(round_no, seq))
+}
+
+fn end(round_no: i32, totals: &[i64]) -> WriteOp {
+    WriteOp::EndRound {
+        round_no,
+        result: json!({ "round": round_no, "totals": totals }),
+        totals: totals.to_vec(),
+    }
+}
+
+fn finish(totals: &[i64], winners: &[i32]) -> WriteOp {
+    WriteOp::FinishMatch {
+        totals: totals.to_vec(),
+        winners: winners.to_vec(),
+    }
+}
+
+/// Writes `unit` through the single-write methods, op by op.
+async fn write_singly(s: &dyn Store, unit: &TableWrite) -> Result<(), StoreError> {
+    let (t, now) = (unit.table, unit.now);
+    for op in &unit.ops {
+        match op {
+            WriteOp::SetSeat { seat, occupant } => s.set_seat(t, *seat, occupant, now).await,
+            WriteOp::SetStatus(status) => s.set_status(t, *status, now).await,
+            WriteOp::StartRound(r) => s.start_round(t, r).await,
+            WriteOp::AppendAction(a) => s.append_action(t, a, now).await,
+            WriteOp::EndRound {
+                round_no,
+                result,
+                totals,
+            } => s.end_round(t, *round_no, result, totals, now).await,
+            WriteOp::FinishMatch { totals, winners } => {
+                s.finish_match(t, totals, winners, now).await
+            }
+        }?;
+    }
+    Ok(())
+}
+
+/// Three people and three tables of `game`, and the units of an evening of play there, in
+/// the order a writer could have grouped them: t0 (Ada v Bob) plays two rounds and Ada
+/// wins; t1 (Ada v Cy) is won by Cy, after t0 (so Ada's second rating starts from her
+/// first), then finished again (a retry: rated once); t2 (Bob v an empty seat, then a bot)
+/// keeps playing.
+async fn evening(s: &dyn Store, game: &str) -> (Vec<Uuid>, Vec<Player>, Vec<TableWrite>) {
+    let people = vec![
+        player(s, "Ada").await,
+        player(s, "Bob").await,
+        player(s, "Cy").await,
+    ];
+    let [a, b, c] = [0, 1, 2].map(|i| seat_of(&people[i]));
+    let mut tables = Vec::new();
+    for seats in [[a.clone(), b.clone()], [a, c], [b, Occupant::Empty]] {
+        let r = record(game, 2, people[0].id, T0);
+        s.create_table(&r, &seats).await.unwrap();
+        tables.push(r.id);
+    }
+    let [t0, t1, t2] = [tables[0], tables[1], tables[2]];
+    let playing = || WriteOp::SetStatus(TableStatus::Playing);
+    let start = |no, at| WriteOp::StartRound(round(no, at));
+    let units = vec![
+        unit(t0, T0 + 1, vec![playing(), start(0, T0 + 1)]),
+        unit(t1, T0 + 1, vec![playing(), start(0, T0 + 2)]),
+        unit(
+            t2,
+            T0 + 2,
+            vec![
+                WriteOp::SetSeat {
+                    seat: 1,
+                    occupant: bot(),
+                },
+                playing(),
+                start(0, T0 + 2),
+            ],
+        ),
+        unit(t0, T0 + 3, vec![append(0, 0)]),
+        unit(t1, T0 + 3, vec![append(0, 0)]),
+        unit(t0, T0 + 4, vec![append(0, 1)]),
+        unit(t2, T0 + 4, vec![append(0, 0)]),
+        unit(t0, T0 + 5, vec![append(0, 2)]),
+        unit(t1, T0 + 5, vec![append(0, 1)]),
+        unit(
+            t0,
+            T0 + 10,
+            vec![append(0, 3), end(0, &[5, 3]), start(1, T0 + 10)],
+        ),
+        unit(
+            t0,
+            T0 + 11,
+            vec![append(1, 0), end(1, &[9, 4]), finish(&[9, 4], &[0])],
+        ),
+        unit(
+            t1,
+            T0 + 12,
+            vec![append(0, 2), end(0, &[2, 7]), finish(&[2, 7], &[1])],
+        ),
+        unit(t2, T0 + 13, vec![append(0, 1)]),
+        unit(t1, T0 + 14, vec![finish(&[2, 7], &[1])]),
+    ];
+    (tables, people, units)
+}
+
+/// Everything the store says about `tables` and `people`, with their ids and `game`
+/// replaced by placeholders, so that two runs can be compared.
+async fn snapshot(s: &dyn Store, game: &str, tables: &[Uuid], people: &[Player]) -> String {
+    let mut out = String::new();
+    for &t in tables {
+        out += &format!("{:?}\n", s.load_table(t).await.unwrap());
+    }
+    for p in people {
+        out += &format!("{:?}\n", s.player_matches(p.id, 10).await.unwrap());
+    }
+    out += &format!("{:?}\n", s.leaderboard(game, 10).await.unwrap());
+    for (i, t) in tables.iter().enumerate() {
+        out = out.replace(&t.to_string(), &format!("T{i}"));
+    }
+    for (i, p) in people.iter().enumerate() {
+        out = out.replace(&p.id.to_string(), &format!("P{i}"));
+    }
+    out.replace(game, "GAME")
+}
+
+async fn write_group_matches_single_methods(s: &dyn Store) {
+    let (tables, people, units) = evening(s, "trump").await;
+    for u in &units {
+        write_singly(s, u).await.unwrap();
+    }
+    let singly = snapshot(s, "trump", &tables, &people).await;
+
+    let (tables, people, units) = evening(s, "rummy").await;
+    s.write_group(&units).await.unwrap();
+    let grouped = snapshot(s, "rummy", &tables, &people).await;
+    assert_eq!(grouped, singly);
+
+    // And the result is the evening's, not merely the same twice.
+    let t0 = s.load_table(tables[0]).await.unwrap().unwrap();
+    assert_eq!(t0.record.status, TableStatus::Finished);
+    assert_eq!(
+        (t0.scores, t0.actions.len(), t0.rounds.len()),
+        (vec![9, 4], 5, 2)
+    );
+    let t2 = s.load_table(tables[2]).await.unwrap().unwrap();
+    assert_eq!(t2.record.status, TableStatus::Playing);
+    assert_eq!(t2.seats[1], bot());
+    assert_eq!(t2.actions, vec![action(0, 0), action(0, 1)]);
+    let updated: Vec<i64> = s
+        .player_matches(people[0].id, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.updated_at)
+        .collect();
+    assert_eq!(updated, [T0 + 14, T0 + 11], "each table's last op");
+    use store::rating::{Entry, INITIAL, update};
+    let e = |rating, won, score| Entry { rating, won, score };
+    let r0 = update(&[e(INITIAL, true, 9), e(INITIAL, false, 4)]);
+    let r1 = update(&[e(r0[0], false, 2), e(INITIAL, true, 7)]);
+    let board: Vec<_> = s
+        .leaderboard("rummy", 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.name, r.rating, r.rated_matches))
+        .collect();
+    let round = |x: f64| Some(x.round() as i64);
+    assert_eq!(
+        board,
+        [
+            ("Ada".to_string(), round(r1[0]), 2),
+            ("Cy".to_string(), round(r1[1]), 1),
+            ("Bob".to_string(), round(r0[1]), 1),
+        ]
+    );
+}
+
+async fn write_group_is_all_or_nothing(s: &dyn Store) {
+    let (tables, people, units) = evening(s, "trump").await;
+    s.write_group(&units).await.unwrap();
+    let [t0, t1, t2] = [tables[0], tables[1], tables[2]];
+    let before = snapshot(s, "trump", &tables, &people).await;
+    let next = || unit(t2, T0 + 20, vec![append(0, 2)]);
+    let bad_groups = [
+        // A duplicate of a stored action, after a good unit and a match's end.
+        vec![
+            next(),
+            unit(t2, T0 + 20, vec![end(0, &[1, 1]), finish(&[1, 1], &[0])]),
+            unit(t0, T0 + 20, vec![append(1, 0)]),
+        ],
+        // Two units with the same sequence number.
+        vec![next(), unit(t1, T0 + 20, vec![append(0, 9)]), next()],
+        // A round that already ended.
+        vec![next(), unit(t1, T0 + 20, vec![end(0, &[3, 3])])],
+        // A round that does not exist, and a table that does not exist.
+        vec![next(), unit(t2, T0 + 20, vec![append(4, 0)])],
+        vec![next(), unit(Uuid::new_v4(), T0 + 20, vec![append(0, 0)])],
+        vec![
+            next(),
+            unit(Uuid::new_v4(), T0 + 20, vec![finish(&[1], &[0])]),
+        ],
+        vec![
+            unit(t2, T0 + 20, vec![WriteOp::SetStatus(TableStatus::Finished)]),
+            unit(
+                t2,
+                T0 + 20,
+                vec![WriteOp::SetSeat {
+                    seat: 5,
+                    occupant: bot(),
+                }],
+            ),
+        ],
+    ];
+    for (i, group) in bad_groups.iter().enumerate() {
+        let r = s.write_group(group).await;
+        match i {
+            0..=2 => assert_conflict(r),
+            _ => assert_not_found(r),
+        }
+        assert_eq!(
+            snapshot(s, "trump", &tables, &people).await,
+            before,
+            "group {i} left nothing behind"
+        );
+    }
+    // The good unit alone goes through; an empty group does nothing.
+    s.write_group(&[next()]).await.unwrap();
+    s.write_group(&[]).await.unwrap();
+    assert_eq!(s.load_table(t2).await.unwrap().unwrap().actions.len(), 3);
+}
+
+/// What a writer reported, in order, for the tests to check; it can hold the writer task
+/// in its first `committed` until released, so that the next group queues up whole.
+struct Recorder {
+    events: std::sync::Mutex<Vec<String>>,
+    hold: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+    held: tokio::sync::Notify,
+}
+
+impl Recorder {
+    fn new(hold: Option<std::sync::mpsc::Receiver<()>>) -> Arc<Self> {
+        Arc::new(Recorder {
+            events: Default::default(),
+            hold: std::sync::Mutex::new(hold),
+            held: tokio::sync::Notify::new(),
+        })
+    }
+
+    fn events(&self) -> Vec<String> {
+        self.events.lock().unwrap().clone()
+    }
+}
+
+impl WriteObserver for Recorder {
+    fn committed(&self, units: usize, _: Duration) {
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("committed {units}"));
+        let hold = self.hold.lock().unwrap().take();
+        if let Some(release) = hold {
+            self.held.notify_one();
+            // Blocking here is the point; `block_in_place` moves this worker's other
+            // tasks elsewhere meanwhile.
+            tokio::task::block_in_place(|| release.recv_timeout(Duration::from_secs(30)))
+                .expect("released");
+        }
+    }
+    fn retried(&self, error: &StoreError) {
+        self.events.lock().unwrap().push(format!("retried {error}"));
+    }
+    fn failed(&self, units: usize, error: &StoreError) {
+        let kind = format!("{error:?}");
+        let kind = kind.split('(').next().unwrap_or_default().to_string();
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("failed {units} {kind}"));
+    }
+}
+
+/// Playing tables (two bot seats) with round 0 started.
+async fn playing_tables(s: &dyn Store, n: usize) -> Vec<Uuid> {
+    let mut tables = Vec::new();
+    for _ in 0..n {
+        let t = new_table(s, "trump", &[bot(), bot()], T0).await;
+        s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+        s.start_round(t.id, &round(0, T0)).await.unwrap();
+        tables.push(t.id);
+    }
+    tables
+}
+
+async fn writer_isolates_a_bad_unit(s: Arc<dyn Store>) {
+    let tables = playing_tables(&*s, 5).await;
+    let (release, hold) = std::sync::mpsc::channel();
+    let recorder = Recorder::new(Some(hold));
+    let writer = Writer::spawn(s.clone(), recorder.clone());
+    let write = |u: TableWrite| {
+        let writer = writer.clone();
+        tokio::spawn(async move { writer.write(u).await })
+    };
+    // The first unit commits alone, and the writer stays in its `committed` meanwhile.
+    let held = recorder.held.notified();
+    let first = write(unit(tables[0], T0, vec![append(0, 0)]));
+    held.await;
+    // Queued while the writer is held, in this order: one group when it is released.
+    let a = tables[0];
+    let mut group = vec![
+        unit(a, T0 + 1, vec![append(0, 1)]),
+        unit(a, T0 + 1, vec![append(0, 0)]), // a duplicate: fails
+        unit(a, T0 + 2, vec![append(0, 2)]), // after a failed unit of its table: not tried
+    ];
+    group.extend(
+        tables[1..]
+            .iter()
+            .map(|&t| unit(t, T0 + 1, vec![append(0, 0)])),
+    );
+    let mut pending = Vec::new();
+    for (i, u) in group.into_iter().enumerate() {
+        pending.push(write(u));
+        for _ in 0..1000 {
+            if writer.queued() > i {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(writer.queued(), i + 1, "unit {i} queued");
+    }
+    release.send(()).unwrap();
+    first.await.unwrap().unwrap();
+    let mut results = Vec::new();
+    for p in pending {
+        results.push(p.await.unwrap());
+    }
+    results[0].as_ref().expect("a good unit before the bad one");
+    assert_conflict(results.remove(1));
+    let skipped = results.remove(1);
+    assert!(
+        matches!(&skipped, Err(StoreError::Conflict(m)) if m.contains("earlier write")),
+        "{skipped:?}"
+    );
+    for r in results {
+        r.expect("the other tables' units");
+    }
+    let actions = |t| {
+        let s = s.clone();
+        async move { s.load_table(t).await.unwrap().unwrap().actions }
+    };
+    assert_eq!(actions(a).await, vec![action(0, 0), action(0, 1)]);
+    for &t in &tables[1..] {
+        assert_eq!(actions(t).await, vec![action(0, 0)]);
+    }
+    let mut want = vec!["committed 1"; 2];
+    want.extend(["failed 1 Conflict"; 2]);
+    want.extend(["committed 1"; 4]);
+    assert_eq!(recorder.events(), want);
+}
+
+/// Tables of two people in the 64-table cases, and the actions of each before its last.
+const TABLES: usize = 64;
+const ACTIONS: i64 = 20;
+
+/// 64 tables of two people each play concurrently, one tokio task per table, and finish
+/// at the same moment; the first `direct` of them write through the single-write methods
+/// (as the server did before the writer), the others through one `Writer`. With
+/// `side_traffic`, other tasks create players and tables, rename people and fix daily
+/// seeds all along. Nothing may fail (no "database is locked"), and every match must end
+/// finished, scored and rated exactly once.
+async fn tables_finish_at_once(s: Arc<dyn Store>, direct: usize, side_traffic: bool) {
+    let game = "fibfib";
+    let mut people = Vec::new();
+    let mut tables = Vec::new();
+    for i in 0..TABLES {
+        let a = player(&*s, &format!("A{i:02}")).await;
+        let b = player(&*s, &format!("B{i:02}")).await;
+        tables.push(
+            new_table(&*s, game, &[seat_of(&a), seat_of(&b)], T0)
+                .await
+                .id,
+        );
+        people.push((a, b));
+    }
+    let recorder = Recorder::new(None);
+    let writer = Writer::spawn(s.clone(), recorder.clone());
+    let barrier = Arc::new(tokio::sync::Barrier::new(TABLES));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, &t) in tables.iter().enumerate() {
+        let (s, writer, barrier) = (s.clone(), writer.clone(), barrier.clone());
+        let totals = [100 + i as i64, i as i64];
+        let units = [unit(
+            t,
+            T0,
+            vec![
+                WriteOp::SetStatus(TableStatus::Playing),
+                WriteOp::StartRound(round(0, T0)),
+            ],
+        )]
+        .into_iter()
+        .chain((0..ACTIONS - 1).map(|q| unit(t, T0 + q, vec![append(0, q)])));
+        let last = unit(
+            t,
+            T0 + 100,
+            vec![
+                append(0, ACTIONS - 1),
+                end(0, &totals),
+                finish(&totals, &[0]),
+            ],
+        );
+        let units: Vec<TableWrite> = units.collect();
+        tasks.spawn(async move {
+            let via_writer = i >= direct;
+            let write = async |u: TableWrite| match via_writer {
+                true => writer.write(u).await,
+                false => write_singly(&*s, &u).await,
+            };
+            for u in units {
+                write(u).await?;
+            }
+            barrier.wait().await;
+            write(last).await
+        });
+    }
+    if side_traffic {
+        for k in 0..4 {
+            let s = s.clone();
+            tasks.spawn(async move {
+                for j in 0..25 {
+                    let p = player(&*s, &format!("side {k}/{j}")).await;
+                    let r = record("trump", 2, p.id, T0);
+                    s.create_table(&r, &[seat_of(&p), Occupant::Empty]).await?;
+                    s.rename_player(p.id, &format!("side {k}/{j}!")).await?;
+                    let day = format!("solitaire-21/day-{j}");
+                    s.daily_seed(&day, Some(&format!("{k:064x}")), T0).await?;
+                    s.set_seat(r.id, 1, &bot(), T0).await?;
+                }
+                Ok(())
+            });
+        }
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.expect("task").expect("every write succeeds");
+    }
+    drop(writer);
+
+    for (i, &t) in tables.iter().enumerate() {
+        let stored = s.load_table(t).await.unwrap().unwrap();
+        assert_eq!(stored.record.status, TableStatus::Finished, "table {i}");
+        assert_eq!(stored.scores, vec![100 + i as i64, i as i64]);
+        assert_eq!(stored.actions.len(), ACTIONS as usize);
+        assert_eq!(stored.rounds[0].ended_at, Some(T0 + 100));
+        let (a, b) = &people[i];
+        let won = |p: &Player| {
+            let s = s.clone();
+            let id = p.id;
+            async move { s.player_matches(id, 10).await.unwrap()[0].won }
+        };
+        assert_eq!((won(a).await, won(b).await), (Some(true), Some(false)));
+    }
+    // Each person rated once: winners 1500 + 16, losers 1500 - 16.
+    let board = s.leaderboard(game, 1000).await.unwrap();
+    assert_eq!(board.len(), 2 * TABLES);
+    for row in &board {
+        let want = if row.name.starts_with('A') {
+            1516
+        } else {
+            1484
+        };
+        assert_eq!((row.rating, row.rated_matches), (Some(want), 1), "{row:?}");
+    }
+    assert!(
+        s.unfinished_tables()
+            .await
+            .unwrap()
+            .iter()
+            .all(|t| t.record.game != game)
+    );
+    let events = recorder.events();
+    assert!(
+        events.iter().all(|e| e.starts_with("committed")),
+        "{events:?}"
+    );
+    let via_writer = (TABLES - direct) * (ACTIONS as usize + 1);
+    let units: usize = events
+        .iter()
+        .map(|e| e["committed ".len()..].parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(units, via_writer);
+}
+
+async fn writer_64_tables_finish_at_once(s: Arc<dyn Store>) {
+    tables_finish_at_once(s, 0, false).await;
+}
+
+async fn old_and_new_paths_at_once(s: Arc<dyn Store>) {
+    tables_finish_at_once(s, TABLES / 2, true).await;
+}
+
+// ---------------------------------------------------------------------------------------
 // One module per backend, one test per case.
 
 macro_rules! suite {
-    ($backend:ident, $fixture:path, [$($case:ident),* $(,)?]) => {
+    ($backend:ident, $fixture:path, [$($case:ident),* $(,)?], [$($shared:ident),* $(,)?]) => {
         mod $backend {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     let Some(fx) = $fixture().await else { return };
                     super::$case(&*fx.store).await;
+                }
+            )*
+            // Cases that share the store with tasks of their own (a `Writer`).
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $shared() {
+                    let Some(fx) = $fixture().await else { return };
+                    super::$shared(fx.store.clone()).await;
                 }
             )*
         }
@@ -826,6 +1341,13 @@ macro_rules! all_cases {
                 player_matches,
                 concurrent_writers,
                 daily_deals,
+                write_group_matches_single_methods,
+                write_group_is_all_or_nothing,
+            ],
+            [
+                writer_isolates_a_bad_unit,
+                writer_64_tables_finish_at_once,
+                old_and_new_paths_at_once,
             ]
         );
     };
