@@ -6,6 +6,7 @@
 import { h, mount, toast } from './dom.js';
 import { api, ApiError, dealUrl } from './api.js';
 import { LiveSocket } from './socket.js';
+import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
 
 const app = document.getElementById('app');
@@ -218,8 +219,19 @@ function lobbyPage() {
     const sorted = [...tables].sort((x, y) => (x.status === 'open' ? 0 : 1) - (y.status === 'open' ? 0 : 1) || y.created_at - x.created_at);
     mount(list, sorted.map(tableRow));
   };
+  // The lobby sends its whole list on connect, then only what changed.
+  const listed = new Map();
   const sock = new LiveSocket('/ws/lobby', {
-    onMessage: (m) => m.type === 'tables' && renderTables(m.tables),
+    onMessage: (m) => {
+      if (m.type === 'tables') {
+        listed.clear();
+        for (const t of m.tables) listed.set(t.id, t);
+      } else if (m.type === 'changes') {
+        for (const t of m.tables) listed.set(t.id, t);
+        for (const id of m.removed) listed.delete(id);
+      } else return;
+      renderTables([...listed.values()]);
+    },
     onStatus: showConn,
   });
   session.cleanup = () => sock.close();
@@ -442,7 +454,15 @@ async function tablePage(id, invite) {
     return `Round ${t.round}.`;
   }
 
-  const path = `/ws/table/${encodeURIComponent(id)}${invite ? `?invite=${encodeURIComponent(invite)}` : ''}`;
+  // A reconnect names the version it holds: the server then sends one patch from it
+  // instead of the whole state, when it can.
+  const path = () => {
+    const q = new URLSearchParams();
+    if (invite) q.set('invite', invite);
+    if (latest) q.set('since', String(latest.version));
+    const qs = q.toString();
+    return `/ws/table/${encodeURIComponent(id)}${qs ? `?${qs}` : ''}`;
+  };
   const sock = new LiveSocket(path, {
     ping: true,
     onStatus: (s, d) => {
@@ -472,9 +492,33 @@ async function tablePage(id, invite) {
     },
     onMessage: (m) => {
       if (m.type === 'state') {
-        // Always the whole truth: replace, never merge. Ignore a late older one.
+        // The whole truth: replace. Ignore a late older one.
         if (latest && m.version < latest.version && m.table.id === latest.table.id) return;
         latest = m;
+        window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
+        window.fibUpdates.state += 1;
+        busy = false;
+        clearTimeout(busyTimer);
+        render();
+      } else if (m.type === 'patch') {
+        // A change against the document we hold; anything that does not fit (a missed
+        // message) is repaired by asking for the whole state.
+        if (!latest || m.from !== latest.version) {
+          sock.send({ type: 'sync' });
+          return;
+        }
+        try {
+          applyPatch(latest, m.ops);
+        } catch (e) {
+          console.warn('patch did not apply, resyncing', e);
+          latest.version = -1; // matches no later patch until the full state arrives
+          sock.send({ type: 'sync' });
+          return;
+        }
+        latest.version = m.version;
+        latest.events = m.events;
+        window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
+        window.fibUpdates.patch += 1;
         busy = false;
         clearTimeout(busyTimer);
         render();

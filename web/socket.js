@@ -1,6 +1,7 @@
 // A WebSocket that reconnects by itself with exponential backoff and reports its status.
-// It carries no state of its own: the table server sends a full `state` on every connect,
-// so a reconnect is also a resync and the page simply renders the latest message.
+// It carries no state of its own: on every connect the table server sends a full `state`
+// (or, when the path names the version the page holds, a patch from it), so a reconnect
+// is also a resync.
 
 const MIN_DELAY = 500;
 const MAX_DELAY = 15000;
@@ -8,7 +9,8 @@ const PING_EVERY = 25000;
 
 export class LiveSocket {
   /**
-   * @param {string} path like '/ws/table/<id>?invite=x' (same host as the page)
+   * @param {string | () => string} path like '/ws/table/<id>?invite=x' (same host as the
+   *   page), or a function giving it afresh at each connect
    * @param {{onMessage(msg), onStatus(status, detail), ping?: boolean}} opts
    *   status is 'connecting' | 'open' | 'waiting' (detail: ms until retry) | 'closed'
    */
@@ -31,7 +33,8 @@ export class LiveSocket {
 
   url() {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${proto}//${location.host}${this.path}`;
+    const path = typeof this.path === 'function' ? this.path() : this.path;
+    return `${proto}//${location.host}${path}`;
   }
 
   isOpen() {

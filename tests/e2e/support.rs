@@ -305,8 +305,10 @@ pub async fn trump_with_bots(server: &Server, name: &str, seats: usize) -> (Play
 /// A WebSocket to a table.
 pub struct Sock {
     pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    /// The latest state message received.
+    /// The latest state: the last `state` message with every `patch` since applied.
     pub state: Option<Value>,
+    /// How many patches this socket has received.
+    pub patches: usize,
 }
 
 impl Sock {
@@ -325,7 +327,25 @@ impl Sock {
         let (ws, _) = tokio_tungstenite::connect_async(req)
             .await
             .expect("websocket opens");
-        Sock { ws, state: None }
+        Sock {
+            ws,
+            state: None,
+            patches: 0,
+        }
+    }
+
+    /// Applies a `patch` message to the held state and returns the state it makes.
+    fn apply_patch(&mut self, m: &Value) -> Value {
+        let st = self.state.as_mut().expect("a patch comes after a state");
+        assert_eq!(
+            m["from"], st["version"],
+            "a patch applies to the version held: {m}"
+        );
+        let ops: Vec<protocol::PatchOp> = serde_json::from_value(m["ops"].clone()).unwrap();
+        protocol::patch::apply(st, &ops).expect("the patch applies");
+        st["version"] = m["version"].clone();
+        st["events"] = m["events"].clone();
+        st.clone()
     }
 
     /// The next message, parsed (panics on timeout or close).
@@ -339,7 +359,7 @@ impl Sock {
             if let Message::Text(t) = m {
                 let v: Value = serde_json::from_str(&t).unwrap();
                 // Every message must decode as the protocol says.
-                if v["type"] == "tables" {
+                if v["type"] == "tables" || v["type"] == "changes" {
                     serde_json::from_value::<protocol::LobbyMsg>(v.clone())
                         .expect("a valid LobbyMsg");
                 } else {
@@ -348,6 +368,12 @@ impl Sock {
                 }
                 if v["type"] == "state" {
                     self.state = Some(v.clone());
+                }
+                if v["type"] == "patch" {
+                    // Patches are applied to the held state, and the test sees the state
+                    // they make, like the web client renders it.
+                    self.patches += 1;
+                    return self.apply_patch(&v);
                 }
                 return v;
             }

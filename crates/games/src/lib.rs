@@ -77,46 +77,30 @@ pub trait DynGame: Send + Sync {
     fn clone_box(&self) -> Box<dyn DynGame>;
 }
 
-/// How strong a bot is (see the `bots` crate). On the wire and in storage: `"easy"`,
-/// `"normal"`, `"hard"`; `"random"`, the only level before there were three, still means
-/// easy (tables in existing databases say so).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum BotLevel {
-    /// A uniformly random legal move.
-    #[serde(alias = "random")]
-    Easy,
-    /// A hand-written heuristic per game.
-    Normal,
-    /// Determinized Monte Carlo search within a time budget per move (100 ms).
-    Hard,
+/// How strong a bot is (see the `bots` crate); the wire type, from `protocol`.
+pub use protocol::BotLevel;
+
+/// The `bots` crate's level for a wire level.
+fn bot_level(level: BotLevel) -> bots::Level {
+    match level {
+        BotLevel::Easy => bots::Level::Easy,
+        BotLevel::Normal => bots::Level::Normal,
+        BotLevel::Hard => bots::Level::Hard,
+    }
 }
 
-impl BotLevel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BotLevel::Easy => "easy",
-            BotLevel::Normal => "normal",
-            BotLevel::Hard => "hard",
-        }
+/// The wire form of a viewer.
+pub fn wire_viewer(viewer: Viewer) -> protocol::Viewer {
+    match viewer {
+        Viewer::Player(s) => protocol::Viewer::Player(s),
+        Viewer::Spectator => protocol::Viewer::Spectator,
     }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "easy" | "random" => Some(BotLevel::Easy),
-            "normal" => Some(BotLevel::Normal),
-            "hard" => Some(BotLevel::Hard),
-            _ => None,
-        }
-    }
-    fn level(self) -> bots::Level {
-        match self {
-            BotLevel::Easy => bots::Level::Easy,
-            BotLevel::Normal => bots::Level::Normal,
-            BotLevel::Hard => bots::Level::Hard,
-        }
-    }
+}
+
+/// The whole protocol's JSON Schema: the wire types with every game's own schemas
+/// (`docs/protocol.schema.json`).
+pub fn protocol_schema() -> Value {
+    protocol::schema(schemas())
 }
 
 struct Erased<G: Game>(G);
@@ -181,12 +165,12 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
     ) -> Option<Value> {
         // The bot gets the seat's view and nothing else: `bots::decide` takes only a view.
         let view = self.0.view_for(Viewer::Player(seat));
-        let action = bots::decide::<G>(&view, level.level(), seed, budget)?;
+        let action = bots::decide::<G>(&view, bot_level(level), seed, budget)?;
         Some(to_json(&action))
     }
     fn bot_off_turn_action(&self, seat: Seat, level: BotLevel) -> Option<Value> {
         let view = self.0.view_for(Viewer::Player(seat));
-        let action = bots::decide_off_turn::<G>(&view, level.level())?;
+        let action = bots::decide_off_turn::<G>(&view, bot_level(level))?;
         Some(to_json(&action))
     }
     fn clone_box(&self) -> Box<dyn DynGame> {
@@ -332,16 +316,82 @@ mod tests {
         }
     }
 
+    /// What a table socket holds of the game: the viewer's view and legal actions.
+    fn document(g: &dyn DynGame, viewer: Viewer) -> Value {
+        let legal = viewer.seat().map(|s| g.legal_json(s)).unwrap_or_default();
+        serde_json::json!({"view": g.view_json(viewer), "legal": legal})
+    }
+
+    /// Deltas (R-4 views as patches): for every game and player count, over random seeded
+    /// matches, each viewer's document patched step by step from its first one equals the
+    /// full document at every step, and a patch never names a path outside the document.
     #[test]
-    fn bot_levels_keep_the_old_random_name() {
-        let easy: BotLevel = serde_json::from_value(serde_json::json!("random")).unwrap();
-        assert_eq!(easy, BotLevel::Easy);
-        assert_eq!(BotLevel::parse("random"), Some(BotLevel::Easy));
-        for l in [BotLevel::Easy, BotLevel::Normal, BotLevel::Hard] {
-            assert_eq!(to_json(&l), serde_json::json!(l.as_str()));
-            assert_eq!(BotLevel::parse(l.as_str()), Some(l));
+    fn patches_rebuild_every_viewers_document_at_every_step() {
+        for info in catalogue() {
+            for players in info.min_players..=info.max_players {
+                for seed in 0..6u64 {
+                    let (mut g, _) = new_match(info.kind, &Value::Null, players).unwrap();
+                    let viewers: Vec<Viewer> = (0..players)
+                        .map(Viewer::Player)
+                        .chain([Viewer::Spectator])
+                        .collect();
+                    let mut held: Vec<Value> = viewers
+                        .iter()
+                        .map(|&v| serde_json::json!({"view": g.view_json(v), "legal": []}))
+                        .collect();
+                    let mut steps = 0u64;
+                    while g.phase() != Phase::Finished && steps < 300 {
+                        if g.phase() == Phase::AwaitingRound {
+                            g.start_round(&Seed::from_u64(seed * 1000 + steps)).unwrap();
+                        } else {
+                            let seat = g.to_act()[0];
+                            let level = if seed % 2 == 0 {
+                                BotLevel::Easy
+                            } else {
+                                BotLevel::Normal
+                            };
+                            let a = g
+                                .bot_action(seat, level, seed + steps, bots::Budget::samples(1))
+                                .expect("a legal move");
+                            g.apply_json(seat, &a).unwrap();
+                        }
+                        steps += 1;
+                        for (v, doc) in viewers.iter().zip(held.iter_mut()) {
+                            let full = document(g.as_ref(), *v);
+                            let ops = protocol::patch::diff(doc, &full);
+                            protocol::patch::apply(doc, &ops).unwrap_or_else(|e| {
+                                panic!("{} seed {seed} step {steps}: {e}", info.kind)
+                            });
+                            assert_eq!(*doc, full, "{} seed {seed} step {steps}", info.kind);
+                        }
+                    }
+                }
+            }
         }
-        assert_eq!(BotLevel::parse("godlike"), None);
+    }
+
+    #[test]
+    fn checked_in_schema_is_current() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/protocol.schema.json"
+        );
+        let fresh = serde_json::to_string_pretty(&protocol_schema()).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(path, &fresh).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            on_disk == fresh,
+            "docs/protocol.schema.json is stale: run `UPDATE_SCHEMA=1 cargo test -p games`"
+        );
+    }
+
+    #[test]
+    fn wire_viewers_serialize_as_the_rules_viewers() {
+        for v in [Viewer::Player(0), Viewer::Player(3), Viewer::Spectator] {
+            assert_eq!(to_json(&v), to_json(&wire_viewer(v)));
+        }
     }
 
     #[test]

@@ -41,6 +41,12 @@ async fn run() -> std::process::ExitCode {
 
 async fn serve(config: crate::Config) -> std::process::ExitCode {
     let addr = format!("{}:{}", config.bind, config.port);
+    // Every socket is a file: the usual soft limit (1024) would refuse players long before
+    // memory or CPU run out. Raised to the hard limit, which only root can lift.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => tracing::info!(open_files = n, "open files limit"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the open files limit"),
+    }
     let state = match crate::build(config).await {
         Ok(s) => s,
         Err(e) => {

@@ -90,8 +90,16 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let router = app(state.clone());
     let closer = state.clone();
+    // Small frames must not wait for Nagle's algorithm: a move is a few hundred bytes,
+    // and without TCP_NODELAY it sat tens of ms in the kernel.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -6,98 +6,217 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-/// Upper bounds (seconds) of the persistence latency histogram buckets.
-const BUCKETS: [f64; 10] = [
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
-];
+use store::{StoreError, WriteObserver};
 
+/// Upper bounds (seconds) of the latency histograms' buckets.
+const SECONDS: [f64; 12] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
+/// Upper bounds of the commit group size histogram's buckets (table units per commit).
+const UNITS: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 512.0];
+
+/// A Prometheus histogram over fixed buckets.
+struct Histogram<const N: usize> {
+    bounds: &'static [f64; N],
+    buckets: [AtomicU64; N],
+    count: AtomicU64,
+    /// The sum, in millionths of the unit (µs for seconds), to stay an integer.
+    sum_micros: AtomicU64,
+}
+
+impl<const N: usize> Histogram<N> {
+    fn new(bounds: &'static [f64; N]) -> Self {
+        Histogram {
+            bounds,
+            buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            count: AtomicU64::new(0),
+            sum_micros: AtomicU64::new(0),
+        }
+    }
+
+    fn observe(&self, v: f64) {
+        // Cumulative buckets are made at render time: one increment per observation.
+        if let Some(i) = self.bounds.iter().position(|b| v <= *b) {
+            self.buckets[i].fetch_add(1, Relaxed);
+        }
+        self.count.fetch_add(1, Relaxed);
+        self.sum_micros.fetch_add((v * 1e6) as u64, Relaxed);
+    }
+
+    fn render(&self, s: &mut String, name: &str, help: &str) {
+        let _ = writeln!(s, "# HELP {name} {help}");
+        let _ = writeln!(s, "# TYPE {name} histogram");
+        let mut cumulative = 0;
+        for (i, b) in self.bounds.iter().enumerate() {
+            cumulative += self.buckets[i].load(Relaxed);
+            let _ = writeln!(s, "{name}_bucket{{le=\"{b}\"}} {cumulative}");
+        }
+        let count = self.count.load(Relaxed);
+        let _ = writeln!(s, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let sum = self.sum_micros.load(Relaxed) as f64 / 1e6;
+        let _ = writeln!(s, "{name}_sum {sum}");
+        let _ = writeln!(s, "{name}_count {count}");
+    }
+}
+
+/// Counters keyed by a short label (error code, close reason).
 #[derive(Default)]
+struct Labelled(Mutex<Vec<(String, u64)>>);
+
+impl Labelled {
+    fn add(&self, label: &str) {
+        let mut r = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match r.iter_mut().find(|(c, _)| c == label) {
+            Some((_, n)) => *n += 1,
+            None => r.push((label.to_string(), 1)),
+        }
+    }
+
+    fn render(&self, s: &mut String, name: &str, label: &str, help: &str) {
+        let _ = writeln!(s, "# HELP {name} {help}");
+        let _ = writeln!(s, "# TYPE {name} counter");
+        for (l, n) in self.0.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            let _ = writeln!(s, "{name}{{{label}=\"{l}\"}} {n}");
+        }
+    }
+}
+
 pub struct Metrics {
     pub ws_connections: AtomicI64,
     pub live_tables: AtomicI64,
     pub actions_accepted: AtomicU64,
     /// Refused actions by error code.
-    rejected: Mutex<Vec<(String, u64)>>,
-    persist_buckets: [AtomicU64; BUCKETS.len()],
-    persist_count: AtomicU64,
-    persist_sum_micros: AtomicU64,
+    rejected: Labelled,
+    /// Sockets closed by the server, by reason.
+    closes: Labelled,
+    /// Received → acknowledged (durable and sent) for accepted actions.
+    action: Histogram<12>,
+    /// One group commit: how long, and how many table units.
+    commit: Histogram<12>,
+    group: Histogram<9>,
+    write_retries: AtomicU64,
+    write_failures: AtomicU64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            ws_connections: AtomicI64::new(0),
+            live_tables: AtomicI64::new(0),
+            actions_accepted: AtomicU64::new(0),
+            rejected: Labelled::default(),
+            closes: Labelled::default(),
+            action: Histogram::new(&SECONDS),
+            commit: Histogram::new(&SECONDS),
+            group: Histogram::new(&UNITS),
+            write_retries: AtomicU64::new(0),
+            write_failures: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Metrics {
     pub fn rejected(&self, code: &str) {
-        let mut r = self.rejected.lock().unwrap_or_else(|p| p.into_inner());
-        match r.iter_mut().find(|(c, _)| c == code) {
-            Some((_, n)) => *n += 1,
-            None => r.push((code.to_string(), 1)),
-        }
+        self.rejected.add(code);
     }
 
-    /// Records how long one durable write of an action took.
-    pub fn persisted(&self, took: Duration) {
-        let secs = took.as_secs_f64();
-        for (i, b) in BUCKETS.iter().enumerate() {
-            if secs <= *b {
-                self.persist_buckets[i].fetch_add(1, Relaxed);
-            }
-        }
-        self.persist_count.fetch_add(1, Relaxed);
-        self.persist_sum_micros
-            .fetch_add(took.as_micros() as u64, Relaxed);
+    /// A socket the server closed (`fell_behind`, `write_timeout`, `frame_too_large`, …).
+    pub fn closed(&self, reason: &str) {
+        self.closes.add(reason);
+    }
+
+    /// An accepted action, from the socket reading it to its patches being queued.
+    pub fn acknowledged(&self, took: Duration) {
+        self.action.observe(took.as_secs_f64());
     }
 
     pub fn render(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "# HELP fib_ws_connections Open WebSocket connections.");
-        let _ = writeln!(s, "# TYPE fib_ws_connections gauge");
-        let _ = writeln!(
-            s,
-            "fib_ws_connections {}",
-            self.ws_connections.load(Relaxed)
+        let gauge = |s: &mut String, name: &str, help: &str, v: i64| {
+            let _ = writeln!(s, "# HELP {name} {help}");
+            let _ = writeln!(s, "# TYPE {name} gauge");
+            let _ = writeln!(s, "{name} {v}");
+        };
+        let counter = |s: &mut String, name: &str, help: &str, v: u64| {
+            let _ = writeln!(s, "# HELP {name} {help}");
+            let _ = writeln!(s, "# TYPE {name} counter");
+            let _ = writeln!(s, "{name} {v}");
+        };
+        gauge(
+            &mut s,
+            "fib_ws_connections",
+            "Open WebSocket connections.",
+            self.ws_connections.load(Relaxed),
         );
-        let _ = writeln!(
-            s,
-            "# HELP fib_live_tables Tables with a running table task."
+        gauge(
+            &mut s,
+            "fib_live_tables",
+            "Tables with a running table task.",
+            self.live_tables.load(Relaxed),
         );
-        let _ = writeln!(s, "# TYPE fib_live_tables gauge");
-        let _ = writeln!(s, "fib_live_tables {}", self.live_tables.load(Relaxed));
-        let _ = writeln!(
-            s,
-            "# HELP fib_actions_accepted_total Game actions accepted."
+        counter(
+            &mut s,
+            "fib_actions_accepted_total",
+            "Game actions accepted.",
+            self.actions_accepted.load(Relaxed),
         );
-        let _ = writeln!(s, "# TYPE fib_actions_accepted_total counter");
-        let _ = writeln!(
-            s,
-            "fib_actions_accepted_total {}",
-            self.actions_accepted.load(Relaxed)
+        self.rejected.render(
+            &mut s,
+            "fib_actions_rejected_total",
+            "code",
+            "Messages refused, by error code.",
         );
-        let _ = writeln!(
-            s,
-            "# HELP fib_actions_rejected_total Messages refused, by error code."
+        self.closes.render(
+            &mut s,
+            "fib_ws_closed_total",
+            "reason",
+            "Sockets the server closed, by reason (fell_behind: its queue was full; write_timeout: it stopped reading).",
         );
-        let _ = writeln!(s, "# TYPE fib_actions_rejected_total counter");
-        for (code, n) in self
-            .rejected
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-        {
-            let _ = writeln!(s, "fib_actions_rejected_total{{code=\"{code}\"}} {n}");
-        }
-        let _ = writeln!(
-            s,
-            "# HELP fib_persist_seconds Time to durably store one action."
+        self.action.render(
+            &mut s,
+            "fib_action_seconds",
+            "Accepted actions, from the socket reading them to their result being queued for every viewer (includes the durable write).",
         );
-        let _ = writeln!(s, "# TYPE fib_persist_seconds histogram");
-        for (i, b) in BUCKETS.iter().enumerate() {
-            let n = self.persist_buckets[i].load(Relaxed);
-            let _ = writeln!(s, "fib_persist_seconds_bucket{{le=\"{b}\"}} {n}");
-        }
-        let count = self.persist_count.load(Relaxed);
-        let _ = writeln!(s, "fib_persist_seconds_bucket{{le=\"+Inf\"}} {count}");
-        let sum = self.persist_sum_micros.load(Relaxed) as f64 / 1e6;
-        let _ = writeln!(s, "fib_persist_seconds_sum {sum}");
-        let _ = writeln!(s, "fib_persist_seconds_count {count}");
+        self.commit.render(
+            &mut s,
+            "fib_commit_seconds",
+            "Group commits of the single store writer: time of one durable transaction.",
+        );
+        self.group.render(
+            &mut s,
+            "fib_commit_group_units",
+            "Group commits of the single store writer: table units per transaction.",
+        );
+        counter(
+            &mut s,
+            "fib_store_write_retries_total",
+            "Group commits retried after a transient database error.",
+            self.write_retries.load(Relaxed),
+        );
+        counter(
+            &mut s,
+            "fib_store_write_failures_total",
+            "Table units whose write failed for good (their change was refused, nothing changed).",
+            self.write_failures.load(Relaxed),
+        );
         s
+    }
+}
+
+impl WriteObserver for Metrics {
+    fn committed(&self, units: usize, took: Duration) {
+        self.commit.observe(took.as_secs_f64());
+        self.group.observe(units as f64);
+    }
+
+    fn retried(&self, error: &StoreError) {
+        tracing::warn!(error = %error, "store write failed, retrying");
+        self.write_retries.fetch_add(1, Relaxed);
+    }
+
+    fn failed(&self, units: usize, error: &StoreError) {
+        tracing::error!(error = %error, units, "store write failed");
+        self.write_failures.fetch_add(units as u64, Relaxed);
     }
 }
 
@@ -111,12 +230,22 @@ mod tests {
         m.actions_accepted.fetch_add(3, Relaxed);
         m.rejected("not_your_turn");
         m.rejected("not_your_turn");
-        m.persisted(Duration::from_millis(2));
+        m.closed("write_timeout");
+        m.acknowledged(Duration::from_millis(2));
+        m.committed(5, Duration::from_micros(300));
+        m.committed(1, Duration::from_millis(3));
         let t = m.render();
         assert!(t.contains("fib_actions_accepted_total 3"));
         assert!(t.contains("fib_actions_rejected_total{code=\"not_your_turn\"} 2"));
-        assert!(t.contains("fib_persist_seconds_bucket{le=\"0.0025\"} 1"));
-        assert!(t.contains("fib_persist_seconds_bucket{le=\"0.001\"} 0"));
-        assert!(t.contains("fib_persist_seconds_count 1"));
+        assert!(t.contains("fib_ws_closed_total{reason=\"write_timeout\"} 1"));
+        assert!(t.contains("fib_action_seconds_bucket{le=\"0.0025\"} 1"));
+        assert!(t.contains("fib_action_seconds_bucket{le=\"0.001\"} 0"));
+        assert!(t.contains("fib_action_seconds_count 1"));
+        // Cumulative: 1 unit in le=1, 5 units in le=8.
+        assert!(t.contains("fib_commit_group_units_bucket{le=\"1\"} 1"));
+        assert!(t.contains("fib_commit_group_units_bucket{le=\"4\"} 1"));
+        assert!(t.contains("fib_commit_group_units_bucket{le=\"8\"} 2"));
+        assert!(t.contains("fib_commit_seconds_bucket{le=\"0.0005\"} 1"));
+        assert!(t.contains("fib_commit_seconds_count 2"));
     }
 }

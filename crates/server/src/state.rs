@@ -5,27 +5,34 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use protocol::TableInfo;
-use store::Store;
-use tokio::sync::watch;
+use store::{Store, Writer};
+use tokio::sync::{broadcast, watch};
 use uuid::Uuid;
 
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::table::TableHandle;
 
+/// Lobby changes a socket may fall behind by before it is sent the whole list instead.
+const LOBBY_BACKLOG: usize = 4096;
+
 #[derive(Clone)]
 pub struct AppState(pub Arc<Inner>);
 
 pub struct Inner {
     pub store: Arc<dyn Store>,
-    pub metrics: Metrics,
+    /// The process's single writer: every change of a live table is stored through it,
+    /// grouped with other tables' changes into one transaction.
+    pub writer: Writer,
+    pub metrics: Arc<Metrics>,
     pub config: Config,
     /// Live tables by id. A table task removes itself when it ends.
     pub tables: Mutex<HashMap<Uuid, TableHandle>>,
     /// Public tables that are open or playing, as the lobby shows them.
     pub lobby: Mutex<HashMap<Uuid, TableInfo>>,
-    /// Bumped whenever `lobby` changes; lobby sockets wait on it.
-    pub lobby_tick: watch::Sender<u64>,
+    /// The id of every table whose lobby entry changed (or went away); lobby sockets
+    /// follow it and send the changes.
+    pub lobby_changes: broadcast::Sender<Uuid>,
     /// Set to true when the server is shutting down; sockets close on it.
     pub shutdown: watch::Sender<bool>,
 }
@@ -38,14 +45,17 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
+    /// The shared state, and the store's writer task (so: inside a tokio runtime).
     pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+        let metrics = Arc::new(Metrics::default());
         AppState(Arc::new(Inner {
+            writer: Writer::spawn(store.clone(), metrics.clone()),
             store,
-            metrics: Metrics::default(),
+            metrics,
             config,
             tables: Mutex::new(HashMap::new()),
             lobby: Mutex::new(HashMap::new()),
-            lobby_tick: watch::channel(0).0,
+            lobby_changes: broadcast::channel(LOBBY_BACKLOG).0,
             shutdown: watch::channel(false).0,
         }))
     }
@@ -64,8 +74,14 @@ impl AppState {
             }
         };
         if changed {
-            self.lobby_tick.send_modify(|n| *n += 1);
+            // No lobby socket listening is fine.
+            let _ = self.lobby_changes.send(id);
         }
+    }
+
+    /// The lobby entry of one table, if it is listed.
+    pub fn lobby_table(&self, id: Uuid) -> Option<TableInfo> {
+        lock(&self.lobby).get(&id).cloned()
     }
 
     /// The lobby's tables, newest first.

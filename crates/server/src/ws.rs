@@ -6,35 +6,64 @@
 //! `--ws-messages-per-second` messages a second (bursts of twice that): beyond, each
 //! message is answered `rate_limited` and dropped, so one flooding client cannot hold up
 //! its table's task for everybody else.
+//!
+//! What a socket is sent waits in a bounded queue (`table::CONN_QUEUE` messages); each
+//! write to the network must finish within [`WRITE_TIMEOUT`]. A client that stops reading
+//! is therefore closed within seconds (1013 when its queue overflowed; the connection is
+//! simply dropped when a write times out, as no close frame could reach it), and
+//! everything it held is freed.
 
 use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use protocol::{ClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg};
 use tokio::sync::mpsc;
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::http::{InviteQuery, player_from};
+use crate::http::player_from;
 use crate::state::AppState;
-use crate::table::{Cmd, TableHandle, Who};
+use crate::table::{Cmd, TableHandle, Updates, Who};
+
+/// How long one write to a client's socket may take before the client counts as gone.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Messages written to the network before one flush: a burst of patches goes out in one
+/// system call, and the batch stays small enough not to grow the write buffer much.
+const FLUSH_EVERY: usize = 16;
 
 fn limits(ws: WebSocketUpgrade) -> WebSocketUpgrade {
     ws.max_message_size(MAX_WS_MESSAGE)
         .max_frame_size(MAX_WS_MESSAGE)
-        // A small read buffer keeps idle sockets cheap (tungstenite's default is 128 KiB).
-        .read_buffer_size(4 * 1024)
+        // Small buffers keep idle sockets cheap (tungstenite's defaults are 128 KiB): client
+        // messages are small, and the read buffer grows for the rare larger one.
+        .read_buffer_size(1024)
+        // Frames are collected up to this size before a write; we flush each batch anyway.
+        .write_buffer_size(4 * 1024)
+}
+
+/// `?since=V&updates=full|patch` (and a private table's `invite`) on a table socket.
+#[derive(serde::Deserialize)]
+pub struct TableQuery {
+    pub invite: Option<String>,
+    /// The version of the state document the client holds: if the table still has it, the
+    /// socket starts with one patch from it instead of a full state.
+    pub since: Option<u64>,
+    #[serde(default)]
+    pub updates: Updates,
 }
 
 pub async fn table_socket(
     ws: WebSocketUpgrade,
     State(app): State<AppState>,
     Path(id): Path<String>,
-    Query(q): Query<InviteQuery>,
+    Query(q): Query<TableQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     if let Err(e) = auth::origin_allowed(&headers, &app.config.allowed_origins) {
@@ -43,7 +72,8 @@ pub async fn table_socket(
     }
     let who = player_from(&headers, &app).await?;
     let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
-    Ok(limits(ws).on_upgrade(move |socket| run_table_socket(socket, app, handle, who)))
+    let start = (q.since, q.updates);
+    Ok(limits(ws).on_upgrade(move |socket| run_table_socket(socket, app, handle, who, start)))
 }
 
 /// A token bucket: `rate` messages a second, bursts of `2 × rate`.
@@ -80,12 +110,12 @@ impl RateLimit {
 
 /// The socket's own replies (errors it finds itself, `pong`), through the connection's
 /// queue while the table still holds the connection.
-struct Local(mpsc::WeakSender<String>);
+struct Local(mpsc::WeakSender<Utf8Bytes>);
 
 impl Local {
     fn send(&self, text: String) {
         if let Some(tx) = self.0.upgrade() {
-            let _ = tx.try_send(text);
+            let _ = tx.try_send(text.into());
         }
     }
 }
@@ -99,26 +129,61 @@ fn error_text(code: &str, message: String) -> String {
     serde_json::to_string(&msg).expect("serializes")
 }
 
-async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, who: Option<Who>) {
+/// Writes one message and then whatever else is already queued (up to [`FLUSH_EVERY`]),
+/// and flushes, all within [`WRITE_TIMEOUT`]. `false`: the client is gone or stopped reading.
+async fn write_batch(
+    sink: &mut SplitSink<WebSocket, Message>,
+    first: Utf8Bytes,
+    queue: &mut mpsc::Receiver<Utf8Bytes>,
+) -> bool {
+    let write = async {
+        sink.feed(Message::Text(first)).await?;
+        for _ in 1..FLUSH_EVERY {
+            match queue.try_recv() {
+                Ok(text) => sink.feed(Message::Text(text)).await?,
+                Err(_) => break,
+            }
+        }
+        sink.flush().await
+    };
+    matches!(tokio::time::timeout(WRITE_TIMEOUT, write).await, Ok(Ok(())))
+}
+
+/// Sends a close frame, if the client takes it in time.
+async fn close_with(sink: &mut SplitSink<WebSocket, Message>, code: u16, reason: &'static str) {
+    let frame = Message::Close(Some(CloseFrame {
+        code,
+        reason: Utf8Bytes::from_static(reason),
+    }));
+    let _ = tokio::time::timeout(WRITE_TIMEOUT, sink.send(frame)).await;
+}
+
+async fn run_table_socket(
+    socket: WebSocket,
+    app: AppState,
+    table: TableHandle,
+    who: Option<Who>,
+    (since, updates): (Option<u64>, Updates),
+) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let (mut sink, mut stream) = socket.split();
-    let (out_tx, mut out_rx) = mpsc::channel::<String>(crate::table::CONN_QUEUE);
+    let (out_tx, mut out_rx) = mpsc::channel::<Utf8Bytes>(crate::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
     let connected = table
         .send(Cmd::Connect {
             who,
             out: out_tx.clone(),
+            since,
+            updates,
             reply: tx,
         })
         .await;
     let conn = match (connected, rx.await) {
         (Ok(()), Ok(conn)) => conn,
         _ => {
-            let _ = sink
-                .send(Message::Text(
-                    error_text("table_closed", "this table has closed".into()).into(),
-                ))
-                .await;
+            let text = error_text("table_closed", "this table has closed".into());
+            let _ =
+                tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::Text(text.into()))).await;
             app.metrics.ws_connections.fetch_sub(1, Relaxed);
             return;
         }
@@ -131,23 +196,18 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
     drop(out_tx);
     let mut shutdown = app.shutdown.subscribe();
     let mut limit = RateLimit::new(app.config.ws_messages_per_second);
-    let close = |code, reason: &'static str| {
-        Message::Close(Some(CloseFrame {
-            code,
-            reason: Utf8Bytes::from_static(reason),
-        }))
-    };
     loop {
         tokio::select! {
             out = out_rx.recv() => match out {
                 Some(text) => {
-                    if sink.send(Message::Text(text.into())).await.is_err() {
+                    if !write_batch(&mut sink, text, &mut out_rx).await {
+                        app.metrics.closed("write_timeout");
                         break;
                     }
                 }
                 // The table dropped us (too slow, or it ended).
                 None => {
-                    let _ = sink.send(close(close_code::AGAIN, "reconnect to resync")).await;
+                    close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
                     break;
                 }
             },
@@ -165,7 +225,8 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
                 Some(Ok(Message::Text(text))) => {
                     match serde_json::from_str::<ClientMsg>(&text) {
                         Ok(ClientMsg::Act { version, action }) => {
-                            if table.send(Cmd::Act { conn, version, action }).await.is_err() { break; }
+                            let received = std::time::Instant::now();
+                            if table.send(Cmd::Act { conn, version, action, received }).await.is_err() { break; }
                         }
                         Ok(ClientMsg::Sync {}) => {
                             if table.send(Cmd::Sync { conn }).await.is_err() { break; }
@@ -186,29 +247,39 @@ async fn run_table_socket(socket: WebSocket, app: AppState, table: TableHandle, 
                 Some(Ok(Message::Close(_))) | None => break,
                 Some(Ok(_)) => {} // ping/pong frames are answered by the library
                 Some(Err(e)) => {
-                    // Oversized and broken frames end here: tungstenite refuses them before
-                    // we see them. A client that simply went away (reset, no close
-                    // handshake) is not a refusal and has no socket left to tell.
-                    let text = e.to_string();
-                    tracing::debug!(error = %text, "socket read error");
-                    if text.contains("Space limit exceeded") {
-                        app.metrics.rejected("frame_too_large");
-                        let _ = sink.send(close(close_code::SIZE, "message too big")).await;
-                    } else if !text.contains("without closing handshake") && !text.starts_with("IO error") {
-                        app.metrics.rejected("frame_broken");
-                        let _ = sink.send(close(close_code::PROTOCOL, "broken frame")).await;
+                    if let Some((code, reason)) = read_error(&app, &e) {
+                        close_with(&mut sink, code, reason).await;
                     }
                     break;
                 }
             },
             _ = shutdown.changed() => {
-                let _ = sink.send(close(close_code::AWAY, "server restarting")).await;
+                close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
         }
     }
     let _ = table.send(Cmd::Disconnect { conn }).await;
     app.metrics.ws_connections.fetch_sub(1, Relaxed);
+}
+
+/// What a read error means: oversized and broken frames end here (tungstenite refuses them
+/// before we see them) and get a close code; a client that simply went away (reset, no
+/// close handshake) is not a refusal and has no socket left to tell.
+fn read_error(app: &AppState, e: &axum::Error) -> Option<(u16, &'static str)> {
+    let text = e.to_string();
+    tracing::debug!(error = %text, "socket read error");
+    if text.contains("Space limit exceeded") {
+        app.metrics.rejected("frame_too_large");
+        app.metrics.closed("frame_too_large");
+        Some((close_code::SIZE, "message too big"))
+    } else if !text.contains("without closing handshake") && !text.starts_with("IO error") {
+        app.metrics.rejected("frame_broken");
+        app.metrics.closed("frame_broken");
+        Some((close_code::PROTOCOL, "broken frame"))
+    } else {
+        None
+    }
 }
 
 pub async fn lobby_socket(
@@ -220,37 +291,80 @@ pub async fn lobby_socket(
     Ok(limits(ws).on_upgrade(move |socket| run_lobby_socket(socket, app)))
 }
 
-async fn run_lobby_socket(mut socket: WebSocket, app: AppState) {
+/// How long lobby changes are collected before they are sent together.
+const LOBBY_COALESCE: Duration = Duration::from_millis(50);
+
+fn lobby_text(msg: &LobbyMsg) -> Utf8Bytes {
+    serde_json::to_string(msg).expect("serializes").into()
+}
+
+/// The lobby: the whole list on connect, then only what changed (coalesced over
+/// [`LOBBY_COALESCE`]); the whole list again if this socket fell behind the changes.
+async fn run_lobby_socket(socket: WebSocket, app: AppState) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
-    let mut tick = app.lobby_tick.subscribe();
+    let (mut sink, mut stream) = socket.split();
+    let mut changes = app.lobby_changes.subscribe();
     let mut shutdown = app.shutdown.subscribe();
-    'send: loop {
-        let msg = LobbyMsg::Tables {
-            tables: app.lobby_tables(),
-        };
-        let text = serde_json::to_string(&msg).expect("serializes");
-        if socket.send(Message::Text(text.into())).await.is_err() {
-            break;
-        }
-        // Wait for a change of the list; whatever the client sends is ignored without
-        // sending anything back (no reply a client could multiply by flooding).
-        loop {
-            tokio::select! {
-                changed = tick.changed() => if changed.is_err() { break 'send } else { break },
-                _ = shutdown.changed() => {
-                    let frame = CloseFrame { code: close_code::AWAY, reason: Utf8Bytes::from_static("server restarting") };
-                    let _ = socket.send(Message::Close(Some(frame))).await;
-                    break 'send;
-                }
-                incoming = socket.recv() => match incoming {
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break 'send,
-                    Some(Ok(_)) => continue,
-                },
+    let mut changed: std::collections::BTreeSet<uuid::Uuid> = Default::default();
+    let mut resend_all = true;
+    let mut window: Option<tokio::time::Instant> = None;
+    loop {
+        if resend_all {
+            resend_all = false;
+            changed.clear();
+            window = None;
+            let msg = LobbyMsg::Tables {
+                tables: app.lobby_tables(),
+            };
+            let send = sink.send(Message::Text(lobby_text(&msg)));
+            if !matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(()))) {
+                app.metrics.closed("write_timeout");
+                break;
             }
         }
-        // Coalesce bursts of lobby changes into one message.
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        tick.borrow_and_update();
+        tokio::select! {
+            c = changes.recv() => match c {
+                Ok(id) => {
+                    changed.insert(id);
+                    window.get_or_insert_with(|| tokio::time::Instant::now() + LOBBY_COALESCE);
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => resend_all = true,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            },
+            _ = async { tokio::time::sleep_until(window.expect("guarded")).await }, if window.is_some() => {
+                window = None;
+                let (mut tables, mut removed) = (Vec::new(), Vec::new());
+                for id in std::mem::take(&mut changed) {
+                    match app.lobby_table(id) {
+                        Some(t) => tables.push(t),
+                        None => removed.push(id),
+                    }
+                }
+                let msg = LobbyMsg::Changes { tables, removed };
+                let send = sink.send(Message::Text(lobby_text(&msg)));
+                if !matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(()))) {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            _ = shutdown.changed() => {
+                close_with(&mut sink, close_code::AWAY, "server restarting").await;
+                break;
+            }
+            // Whatever the client sends is ignored without sending anything back (no
+            // reply a client could multiply by flooding); oversized frames close as on
+            // the table socket.
+            incoming = stream.next() => match incoming {
+                Some(Ok(Message::Close(_))) | None => break,
+                Some(Err(e)) => {
+                    if let Some((code, reason)) = read_error(&app, &e) {
+                        close_with(&mut sink, code, reason).await;
+                    }
+                    break;
+                }
+                Some(Ok(_)) => {}
+            },
+        }
     }
     app.metrics.ws_connections.fetch_sub(1, Relaxed);
 }

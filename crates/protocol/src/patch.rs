@@ -1,0 +1,311 @@
+//! JSON Patch (RFC 6902), the subset the server sends: `add`, `remove` and `replace`, with
+//! JSON Pointer paths (RFC 6901). After its first full `state`, a table socket receives
+//! each change as a list of these operations against the state document it holds, so a
+//! move costs a few hundred bytes instead of the whole state.
+//!
+//! [`diff`] makes the operations, [`apply`] applies them. Any RFC 6902 library applies what
+//! [`diff`] makes; [`apply`] exists so that Rust clients (the load generator, the tests) need
+//! nothing else. Arrays are compared after trimming their common head and tail, so taking
+//! one card out of a hand is one `remove`, not a rewrite of every later position.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One operation of a patch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PatchOp {
+    /// Sets an object member, or inserts into an array at `path`'s index (`-` or the
+    /// length appends).
+    Add { path: String, value: Value },
+    /// Removes an object member, or an array element (later elements shift down).
+    Remove { path: String },
+    /// Replaces the value at `path` (`""` is the whole document).
+    Replace { path: String, value: Value },
+}
+
+/// Why a patch does not apply: the document is not the one the patch was made against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatchError(pub String);
+
+impl std::fmt::Display for PatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "patch does not apply: {}", self.0)
+    }
+}
+
+impl std::error::Error for PatchError {}
+
+/// The operations that turn `old` into `new` (empty when they are equal).
+pub fn diff(old: &Value, new: &Value) -> Vec<PatchOp> {
+    let mut ops = Vec::new();
+    diff_at("", old, new, &mut ops);
+    ops
+}
+
+/// Appends to `ops` the operations that turn `old`, found at `path` (a JSON Pointer, `""`
+/// for the root) of a larger document, into `new`.
+pub fn diff_at(path: &str, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) {
+    let mut path = path.to_string();
+    diff_into(old, new, &mut path, ops);
+}
+
+fn push_token(path: &mut String, token: &str) {
+    path.push('/');
+    for c in token.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
+}
+
+fn diff_into(old: &Value, new: &Value, path: &mut String, ops: &mut Vec<PatchOp>) {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let len = path.len();
+            for (k, va) in a {
+                push_token(path, k);
+                match b.get(k) {
+                    Some(vb) => diff_into(va, vb, path, ops),
+                    None => ops.push(PatchOp::Remove { path: path.clone() }),
+                }
+                path.truncate(len);
+            }
+            for (k, vb) in b {
+                if !a.contains_key(k) {
+                    push_token(path, k);
+                    ops.push(PatchOp::Add {
+                        path: path.clone(),
+                        value: vb.clone(),
+                    });
+                    path.truncate(len);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => diff_arrays(a, b, path, ops),
+        _ if old == new => {}
+        _ => ops.push(PatchOp::Replace {
+            path: path.clone(),
+            value: new.clone(),
+        }),
+    }
+}
+
+fn diff_arrays(a: &[Value], b: &[Value], path: &mut String, ops: &mut Vec<PatchOp>) {
+    let shortest = a.len().min(b.len());
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let tail = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(shortest - head)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (mid_a, mid_b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    let both = mid_a.len().min(mid_b.len());
+    let len = path.len();
+    for i in 0..both {
+        push_token(path, &(head + i).to_string());
+        diff_into(&mid_a[i], &mid_b[i], path, ops);
+        path.truncate(len);
+    }
+    // Surplus old elements all sit at the same index as each removal shifts the rest.
+    for _ in both..mid_a.len() {
+        push_token(path, &(head + both).to_string());
+        ops.push(PatchOp::Remove { path: path.clone() });
+        path.truncate(len);
+    }
+    for (i, v) in mid_b.iter().enumerate().skip(both) {
+        push_token(path, &(head + i).to_string());
+        ops.push(PatchOp::Add {
+            path: path.clone(),
+            value: v.clone(),
+        });
+        path.truncate(len);
+    }
+}
+
+/// Applies `ops` to `doc` in order. On error `doc` may be partly patched: a client then
+/// asks for a full state (`sync`).
+pub fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
+    for op in ops {
+        match op {
+            PatchOp::Replace { path, value } if path.is_empty() => *doc = value.clone(),
+            PatchOp::Replace { path, value } => {
+                *pointer_mut(doc, path)? = value.clone();
+            }
+            PatchOp::Add { path, value } => {
+                let (parent, last) = split(doc, path)?;
+                match parent {
+                    Value::Object(m) => {
+                        m.insert(last, value.clone());
+                    }
+                    Value::Array(v) => {
+                        let i = if last == "-" {
+                            v.len()
+                        } else {
+                            index(&last, v.len() + 1, path)?
+                        };
+                        v.insert(i, value.clone());
+                    }
+                    _ => return Err(PatchError(format!("{path}: parent is not a container"))),
+                }
+            }
+            PatchOp::Remove { path } => {
+                let (parent, last) = split(doc, path)?;
+                match parent {
+                    Value::Object(m) => {
+                        m.remove(&last)
+                            .ok_or_else(|| PatchError(format!("{path}: no such member")))?;
+                    }
+                    Value::Array(v) => {
+                        let i = index(&last, v.len(), path)?;
+                        v.remove(i);
+                    }
+                    _ => return Err(PatchError(format!("{path}: parent is not a container"))),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
+fn index(token: &str, bound: usize, path: &str) -> Result<usize, PatchError> {
+    token
+        .parse::<usize>()
+        .ok()
+        .filter(|&i| i < bound)
+        .ok_or_else(|| PatchError(format!("{path}: index out of range")))
+}
+
+fn pointer_mut<'a>(doc: &'a mut Value, path: &str) -> Result<&'a mut Value, PatchError> {
+    doc.pointer_mut(path)
+        .ok_or_else(|| PatchError(format!("{path}: no such location")))
+}
+
+/// The container holding `path`'s last token, and that token unescaped.
+fn split<'a>(doc: &'a mut Value, path: &str) -> Result<(&'a mut Value, String), PatchError> {
+    let cut = path
+        .rfind('/')
+        .ok_or_else(|| PatchError(format!("{path:?} is not a JSON pointer")))?;
+    let parent = if cut == 0 {
+        doc
+    } else {
+        pointer_mut(doc, &path[..cut])?
+    };
+    Ok((parent, unescape(&path[cut + 1..])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(a: Value, b: Value) -> Vec<PatchOp> {
+        let ops = diff(&a, &b);
+        let mut c = a.clone();
+        apply(&mut c, &ops).unwrap();
+        assert_eq!(c, b, "ops {ops:?}");
+        // The wire form is RFC 6902 and reads back the same.
+        let wire = serde_json::to_value(&ops).unwrap();
+        assert_eq!(serde_json::from_value::<Vec<PatchOp>>(wire).unwrap(), ops);
+        ops
+    }
+
+    #[test]
+    fn equal_documents_need_nothing() {
+        assert!(round_trip(json!({"a": [1, 2]}), json!({"a": [1, 2]})).is_empty());
+    }
+
+    #[test]
+    fn one_card_out_of_a_hand_is_one_remove() {
+        let ops = round_trip(
+            json!({"hand": ["a", "b", "c", "d"], "turn": 1}),
+            json!({"hand": ["a", "c", "d"], "turn": 2}),
+        );
+        assert_eq!(
+            ops,
+            vec![
+                PatchOp::Remove {
+                    path: "/hand/1".into()
+                },
+                PatchOp::Replace {
+                    path: "/turn".into(),
+                    value: json!(2)
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn arrays_grow_shrink_and_change_in_the_middle() {
+        round_trip(json!([1, 2, 3]), json!([1, 9, 8, 7, 3]));
+        round_trip(json!([1, 2, 3, 4, 5]), json!([1, 5]));
+        round_trip(json!([]), json!([{"x": 1}]));
+        round_trip(json!([1, 1, 1]), json!([1, 1]));
+        round_trip(json!([[1, 2], [3]]), json!([[1], [3, 4]]));
+    }
+
+    #[test]
+    fn members_are_added_removed_and_escaped() {
+        let ops = round_trip(
+            json!({"a/b": 1, "t~": {"x": null}}),
+            json!({"t~": {"x": 2, "y": true}, "new": []}),
+        );
+        assert!(ops.contains(&PatchOp::Remove {
+            path: "/a~1b".into()
+        }));
+        assert!(ops.contains(&PatchOp::Replace {
+            path: "/t~0/x".into(),
+            value: json!(2)
+        }));
+    }
+
+    #[test]
+    fn a_change_of_type_replaces() {
+        round_trip(json!({"v": null}), json!({"v": {"hand": [1]}}));
+        round_trip(json!(1), json!("one"));
+    }
+
+    #[test]
+    fn a_patch_for_another_document_is_an_error() {
+        let mut doc = json!({"a": [1]});
+        for bad in [
+            PatchOp::Remove { path: "/b".into() },
+            PatchOp::Remove {
+                path: "/a/1".into(),
+            },
+            PatchOp::Add {
+                path: "/a/5".into(),
+                value: json!(0),
+            },
+            PatchOp::Replace {
+                path: "/x/y".into(),
+                value: json!(0),
+            },
+            PatchOp::Add {
+                path: "nope".into(),
+                value: json!(0),
+            },
+        ] {
+            assert!(apply(&mut doc, &[bad.clone()]).is_err(), "{bad:?}");
+        }
+        let mut doc = json!({"a": [1]});
+        apply(
+            &mut doc,
+            &[PatchOp::Add {
+                path: "/a/-".into(),
+                value: json!(2),
+            }],
+        )
+        .unwrap();
+        assert_eq!(doc, json!({"a": [1, 2]}));
+    }
+}

@@ -1,0 +1,328 @@
+//! Telling connections about changes: each connection's bounded queue, and per viewer (a
+//! seat, or the spectators) the state document its connections hold.
+//!
+//! After a connection's first full `state`, every change reaches it as a `patch` against
+//! that document (`protocol::patch`): the view and legal actions are rebuilt only when the
+//! game moved (presence changes touch `/table` alone), and the fairness records only
+//! travel when a round starts or ends. Connections of one viewer share one serialized
+//! message. A viewer's document is kept after its last connection leaves, so a client that
+//! reconnects with `since` = the version it holds gets one patch instead of a full state.
+//!
+//! A queue is bounded ([`super::CONN_QUEUE`]): a connection that cannot take its next
+//! message is dropped, and its socket closes with 1013 (reconnect to resync).
+
+use std::collections::HashMap;
+
+use axum::extract::ws::Utf8Bytes;
+use protocol::{PatchOp, RoundFairness, ServerMsg, Viewer, patch};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::{Table, seed_public};
+
+/// What a connection is sent after each change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Updates {
+    /// A `patch` against the document it holds (the default).
+    #[default]
+    Patch,
+    /// A whole `state` every time, for simple clients.
+    Full,
+}
+
+struct Conn {
+    who: Option<Uuid>,
+    out: mpsc::Sender<Utf8Bytes>,
+    updates: Updates,
+    /// The viewer and version of the document this connection holds (what it was last
+    /// sent, or on connect what it says it has).
+    holds: Option<(Viewer, u64)>,
+}
+
+/// A viewer's state document, as its connections hold it.
+struct Held {
+    version: u64,
+    /// The table version whose game the view and legal actions show.
+    game_at: u64,
+    table: Value,
+    view: Value,
+    legal: Value,
+    fairness: Value,
+}
+
+#[derive(Default)]
+pub(super) struct Fanout {
+    conns: HashMap<u64, Conn>,
+    next: u64,
+    held: HashMap<Viewer, Held>,
+}
+
+impl Fanout {
+    pub fn add(
+        &mut self,
+        who: Option<Uuid>,
+        out: mpsc::Sender<Utf8Bytes>,
+        since: Option<(Viewer, u64)>,
+        updates: Updates,
+    ) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.conns.insert(
+            id,
+            Conn {
+                who,
+                out,
+                updates,
+                holds: since,
+            },
+        );
+        id
+    }
+
+    pub fn remove(&mut self, id: u64) -> bool {
+        self.conns.remove(&id).is_some()
+    }
+
+    pub fn who(&self, id: u64) -> Option<Option<Uuid>> {
+        self.conns.get(&id).map(|c| c.who)
+    }
+
+    pub fn connected(&self, player: Uuid) -> bool {
+        self.conns.values().any(|c| c.who == Some(player))
+    }
+
+    /// Connections that `seated` says hold no seat (anonymous ones included).
+    pub fn spectators(&self, seated_elsewhere: impl Fn(Uuid) -> bool) -> usize {
+        self.conns
+            .values()
+            .filter(|c| c.who.is_none_or(&seated_elsewhere))
+            .count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.conns.is_empty()
+    }
+
+    pub fn has_people(&self) -> bool {
+        self.conns.values().any(|c| c.who.is_some())
+    }
+}
+
+/// A `state` message written straight from a held document (no copies of its parts).
+#[derive(Serialize)]
+struct StateOut<'a> {
+    r#type: &'static str,
+    version: u64,
+    table: &'a Value,
+    you: Viewer,
+    view: &'a Value,
+    legal: &'a Value,
+    events: &'a [Value],
+    fairness: &'a Value,
+}
+
+fn state_text(h: &Held, you: Viewer, events: &[Value]) -> Utf8Bytes {
+    let msg = StateOut {
+        r#type: "state",
+        version: h.version,
+        table: &h.table,
+        you,
+        view: &h.view,
+        legal: &h.legal,
+        events,
+        fairness: &h.fairness,
+    };
+    serde_json::to_string(&msg)
+        .expect("server messages serialize")
+        .into()
+}
+
+impl Table {
+    pub(super) fn viewer_for(&self, who: Option<Uuid>) -> Viewer {
+        match self.seat_of(who) {
+            Some(s) => Viewer::Player(s),
+            None => Viewer::Spectator,
+        }
+    }
+
+    fn fairness(&self) -> Value {
+        let rounds: Vec<RoundFairness> = self
+            .rounds
+            .iter()
+            .map(|r| RoundFairness {
+                round: r.round,
+                seed_sha256: r.commitment.clone(),
+                // the seed is published only once its round is over (and a daily
+                // deal's only once its day is over: others are still playing it).
+                seed: seed_public(r.ended, self.record.daily.as_deref()).then(|| r.seed.to_hex()),
+            })
+            .collect();
+        serde_json::to_value(rounds).expect("serializes")
+    }
+
+    /// The game's part of a viewer's document: its view and legal actions.
+    fn game_part(&self, viewer: Viewer) -> (Value, Value) {
+        if self.rounds.is_empty() {
+            return (Value::Null, Value::Array(vec![]));
+        }
+        let rules_viewer = match viewer {
+            Viewer::Player(s) => game_core::Viewer::Player(s),
+            Viewer::Spectator => game_core::Viewer::Spectator,
+        };
+        let legal = match viewer {
+            Viewer::Player(s) if self.record.status == store::TableStatus::Playing => {
+                Value::Array(self.game.legal_json(s))
+            }
+            _ => Value::Array(vec![]),
+        };
+        (self.game.view_json(rules_viewer), legal)
+    }
+
+    /// Brings `viewer`'s held document to the current version. Returns the patch from the
+    /// version it was at, or `None` when it was made afresh.
+    fn refresh(&mut self, viewer: Viewer, table: &Value) -> Option<(u64, Vec<PatchOp>)> {
+        let fresh_game = |t: &Table| {
+            let (view, legal) = t.game_part(viewer);
+            (view, legal, t.fairness())
+        };
+        let Some(h) = self.fan.held.get(&viewer) else {
+            let (view, legal, fairness) = fresh_game(self);
+            self.fan.held.insert(
+                viewer,
+                Held {
+                    version: self.version,
+                    game_at: self.moved,
+                    table: table.clone(),
+                    view,
+                    legal,
+                    fairness,
+                },
+            );
+            return None;
+        };
+        let from = h.version;
+        if from == self.version {
+            return Some((from, vec![]));
+        }
+        let game = (h.game_at != self.moved).then(|| fresh_game(self));
+        let h = self.fan.held.get_mut(&viewer).expect("checked above");
+        let mut ops = Vec::new();
+        patch::diff_at("/table", &h.table, table, &mut ops);
+        h.table = table.clone();
+        if let Some((view, legal, fairness)) = game {
+            patch::diff_at("/view", &h.view, &view, &mut ops);
+            patch::diff_at("/legal", &h.legal, &legal, &mut ops);
+            patch::diff_at("/fairness", &h.fairness, &fairness, &mut ops);
+            (h.view, h.legal, h.fairness) = (view, legal, fairness);
+            h.game_at = self.moved;
+        }
+        h.version = self.version;
+        Some((from, ops))
+    }
+
+    /// Sends every connection what changed (a patch, or its full state when it holds
+    /// nothing usable or asked for full states), and refreshes the lobby entry. `events`
+    /// are the game's public events of the change.
+    pub(super) fn broadcast(&mut self, events: &[Value]) {
+        let info = self.info();
+        let table = serde_json::to_value(&info).expect("serializes");
+        let mut viewers: Vec<(u64, Viewer)> = self
+            .fan
+            .conns
+            .iter()
+            .map(|(id, c)| (*id, self.viewer_for(c.who)))
+            .collect();
+        viewers.sort_unstable_by_key(|(_, v)| *v);
+        let mut slow = Vec::new();
+        let mut i = 0;
+        while i < viewers.len() {
+            let viewer = viewers[i].1;
+            let group_end = i + viewers[i..]
+                .iter()
+                .take_while(|(_, v)| *v == viewer)
+                .count();
+            let change = self.refresh(viewer, &table);
+            let h = &self.fan.held[&viewer];
+            let mut patch_text: Option<Utf8Bytes> = None;
+            let mut full_text: Option<Utf8Bytes> = None;
+            for &(id, _) in &viewers[i..group_end] {
+                let c = self.fan.conns.get_mut(&id).expect("listed above");
+                let text = match (&change, c.updates, c.holds) {
+                    (Some((from, ops)), Updates::Patch, Some((held_viewer, at)))
+                        if held_viewer == viewer && at == *from =>
+                    {
+                        patch_text
+                            .get_or_insert_with(|| {
+                                let msg = ServerMsg::Patch {
+                                    from: *from,
+                                    version: h.version,
+                                    ops: ops.clone(),
+                                    events: events.to_vec(),
+                                };
+                                serde_json::to_string(&msg).expect("serializes").into()
+                            })
+                            .clone()
+                    }
+                    _ => full_text
+                        .get_or_insert_with(|| state_text(h, viewer, events))
+                        .clone(),
+                };
+                c.holds = Some((viewer, h.version));
+                if c.out.try_send(text).is_err() {
+                    slow.push(id);
+                }
+            }
+            i = group_end;
+        }
+        for id in slow {
+            // Dropping its sender ends the connection (1013); the client reconnects and
+            // resyncs.
+            tracing::info!(table = %self.record.id, conn = id, "dropping a connection that fell behind");
+            self.app.metrics.closed("fell_behind");
+            self.fan.conns.remove(&id);
+        }
+        self.publish(info);
+    }
+
+    /// Puts the table's entry in the lobby (or takes it out, once it is over or private).
+    pub(super) fn publish(&self, info: protocol::TableInfo) {
+        let listed = !self.record.private
+            && matches!(
+                self.record.status,
+                store::TableStatus::Open | store::TableStatus::Playing
+            );
+        self.app
+            .publish_lobby(self.record.id, listed.then_some(info));
+    }
+
+    pub(super) fn send_to(&mut self, conn: u64, text: String) {
+        if let Some(c) = self.fan.conns.get(&conn) {
+            let _ = c.out.try_send(text.into());
+        }
+    }
+
+    /// Sends one connection its full state (on `sync`, after a stale action).
+    pub(super) fn send_state(&mut self, conn: u64) {
+        let Some(who) = self.fan.who(conn) else {
+            return;
+        };
+        let viewer = self.viewer_for(who);
+        let table = serde_json::to_value(self.info()).expect("serializes");
+        // Held documents of viewers with connections are current; this only makes one
+        // for a viewer that has none yet.
+        self.refresh(viewer, &table);
+        let text = state_text(&self.fan.held[&viewer], viewer, &[]);
+        let version = self.version;
+        if let Some(c) = self.fan.conns.get_mut(&conn) {
+            c.holds = Some((viewer, version));
+            let _ = c.out.try_send(text);
+        }
+    }
+
+    pub(super) fn humans_watching(&self) -> bool {
+        self.fan.has_people()
+    }
+}

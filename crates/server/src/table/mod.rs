@@ -1,0 +1,456 @@
+//! One tokio task per live table: the only writer of the table's state.
+//!
+//! Connections and HTTP handlers send it commands ([`Cmd`]) over a channel; it handles them
+//! one at a time, in arrival order. Every change is made on a draft ([`play`]): the draft's
+//! writes go to the process's single store writer as one unit, and only once that unit is
+//! durable is the draft adopted and anyone told (R-4: each seat sees its own view,
+//! spectators the public one, as patches against what each connection holds, [`fanout`]).
+//!
+//! The concerns live in one module each:
+//! - this module: the command loop, the table's identity and its lobby-facing info;
+//! - [`play`]: actions, round and match transitions, persistence;
+//! - [`seats`]: joining, leaving, bots chosen per seat, the start;
+//! - [`fanout`]: connections, per-viewer documents and patches, bounded queues;
+//! - [`bots`]: when bots move, and the worker pool that thinks for them;
+//! - [`restore`]: rebuilding a table from its stored seeds and actions.
+
+mod bots;
+mod fanout;
+mod play;
+mod restore;
+mod seats;
+
+use std::time::{Duration, Instant};
+
+use axum::extract::ws::Utf8Bytes;
+use game_core::{Seat, Seed};
+use games::{BotLevel, DynGame};
+use protocol::{SeatInfo, TableInfo};
+use serde_json::Value;
+use store::{Occupant, TableRecord, TableStatus};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+pub use fanout::Updates;
+pub use restore::{deal_of_round, restore};
+
+use crate::error::ApiError;
+use crate::state::{AppState, now_ms};
+
+/// Messages a connection may have queued before it counts as too slow and is dropped
+/// (closed with 1013; it reconnects and resyncs). Patches are small, so 64 is generous
+/// for a reader that keeps up, and bounds what one that does not can hold.
+pub const CONN_QUEUE: usize = 64;
+
+/// How long a finished, unwatched table stays in memory.
+const LINGER: Duration = Duration::from_secs(30);
+
+pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+
+/// Who asks: a signed-in player.
+#[derive(Clone, Debug)]
+pub struct Who {
+    pub id: Uuid,
+    pub name: String,
+}
+
+pub enum Cmd {
+    Join {
+        who: Who,
+        seat: Option<usize>,
+        reply: Reply<TableInfo>,
+    },
+    Leave {
+        who: Who,
+        reply: Reply<TableInfo>,
+    },
+    Start {
+        who: Who,
+        reply: Reply<TableInfo>,
+    },
+    /// Puts a bot of `level` in an empty seat, or (`None`) takes a bot out of one.
+    SetBot {
+        who: Who,
+        seat: usize,
+        level: Option<BotLevel>,
+        reply: Reply<TableInfo>,
+    },
+    Info {
+        reply: oneshot::Sender<TableInfo>,
+    },
+    /// A WebSocket connection joins; its first message is queued at once: a patch from
+    /// `since` if the table still holds that version of the connection's document, else
+    /// the full state.
+    Connect {
+        who: Option<Who>,
+        out: mpsc::Sender<Utf8Bytes>,
+        since: Option<u64>,
+        updates: Updates,
+        reply: oneshot::Sender<u64>,
+    },
+    Disconnect {
+        conn: u64,
+    },
+    Act {
+        conn: u64,
+        version: u64,
+        action: Value,
+        /// When the socket read it, for the received → acknowledged histogram.
+        received: Instant,
+    },
+    Sync {
+        conn: u64,
+    },
+}
+
+/// A cheap, cloneable way to reach a table task.
+#[derive(Clone)]
+pub struct TableHandle {
+    pub id: Uuid,
+    pub private: bool,
+    pub invite_code: Option<String>,
+    tx: mpsc::Sender<Cmd>,
+}
+
+impl TableHandle {
+    pub async fn send(&self, cmd: Cmd) -> Result<(), ApiError> {
+        self.tx
+            .send(cmd)
+            .await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+    }
+
+    /// Sends a command carrying a reply channel and waits for the answer.
+    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, ApiError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(make(tx)).await?;
+        rx.await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))?
+    }
+
+    pub async fn info(&self) -> Result<TableInfo, ApiError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::Info { reply: tx }).await?;
+        rx.await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+    }
+}
+
+/// A round as the table remembers it: its seed (secret until it ends) and commitment.
+#[derive(Clone)]
+struct RoundState {
+    round: u32,
+    seed: Seed,
+    /// SHA-256 of the seed, hex: computed once, shown in every state.
+    commitment: String,
+    ended: bool,
+}
+
+impl RoundState {
+    fn new(round: u32, seed: Seed, ended: bool) -> Self {
+        RoundState {
+            round,
+            commitment: seed.commitment(),
+            seed,
+            ended,
+        }
+    }
+}
+
+pub struct Table {
+    record: TableRecord,
+    seats: Vec<Occupant>,
+    game: Box<dyn DynGame>,
+    /// Bumped by every change of the table, presence included.
+    version: u64,
+    /// The version of the last change of the game, the seats or the status: an action
+    /// chosen at an older version is stale. Presence changes do not move it.
+    moved: u64,
+    /// The version of the last change of who sits where: a client's document from before
+    /// it may be another viewer's, so a resync from it gets a full state.
+    seated: u64,
+    /// Next action sequence number in the current round.
+    seq: i64,
+    rounds: Vec<RoundState>,
+    fan: fanout::Fanout,
+    bots: bots::BotState,
+    app: AppState,
+}
+
+pub fn to_proto_status(s: TableStatus) -> protocol::TableStatus {
+    match s {
+        TableStatus::Open => protocol::TableStatus::Open,
+        TableStatus::Playing => protocol::TableStatus::Playing,
+        TableStatus::Finished => protocol::TableStatus::Finished,
+        TableStatus::Abandoned => protocol::TableStatus::Abandoned,
+    }
+}
+
+/// Whether a round's seed may be published: the round is over, and for a daily deal
+/// (`daily` = `…/YYYY-MM-DD`) its day (UTC) is over too.
+pub fn seed_public(round_ended: bool, daily: Option<&str>) -> bool {
+    round_ended
+        && daily.is_none_or(|key| {
+            key.rsplit('/')
+                .next()
+                .is_some_and(|day| day < crate::state::utc_day(now_ms()).as_str())
+        })
+}
+
+impl Table {
+    /// A new, open table (already stored).
+    pub fn new(app: AppState, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, ApiError> {
+        let (game, _) = games::new_match(&record.game, &record.options, seats.len())
+            .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+        Ok(Table {
+            record,
+            seats,
+            game,
+            version: 1,
+            moved: 1,
+            seated: 1,
+            seq: 0,
+            rounds: Vec::new(),
+            fan: fanout::Fanout::default(),
+            bots: bots::BotState::default(),
+            app,
+        })
+    }
+
+    /// Records the rules version the match is played under, and returns the record to store.
+    pub fn set_rules_version(&mut self) -> TableRecord {
+        self.record.rules_version = self.game.rules_version() as i32;
+        self.record.clone()
+    }
+
+    /// The level of the bot in `seat`, if a bot holds it (an unknown stored level plays
+    /// as easy).
+    fn bot_level(&self, seat: Seat) -> Option<BotLevel> {
+        match self.seats.get(seat) {
+            Some(Occupant::Bot { level }) => Some(BotLevel::parse(level).unwrap_or(BotLevel::Easy)),
+            _ => None,
+        }
+    }
+
+    fn bots_level(&self) -> Option<BotLevel> {
+        self.record.bots.as_deref().and_then(BotLevel::parse)
+    }
+
+    pub fn info(&self) -> TableInfo {
+        let seats = self
+            .seats
+            .iter()
+            .map(|o| match o {
+                Occupant::Empty => SeatInfo::Empty,
+                Occupant::Player { id, name } => SeatInfo::Player {
+                    id: *id,
+                    name: name.clone(),
+                    connected: self.fan.connected(*id),
+                },
+                Occupant::Bot { level } => SeatInfo::Bot {
+                    level: BotLevel::parse(level).unwrap_or(BotLevel::Easy),
+                },
+            })
+            .collect();
+        let started = !self.rounds.is_empty();
+        TableInfo {
+            id: self.record.id,
+            game: self.record.game.clone(),
+            options: self.record.options.clone(),
+            private: self.record.private,
+            status: to_proto_status(self.record.status),
+            bots: self.bots_level(),
+            seats,
+            spectators: self.fan.spectators(|who| self.seat_of(Some(who)).is_none()),
+            round: self.game.round(),
+            to_act: if started { self.game.to_act() } else { vec![] },
+            scores: if started {
+                self.game.scores()
+            } else {
+                vec![0; self.seats.len()]
+            },
+            winners: self.game.outcome().map(|o| o.winners),
+            created_at: self.record.created_at,
+        }
+    }
+
+    fn seat_of(&self, who: Option<Uuid>) -> Option<Seat> {
+        let who = who?;
+        self.seats
+            .iter()
+            .position(|o| matches!(o, Occupant::Player { id, .. } if *id == who))
+    }
+
+    async fn handle(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Join { who, seat, reply } => {
+                let _ = reply.send(self.join(who, seat).await);
+            }
+            Cmd::Leave { who, reply } => {
+                let _ = reply.send(self.leave(who).await);
+            }
+            Cmd::Start { who, reply } => {
+                let _ = reply.send(self.start(who).await);
+            }
+            Cmd::SetBot {
+                who,
+                seat,
+                level,
+                reply,
+            } => {
+                let _ = reply.send(self.set_bot(who, seat, level).await);
+            }
+            Cmd::Info { reply } => {
+                let _ = reply.send(self.info());
+            }
+            Cmd::Connect {
+                who,
+                out,
+                since,
+                updates,
+                reply,
+            } => {
+                let who = who.map(|w| w.id);
+                // A connection's `since` stands for the document of the viewer it is now,
+                // unless seats changed after it: then it may have been someone else's.
+                let since = since
+                    .filter(|&v| v >= self.seated)
+                    .map(|v| (self.viewer_for(who), v));
+                let id = self.fan.add(who, out, since, updates);
+                let _ = reply.send(id);
+                // Everyone sees the new presence; the newcomer gets its state or the patch
+                // from what it holds.
+                self.version += 1;
+                self.broadcast(&[]);
+                self.schedule_bots();
+            }
+            Cmd::Disconnect { conn } => {
+                if self.fan.remove(conn) {
+                    self.version += 1;
+                    self.broadcast(&[]);
+                }
+            }
+            Cmd::Sync { conn } => self.send_state(conn),
+            Cmd::Act {
+                conn,
+                version,
+                action,
+                received,
+            } => {
+                let Some(who) = self.fan.who(conn) else {
+                    return;
+                };
+                let Some(seat) = self.seat_of(who) else {
+                    self.refuse(
+                        conn,
+                        "not_seated",
+                        "spectators cannot play: you have no seat at this table".into(),
+                    );
+                    return;
+                };
+                if version < self.moved || version > self.version {
+                    let msg = format!(
+                        "your move was made against version {version} but the table has moved on to {}; here is the current state",
+                        self.version
+                    );
+                    self.refuse(conn, "stale_version", msg);
+                    self.send_state(conn);
+                    return;
+                }
+                match self.accept(seat, action).await {
+                    Ok(()) => self.app.metrics.acknowledged(received.elapsed()),
+                    Err((code, msg)) => self.refuse(conn, &code, msg),
+                }
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        matches!(
+            self.record.status,
+            TableStatus::Finished | TableStatus::Abandoned
+        ) && self.fan.is_empty()
+    }
+
+    /// Runs the table until it is over and nobody is connected, or the server stops.
+    async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
+        let id = self.record.id;
+        self.app
+            .metrics
+            .live_tables
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A restored table may stop between an action and the transition it caused.
+        if let Err(e) = self.settle_now().await {
+            tracing::error!(table = %id, error = %e, "could not complete a round transition");
+        }
+        self.publish(self.info());
+        self.schedule_bots();
+        loop {
+            let due = self.bots.due;
+            // Moved out for the select (a future may not borrow the table it reports to);
+            // put back below unless it was answered or replaced.
+            let mut pending = self.bots.pending.take();
+            let mut answered = None;
+            // A table that is over and unwatched lingers a little, so a page that is just
+            // (re)connecting still finds it; after that it is restored on demand.
+            let idle = self.done();
+            tokio::select! {
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd).await,
+                    None => break,
+                },
+                _ = async { tokio::time::sleep_until(due.expect("guarded")).await }, if due.is_some() => {
+                    self.bot_move();
+                }
+                r = async { (&mut pending.as_mut().expect("guarded").rx).await }, if pending.is_some() => {
+                    answered = Some(r);
+                }
+                _ = tokio::time::sleep(LINGER), if idle => break,
+            }
+            self.bot_answer(answered, pending).await;
+        }
+        crate::state::lock(&self.app.tables).remove(&id);
+        self.app.publish_lobby(id, None);
+        self.app
+            .metrics
+            .live_tables
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Starts the task of a table and registers it. Returns its handle.
+/// If the table is already live (a concurrent restore won), that task's handle is returned
+/// and `table` is dropped: there is never more than one task per table.
+pub fn spawn(table: Table) -> TableHandle {
+    let (tx, rx) = mpsc::channel(64);
+    let handle = TableHandle {
+        id: table.record.id,
+        private: table.record.private,
+        invite_code: table.record.invite_code.clone(),
+        tx,
+    };
+    let app = table.app.clone();
+    let mut tables = crate::state::lock(&app.tables);
+    if let Some(live) = tables.get(&handle.id) {
+        return live.clone();
+    }
+    tables.insert(handle.id, handle.clone());
+    tokio::spawn(table.run(rx));
+    handle
+}
+
+/// The live table `id`, restoring it from the store if it is not running (a finished
+/// match that nobody watched for a while). `None` if the store does not know it.
+pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiError> {
+    if let Some(h) = app.table(id) {
+        return Ok(Some(h));
+    }
+    let Some(st) = app.store.load_table(id).await? else {
+        return Ok(None);
+    };
+    let table = restore(app.clone(), st).map_err(|e| {
+        tracing::error!(table = %id, error = %e, "could not restore a table on demand");
+        ApiError::Internal
+    })?;
+    Ok(Some(spawn(table)))
+}

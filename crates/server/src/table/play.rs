@@ -1,0 +1,225 @@
+//! Changes of a table's game: actions, round and match transitions, and their persistence.
+//!
+//! Every change is worked out on a [`Draft`]: a copy of the game and rounds plus the store
+//! writes that record it. The draft's writes go to the single store writer as one unit
+//! (grouped there with other tables' units into one transaction); only when that unit is
+//! durable is the draft adopted and broadcast. So nobody ever hears of a change the
+//! database does not have ("acknowledged = durable"), and a failed write changes nothing.
+
+use game_core::{Phase, Seat, Seed};
+use games::{ActionError, DynGame};
+use serde_json::{Value, json};
+use store::{ActionRecord, RoundRecord, StoreError, TableStatus, TableWrite, WriteOp};
+
+use super::{RoundState, Table};
+use crate::state::now_ms;
+
+/// A change being prepared: the table as it will be, and the writes that make it so.
+pub(super) struct Draft {
+    pub game: Box<dyn DynGame>,
+    pub rounds: Vec<RoundState>,
+    pub status: TableStatus,
+    pub seq: i64,
+    pub ops: Vec<WriteOp>,
+    pub events: Vec<Value>,
+}
+
+/// A fresh round seed from the OS's CSPRNG.
+fn fresh_seed() -> Seed {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b).expect("the OS random source is available");
+    Seed(b)
+}
+
+impl Table {
+    pub(super) fn draft(&self) -> Draft {
+        Draft {
+            game: self.game.clone_box(),
+            rounds: self.rounds.clone(),
+            status: self.record.status,
+            seq: self.seq,
+            ops: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Writes `ops` as one durable unit through the store's single writer.
+    pub(super) async fn persist(&self, ops: Vec<WriteOp>) -> Result<(), StoreError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        self.app
+            .writer
+            .write(TableWrite {
+                table: self.record.id,
+                now: now_ms(),
+                ops,
+            })
+            .await
+    }
+
+    /// Persists a draft, then adopts it and tells everyone. On a write error nothing
+    /// changed (the error is the caller's to report).
+    pub(super) async fn commit(&mut self, d: Draft) -> Result<(), StoreError> {
+        let Draft {
+            game,
+            rounds,
+            status,
+            seq,
+            ops,
+            events,
+        } = d;
+        self.persist(ops).await?;
+        self.game = game;
+        self.rounds = rounds;
+        if status == TableStatus::Finished {
+            self.bots.due = None;
+        }
+        self.record.status = status;
+        self.seq = seq;
+        self.version += 1;
+        self.moved = self.version;
+        self.broadcast(&events);
+        Ok(())
+    }
+
+    /// Finishes whatever transition the game is waiting for, on the draft: ends a finished
+    /// round, ends a finished match, or deals the next round. Idempotent: run again on the
+    /// same state it plans nothing (it is also how recovery completes a transition a crash
+    /// interrupted).
+    pub(super) async fn settle(&self, d: &mut Draft) -> Result<(), StoreError> {
+        if d.status != TableStatus::Playing {
+            return Ok(());
+        }
+        loop {
+            if d.game.phase() == Phase::Playing {
+                return Ok(());
+            }
+            let totals = d.game.scores();
+            if let Some(r) = d.rounds.last_mut().filter(|r| !r.ended) {
+                d.ops.push(WriteOp::EndRound {
+                    round_no: r.round as i32,
+                    result: json!({ "totals": totals }),
+                    totals: totals.clone(),
+                });
+                r.ended = true;
+            }
+            if d.game.phase() == Phase::Finished {
+                let outcome = d.game.outcome().expect("a finished game has an outcome");
+                d.ops.push(WriteOp::FinishMatch {
+                    totals: outcome.scores.clone(),
+                    winners: outcome.winners.iter().map(|&s| s as i32).collect(),
+                });
+                d.status = TableStatus::Finished;
+                return Ok(());
+            }
+            // Deal the next round: the seed is stored (in this same unit) before anything
+            // of it is shown. A daily table's first round is the day's deal, the same for
+            // everybody.
+            let seed = match (&self.record.daily, d.rounds.is_empty()) {
+                (Some(key), true) => {
+                    let hex = self
+                        .app
+                        .store
+                        .daily_seed(key, Some(&fresh_seed().to_hex()), now_ms())
+                        .await?
+                        .ok_or_else(|| StoreError::Corrupt(format!("no daily seed for {key}")))?;
+                    Seed::from_hex(&hex)
+                        .ok_or_else(|| StoreError::Corrupt(format!("daily seed of {key}")))?
+                }
+                _ => fresh_seed(),
+            };
+            let evs = match d.game.start_round(&seed) {
+                Ok(evs) => evs,
+                Err(e) => {
+                    tracing::error!(table = %self.record.id, error = %e, "start_round refused");
+                    return Ok(());
+                }
+            };
+            let state = RoundState::new(d.game.round(), seed, false);
+            d.ops.push(WriteOp::StartRound(RoundRecord {
+                round_no: state.round as i32,
+                seed_hex: seed.to_hex(),
+                commitment: state.commitment.clone(),
+                started_at: now_ms(),
+                ended_at: None,
+                result: None,
+            }));
+            d.events.push(
+                json!({"type": "round_dealt", "round": state.round, "seed_sha256": state.commitment}),
+            );
+            d.events.extend(evs);
+            d.rounds.push(state);
+            d.seq = 0;
+        }
+    }
+
+    /// Completes a pending transition at once (after a restore), if there is one.
+    pub(super) async fn settle_now(&mut self) -> Result<(), StoreError> {
+        let mut d = self.draft();
+        self.settle(&mut d).await?;
+        if !d.ops.is_empty() {
+            self.commit(d).await?;
+        }
+        Ok(())
+    }
+
+    /// Applies, persists (with any transition it causes, in one unit), then publishes one
+    /// action of `seat`.
+    pub(super) async fn accept(
+        &mut self,
+        seat: Seat,
+        action: Value,
+    ) -> Result<(), (String, String)> {
+        if self.record.status != TableStatus::Playing {
+            return Err(("not_started".into(), "the match has not started".into()));
+        }
+        let mut d = self.draft();
+        d.events = match d.game.apply_json(seat, &action) {
+            Ok(ev) => ev,
+            Err(ActionError::Decode(m)) => {
+                return Err((
+                    "bad_action".into(),
+                    format!("not an action of this game: {m}"),
+                ));
+            }
+            Err(ActionError::Rule(e)) => return Err((e.code.to_string(), e.message)),
+        };
+        let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
+        d.ops.push(WriteOp::AppendAction(ActionRecord {
+            round_no: round as i32,
+            seq: d.seq,
+            seat: seat as i32,
+            action,
+        }));
+        d.seq += 1;
+        let stored = match self.settle(&mut d).await {
+            Ok(()) => self.commit(d).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = stored {
+            tracing::error!(table = %self.record.id, error = %e, "could not store an action");
+            return Err((
+                "internal".into(),
+                "the server could not save this move; nothing changed, try again".into(),
+            ));
+        }
+        self.app
+            .metrics
+            .actions_accepted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.queue_off_turn(seat);
+        self.schedule_bots();
+        Ok(())
+    }
+
+    pub(super) fn refuse(&mut self, conn: u64, code: &str, message: String) {
+        self.app.metrics.rejected(code);
+        let msg = protocol::ServerMsg::Error {
+            code: code.to_string(),
+            message,
+            version: self.version,
+        };
+        self.send_to(conn, serde_json::to_string(&msg).expect("serializes"));
+    }
+}
