@@ -7,6 +7,7 @@ mod bots;
 mod browser;
 mod fibfib;
 mod nachos;
+mod realtime;
 mod rummy;
 mod support;
 

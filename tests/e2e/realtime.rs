@@ -1,0 +1,392 @@
+//! The real-time path through the real server: patches against full states for every
+//! viewer, a reconnect that resumes from the version it holds, bounded connections (a
+//! client that never reads, one that reads too slowly, and the readers next to them), and
+//! a SIGKILL under sustained load on every database.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::support::*;
+
+/// The state document and version of a state message (what patches must reproduce).
+fn doc(st: &Value) -> Value {
+    json!({
+        "version": st["version"], "table": st["table"], "you": st["you"],
+        "view": st["view"], "legal": st["legal"], "fairness": st["fairness"],
+        "events": st["events"],
+    })
+}
+
+/// A Trump table without end (the race target is out of reach) of `seats` easy bots, not
+/// started.
+async fn endless_bots_table(p: &Player, seats: usize) -> String {
+    create_bots_only(p, "trump", seats, "easy", json!({"target": 1_000_000})).await
+}
+
+async fn start(p: &Player, table: &str) {
+    let (s, v) = p
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+}
+
+/// For a seated player and for a spectator, a socket taking patches and one taking full
+/// states (`updates=full`) see the same document at every version, events included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patches_rebuild_the_full_state_of_every_viewer() {
+    let db = sqlite_db();
+    let server = Server::start_with_bot_delay(&db, 0).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 3, "bots": "easy"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let url = |q: &str| format!("{}/ws/table/{table}{q}", server.ws);
+    let mut ada_patch = ada.connect(&table).await;
+    let mut ada_full = Sock::open(&url("?updates=full"), Some(&ada.token), None).await;
+    let mut spec_patch = Sock::open(&url(""), None, None).await;
+    let mut spec_full = Sock::open(&url("?updates=full"), None, None).await;
+    for s in [
+        &mut ada_patch,
+        &mut ada_full,
+        &mut spec_patch,
+        &mut spec_full,
+    ] {
+        s.next_state().await;
+    }
+    ada.post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+
+    // Ada plays 12 cards; all four sockets record every document they reach.
+    let mut seen: [HashMap<u64, Value>; 4] = Default::default();
+    let mut moves = 0;
+    let mut acted_at = 0;
+    while moves < 12 {
+        let st = ada_patch.next_state_after_act().await;
+        seen[0].insert(st["version"].as_u64().unwrap(), doc(&st));
+        let v = st["version"].as_u64().unwrap();
+        if my_turn(&st) && v > acted_at {
+            ada_patch.act(v, &st["legal"][0]).await;
+            acted_at = v;
+            moves += 1;
+        }
+    }
+    let last = ada_patch.state.clone().unwrap()["version"]
+        .as_u64()
+        .unwrap();
+    for (i, s) in [&mut ada_full, &mut spec_patch, &mut spec_full]
+        .into_iter()
+        .enumerate()
+    {
+        loop {
+            let st = s.next_state().await;
+            let v = st["version"].as_u64().unwrap();
+            seen[i + 1].insert(v, doc(&st));
+            if v >= last {
+                break;
+            }
+        }
+    }
+    assert!(ada_patch.patches > 12 && spec_patch.patches > 12);
+    assert_eq!(
+        ada_full.patches + spec_full.patches,
+        0,
+        "full sockets get states"
+    );
+    for (patched, full, who) in [(0, 1, "Ada"), (2, 3, "a spectator")] {
+        let mut compared = 0;
+        for (v, d) in &seen[patched] {
+            if let Some(f) = seen[full].get(v) {
+                assert_eq!(d, f, "{who} at version {v}");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 12, "{who}: {compared} versions compared");
+    }
+    // A spectator's document never holds a hand.
+    assert!(seen[2].values().all(|d| d["view"]["hand"].is_null()));
+    server.stop().await;
+}
+
+/// A client that reconnects with `since` = the version it holds gets one patch from there
+/// (the move it missed while away), which brings it to exactly the state a `sync` gives; a
+/// `since` the table does not hold gets the full state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_resumes_from_the_version_it_holds() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let table = ada.create_trump(2, false).await;
+    bob.post(&format!("/api/tables/{table}/join"), json!({}))
+        .await;
+    ada.post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    // Ada's socket holds what the server sent it last: Bob's arrival included.
+    let joined = b.next_state().await["version"].as_u64().unwrap();
+    let sa = a.until(|s| s["version"].as_u64().unwrap() >= joined).await;
+    if my_turn(&sa) {
+        a.act(sa["version"].as_u64().unwrap(), &sa["legal"][0])
+            .await;
+        a.next_state_after_act().await;
+    }
+    let held = a.state.clone().unwrap();
+    let since = held["version"].as_u64().unwrap();
+    let sb = b.until(|s| s["version"].as_u64().unwrap() >= since).await;
+    assert!(my_turn(&sb), "Bob is on turn");
+    drop(a);
+
+    // While Ada is away: she is shown as gone, and Bob plays.
+    let sb = b
+        .until(|s| s["table"]["seats"][0]["connected"] == false)
+        .await;
+    b.act(sb["version"].as_u64().unwrap(), &sb["legal"][0])
+        .await;
+    b.next_state_after_act().await;
+
+    let url = format!("{}/ws/table/{table}?since={since}", server.ws);
+    let mut back = Sock::open(&url, Some(&ada.token), None).await;
+    back.state = Some(held.clone());
+    let first = back.next().await;
+    assert_eq!(back.patches, 1, "one patch from the version held: {first}");
+    assert!(first["version"].as_u64() > Some(since));
+    assert_ne!(first["view"], held["view"], "the patch brought Bob's card");
+    back.send(json!({"type": "sync"})).await;
+    let full = back.next_state().await;
+    assert_eq!(back.patches, 1, "sync answers with a full state");
+    assert_eq!(doc(&first)["view"], doc(&full)["view"]);
+    assert_eq!(first["legal"], full["legal"]);
+    assert_eq!(first["table"], full["table"]);
+    assert_eq!(first["fairness"], full["fairness"]);
+
+    // A version the table does not hold for Ada's viewer: the full state.
+    for bad in [since - 1, 1, u64::MAX] {
+        let url = format!("{}/ws/table/{table}?since={bad}", server.ws);
+        let mut s = Sock::open(&url, Some(&ada.token), None).await;
+        let m = s.next().await;
+        assert_eq!(
+            (m["type"].as_str(), s.patches),
+            (Some("state"), 0),
+            "since={bad}"
+        );
+    }
+    // And an unknown `updates` is refused before the upgrade.
+    let url = format!("{}/ws/table/{table}?updates=sometimes", server.ws);
+    match tokio_tungstenite::connect_async(url.as_str()).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
+            assert_eq!(r.status(), 400)
+        }
+        other => panic!("expected a refused upgrade, got {:?}", other.map(|_| ())),
+    }
+    server.stop().await;
+}
+
+/// A table socket whose receive window is tiny (4 KiB), so that a client that does not
+/// read stops the server's writes within a moment.
+async fn small_window_socket(server: &Server, url: &str) -> Sock {
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let addr = server.base.trim_start_matches("http://").parse().unwrap();
+    let tcp = sock.connect(addr).await.unwrap();
+    let stream = tokio_tungstenite::MaybeTlsStream::Plain(tcp);
+    let (ws, _) = tokio_tungstenite::client_async(url, stream)
+        .await
+        .expect("upgrade");
+    Sock {
+        ws,
+        state: None,
+        patches: 0,
+    }
+}
+
+/// A client that never reads is closed within seconds and its connection freed; one that
+/// reads too slowly gets 1013; a normal reader of the same table is unaffected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_that_fall_behind_are_closed_and_the_others_carry_on() {
+    let db = sqlite_db();
+    let server = Server::start_with_bot_delay(&db, 0).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let table = endless_bots_table(&ada, 4).await;
+    start(&ada, &table).await;
+    let url = format!("{}/ws/table/{table}?updates=full", server.ws);
+    let mut normal = Sock::open(&format!("{}/ws/table/{table}", server.ws), None, None).await;
+    normal.next_state().await;
+    let connections = |text: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix("fib_ws_connections "))
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    let before = connections(&metrics(&server).await);
+
+    // Never reads: the stream is never polled.
+    let never = small_window_socket(&server, &url).await;
+    // Reads, but pauses long enough for its queue to overflow.
+    let mut slow = small_window_socket(&server, &url).await;
+    slow.next_state().await;
+
+    // Meanwhile the normal reader follows every change (its Sock checks that each patch
+    // starts at the version it holds).
+    let follow = async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let mut n = 0u64;
+        while tokio::time::Instant::now() < deadline {
+            normal.next().await;
+            n += 1;
+            if n % 20 != 0 {
+                continue;
+            }
+            let text = metrics(&server).await;
+            if text.contains("fib_ws_closed_total{reason=\"write_timeout\"}")
+                && text.contains("fib_ws_closed_total{reason=\"fell_behind\"}")
+            {
+                return (n, text);
+            }
+        }
+        panic!("the never-reading client was not closed in time");
+    };
+    let (slow_code, (followed, text)) = tokio::join!(
+        async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            slow.close_code().await
+        },
+        follow
+    );
+    assert_eq!(slow_code, Some(1013), "the slow reader is told to resync");
+    assert!(
+        followed > 10,
+        "the normal reader kept receiving: {followed}"
+    );
+    // Both closed sockets are gone: their tasks ended and what they held was dropped.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while connections(&metrics(&server).await) != before {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "connections not freed:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The normal reader is still connected and in step.
+    normal.send(json!({"type": "sync"})).await;
+    let st = normal.next_state().await;
+    assert_eq!(status(&st), "playing");
+    drop(never);
+    server.stop().await;
+}
+
+/// SIGKILL while many tables play flat out: every action a client saw acknowledged is in
+/// the database after the restart, in order, on every database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_under_load_loses_no_acknowledged_action() {
+    for db in databases().await {
+        let proc = Child::start(&db).await;
+        let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
+        let mut tables = Vec::new();
+        for _ in 0..8 {
+            tables.push(endless_bots_table(&ada, 3).await);
+        }
+        // One anonymous spectator per table records the cards it saw played: each was
+        // acknowledged (made durable, then broadcast).
+        let mut watchers = Vec::new();
+        for t in &tables {
+            let url = format!("{}/ws/table/{t}", proc.ws);
+            watchers.push(tokio::spawn(async move {
+                let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+                    .await
+                    .unwrap();
+                let mut played = Vec::new();
+                while let Some(Ok(m)) = ws.next().await {
+                    if let Message::Text(t) = m {
+                        let v: Value = serde_json::from_str(&t).unwrap();
+                        for e in v["events"].as_array().into_iter().flatten() {
+                            if e["type"] == "card_played" {
+                                played.push((e["seat"].as_i64().unwrap(), e["card"].clone()));
+                            }
+                        }
+                    }
+                }
+                played
+            }));
+        }
+        // Started once watched, so the watchers see every card from the first.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for t in &tables {
+            start(&ada, t).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let mut proc = proc;
+        proc.child.kill().await.unwrap(); // SIGKILL, mid-stream
+        let mut seen = Vec::new();
+        for w in watchers {
+            seen.push(w.await.unwrap());
+        }
+        let total: usize = seen.iter().map(Vec::len).sum();
+        assert!(
+            total > 50,
+            "{}: the tables were playing ({total} cards)",
+            db.label
+        );
+
+        // What the database holds, read directly.
+        let stored = stored_actions(&db.url, &tables).await;
+        for ((t, saw), log) in tables.iter().zip(&seen).zip(&stored) {
+            assert!(
+                log.len() >= saw.len(),
+                "{}: table {t} lost acknowledged actions ({} seen, {} stored)",
+                db.label,
+                saw.len(),
+                log.len()
+            );
+            assert_eq!(&log[..saw.len()], &saw[..], "{}: table {t}", db.label);
+        }
+        // And the tables carry on after a restart.
+        let proc2 = Child::start(&db).await;
+        let mut s = Sock::open(&format!("{}/ws/table/{}", proc2.ws, tables[0]), None, None).await;
+        let st = s.next_state().await;
+        assert_eq!(status(&st), "playing", "{}", db.label);
+        drop(proc2);
+    }
+}
+
+/// Every stored action of each table as (seat, card), in log order.
+async fn stored_actions(url: &str, tables: &[String]) -> Vec<Vec<(i64, Value)>> {
+    let mut out = Vec::new();
+    let sql = "SELECT seat, action FROM actions WHERE table_id = $1 ORDER BY round_no, seq";
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        for t in tables {
+            let rows: Vec<(i32, String)> =
+                sqlx::query_as(sql).bind(t).fetch_all(&pool).await.unwrap();
+            out.push(card_log(rows));
+        }
+        pool.close().await;
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        for t in tables {
+            let rows: Vec<(i32, String)> =
+                sqlx::query_as(sql).bind(t).fetch_all(&pool).await.unwrap();
+            out.push(card_log(rows));
+        }
+        pool.close().await;
+    }
+    out
+}
+
+fn card_log(rows: Vec<(i32, String)>) -> Vec<(i64, Value)> {
+    rows.into_iter()
+        .map(|(seat, a)| {
+            let a: Value = serde_json::from_str(&a).unwrap();
+            (i64::from(seat), a["card"].clone())
+        })
+        .collect()
+}
