@@ -79,6 +79,14 @@ await runBrowserTest('two players play a Trump round', async ({ player, tid, log
   if (played.A === 0 || played.B === 0) throw new Error(`a human never played (A ${played.A}, B ${played.B})`);
   log(`round 1 over: A played ${played.A}, B played ${played.B}`);
 
+  // The table was rendered from patches after the first full state (the server sends a
+  // whole state only on connect and resync).
+  for (const [who, p] of [['A', a], ['B', b]]) {
+    const u = await p.evaluate(() => window.fibUpdates);
+    if (!u || u.patch < played.A + played.B) throw new Error(`${who}: not rendered from patches: ${JSON.stringify(u)}`);
+    log(`${who} rendered ${u.state} full state(s) and ${u.patch} patches`);
+  }
+
   // The round result and scores are shown; a trick area exists; the status line says something.
   for (const [who, p] of Object.entries(pages)) {
     await p.locator(tid('scores')).waitFor();

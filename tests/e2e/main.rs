@@ -996,23 +996,3 @@ async fn flooding_is_rate_limited_per_connection() {
     );
     server.stop().await;
 }
-
-/// A watcher that stops reading falls behind a fast table (bots only, no pause): the table
-/// drops it rather than queue without end, and its socket is closed with 1013 ("reconnect
-/// to resync") once what was already sent has been read. The match is not held up.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reader_that_falls_behind_is_told_to_resync() {
-    let db = sqlite_db();
-    let server = Server::start(&db).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let table = create_bots_only(&ada, "trump", 4, "normal", Value::Null).await;
-    let mut sock = ada.connect(&table).await;
-    let (s, v) = ada
-        .post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
-    assert_eq!(s, 200, "{v}");
-    // Not reading while the bots play the whole match.
-    wait_finished(&ada, &table).await;
-    assert_eq!(sock.close_code().await, Some(1013));
-    server.stop().await;
-}
