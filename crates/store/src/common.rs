@@ -14,8 +14,8 @@
 //!
 //! A group of [`TableWrite`]s is first split by [`Plan`]: the ops other than actions run
 //! in order (shared SQL, in the macro), then each backend writes the group's actions and
-//! the tables' `updated_at` its own way (`write_tail`: one statement on Postgres, cheap
-//! prepared statements on SQLite, where a statement costs no round trip).
+//! the tables' `updated_at` its own way (`write_tail`: one statement on Postgres, two on
+//! SQLite).
 
 use std::collections::BTreeMap;
 
@@ -59,16 +59,8 @@ pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, 
      private, invite_code, created_by, created_at, status, bots, daily FROM game_tables \
      WHERE id = $1";
 
-/// Marks a table as changed now (`$1` table id, `$2` Unix ms), for "my matches" ordering.
-pub(crate) const TOUCH_TABLE: &str = "UPDATE game_tables SET updated_at = $2 WHERE id = $1";
-
 pub(crate) const SELECT_ROUNDS: &str = "SELECT round_no, seed_hex, commitment, started_at, \
      ended_at, result FROM rounds WHERE table_id = $1 ORDER BY round_no";
-
-/// Appends one action (`$1` table, `$2` round, `$3` seq, `$4` seat, `$5` action JSON,
-/// `$6` Unix ms).
-pub(crate) const INSERT_ACTION: &str = "INSERT INTO actions (table_id, round_no, seq, seat, \
-     action, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
 
 /// Seats someone (`$1` kind, `$2` player id, `$3` name, `$4` bot level, `$5` table,
 /// `$6` seat).

@@ -115,34 +115,55 @@ impl SqliteStore {
         Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
     }
 
-    /// A group's actions, then its touched tables. Statements are cheap here (no round
-    /// trip, cached prepared statements), so one per row keeps the SQL plain.
+    /// A group's actions, then its touched tables, each in one statement that reads its
+    /// rows from a JSON array ([`APPEND`], [`TOUCH`]). A statement costs no network round
+    /// trip here, but each is a message to sqlx's connection thread and back: one per row
+    /// made a group of 500 actions take ten times longer.
     async fn write_tail(conn: &mut SqliteConnection, plan: &Plan<'_>) -> Result<()> {
-        for a in &plan.appends {
-            sqlx::query(common::INSERT_ACTION)
-                .bind(&a.key)
-                .bind(a.action.round_no)
-                .bind(a.action.seq)
-                .bind(a.action.seat)
-                .bind(a.action.action.to_string())
-                .bind(a.now)
+        if !plan.appends.is_empty() {
+            let rows: Vec<_> = plan
+                .appends
+                .iter()
+                .map(|a| {
+                    let action = a.action.action.to_string();
+                    (
+                        &a.key,
+                        a.action.round_no,
+                        a.action.seq,
+                        a.action.seat,
+                        action,
+                        a.now,
+                    )
+                })
+                .collect();
+            sqlx::query(APPEND)
+                .bind(json(&rows)?)
                 .execute(&mut *conn)
                 .await
-                .map_err(|e| {
-                    common::fk_as_not_found(e, || {
-                        format!("round {} of table {}", a.action.round_no, a.table)
-                    })
-                })?;
+                .map_err(|e| common::fk_as_not_found(e, || plan.missing_round()))?;
         }
-        for (key, at) in &plan.touches {
-            sqlx::query(common::TOUCH_TABLE)
-                .bind(key)
-                .bind(*at)
-                .execute(&mut *conn)
-                .await?;
-        }
+        sqlx::query(TOUCH)
+            .bind(json(&plan.touches)?)
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     }
+}
+
+/// Appends the actions of `$1`, a JSON array of `[table, round, seq, seat, action text,
+/// Unix ms]` rows, in order. `->>` gives SQL values: integers stay integers, and a JSON
+/// string gives back exactly the text that was put in.
+const APPEND: &str = "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
+     FROM json_each($1)";
+
+/// Sets `updated_at` of the tables of `$1`, a JSON array of `[table, Unix ms]` rows; the
+/// plan reads the array once and finds each table by its key.
+const TOUCH: &str = "UPDATE game_tables SET updated_at = touched.value ->> 1 \
+     FROM json_each($1) AS touched WHERE game_tables.id = touched.value ->> 0";
+
+fn json(rows: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(rows).map_err(|e| crate::StoreError::Corrupt(format!("group rows: {e}")))
 }
 
 crate::common::impl_store!(SqliteStore, SqliteConnection, "sqlite");
