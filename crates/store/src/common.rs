@@ -427,8 +427,9 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 }
 
 /// Implements [`Store`](crate::Store) for `$store`, a struct with a `pool` field for reads
-/// and a `write` field for writes (the same pool but on a SQLite file), whose connections
-/// are `$conn`; `$backend` is what [`Store::backend`](crate::Store::backend) answers.
+/// and a `write` field for writes (the same pool, except on a SQLite file), whose
+/// connections are `$conn`; `$backend` is what [`Store::backend`](crate::Store::backend)
+/// answers.
 ///
 /// The backend module provides, on `$store`: `begin_write` (a write transaction),
 /// `write_tail` (a [`Plan`]'s actions and touches, on a connection) and

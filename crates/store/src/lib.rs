@@ -26,10 +26,11 @@
 //! goes straight to the store.
 //!
 //! On a SQLite file every write of the store, whichever path it takes, goes through one
-//! connection and starts with `BEGIN IMMEDIATE`: SQLite has one write lock per database,
-//! and several connections competing for it made transactions that began with a read
-//! fail with `SQLITE_BUSY` (no busy wait applies to a lock upgrade). Reads use a separate
-//! pool of read-only connections, which WAL lets run beside the writer.
+//! connection, and every write transaction starts with `BEGIN IMMEDIATE` (a lone
+//! statement takes the lock as it starts): SQLite has one write lock per database, and
+//! several connections competing for it made transactions that began with a read fail
+//! with `SQLITE_BUSY` (no busy wait applies to a lock upgrade). Reads use a separate pool
+//! of read-only connections, which WAL lets run beside the writer.
 //!
 //! The server's table task is the only writer of a table's rows; the store does not
 //! arbitrate between writers, but it does refuse a duplicate action sequence number, so a

@@ -8,7 +8,7 @@
 //! SQLite lets one connection write at a time; when several pooled connections wrote, a
 //! transaction that began with a read (`finish_match`) could not upgrade to a write while
 //! another held the lock and failed at once with `SQLITE_BUSY`, since the busy timeout
-//! does not apply to an upgrade. Now writes queue in the pool for the one connection
+//! does not apply to an upgrade. Writes queue in the pool for the one connection
 //! instead, and `BEGIN IMMEDIATE` takes the lock up front, where the busy timeout does
 //! apply (another process, such as a second server by mistake, still just waits). Reads
 //! use a pool of read-only connections, which WAL lets run while the writer commits.

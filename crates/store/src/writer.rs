@@ -49,9 +49,9 @@ impl WriteObserver for () {
 
 /// Most units in one group: bounds a transaction's size and the work redone when a
 /// broken rule makes the writer go one by one.
-pub const MAX_GROUP: usize = 512;
+const MAX_GROUP: usize = 512;
 /// Units waiting for the writer before [`Writer::write`] waits for room.
-pub const QUEUE_CAPACITY: usize = 8192;
+const QUEUE_CAPACITY: usize = 8192;
 
 /// The writer's timing, shortened by tests.
 #[derive(Clone, Copy, Debug)]
@@ -61,8 +61,9 @@ pub(crate) struct Limits {
     /// First pause after a transient failure; doubles up to `max_backoff`.
     pub first_backoff: Duration,
     pub max_backoff: Duration,
-    /// How long after its first attempt a group (or, one by one, its units) may still be
-    /// retried.
+    /// How long after its oldest unit was queued a group (or, one by one, its units) may
+    /// still be retried. Counted from the queue, not the first attempt, so that in an
+    /// outage the units queued behind a group do not each wait a whole deadline more.
     pub deadline: Duration,
     /// How long one attempt may take before it counts as a transient failure: what makes
     /// a hung connection end in an answer.
@@ -86,6 +87,7 @@ impl Limits {
 struct Job {
     unit: TableWrite,
     reply: oneshot::Sender<Result<()>>,
+    queued: Instant,
 }
 
 /// A handle on the process's writer task; clones share the task. The task ends once
@@ -119,8 +121,9 @@ impl Writer {
         (Writer { queue }, task)
     }
 
-    /// Resolves once `unit` is durable (or failed for good). Never waits forever: at most
-    /// for room in the queue, then about the retry deadline (30 s) plus one attempt.
+    /// Resolves once `unit` is durable (or failed for good). Never waits forever: for room
+    /// in the queue, then at most about the retry deadline (30 s from being queued) plus
+    /// an attempt or two (15 s each at most).
     ///
     /// Errors: those of [`Store::write_group`] for this unit alone;
     /// [`StoreError::Unavailable`] when transient failures outlasted the deadline;
@@ -130,8 +133,13 @@ impl Writer {
     /// withdraw it.
     pub async fn write(&self, unit: TableWrite) -> Result<()> {
         let (reply, answer) = oneshot::channel();
+        let queued = Instant::now();
         self.queue
-            .send(Job { unit, reply })
+            .send(Job {
+                unit,
+                reply,
+                queued,
+            })
             .await
             .map_err(|_| StoreError::WriterGone)?;
         answer.await.map_err(|_| StoreError::WriterGone)?
@@ -153,9 +161,15 @@ async fn run(
     let mut jobs = Vec::with_capacity(limits.max_group);
     // `recv_many` returns 0 only once every sender is gone and the queue is empty.
     while queue.recv_many(&mut jobs, limits.max_group).await > 0 {
+        let oldest = jobs
+            .iter()
+            .map(|j| j.queued)
+            .min()
+            .unwrap_or_else(Instant::now);
         let (units, replies): (Vec<TableWrite>, Vec<_>) =
             jobs.drain(..).map(|j| (j.unit, j.reply)).unzip();
-        commit(&*store, &*observer, &limits, units, replies).await;
+        let deadline = oldest + limits.deadline;
+        commit(&*store, &*observer, &limits, units, replies, deadline).await;
     }
 }
 
@@ -166,9 +180,9 @@ async fn commit(
     limits: &Limits,
     units: Vec<TableWrite>,
     mut replies: Vec<oneshot::Sender<Result<()>>>,
+    deadline: Instant,
 ) {
     let start = Instant::now();
-    let deadline = start + limits.deadline;
     match attempt(store, observer, limits, &units, deadline).await {
         Ok(()) => {
             observer.committed(units.len(), start.elapsed());
@@ -273,7 +287,10 @@ async fn attempt(
 fn unavailable(e: &StoreError, limits: &Limits) -> String {
     match e {
         StoreError::Unavailable(message) => message.clone(),
-        e => format!("still failing after {:?} of retries: {e}", limits.deadline),
+        e => format!(
+            "still failing {:?} after being queued: {e}",
+            limits.deadline
+        ),
     }
 }
 
@@ -500,19 +517,52 @@ mod tests {
             assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
         }
         assert!(started.elapsed() < Duration::from_secs(5));
-        let log = log.0.lock().unwrap();
-        assert!(log.iter().filter(|e| **e == Event::Retried).count() >= 5);
-        let failed: usize = log
-            .iter()
-            .map(|e| match e {
-                Event::Failed(n, kind) if kind == "Unavailable" => *n,
-                Event::Failed(..) | Event::Committed(_) => panic!("{e:?}"),
-                Event::Retried => 0,
-            })
-            .sum();
-        assert_eq!(failed, 2);
+        {
+            let log = log.0.lock().unwrap();
+            assert!(log.iter().filter(|e| **e == Event::Retried).count() >= 5);
+            let failed: usize = log
+                .iter()
+                .map(|e| match e {
+                    Event::Failed(n, kind) if kind == "Unavailable" => *n,
+                    Event::Failed(..) | Event::Committed(_) => panic!("{e:?}"),
+                    Event::Retried => 0,
+                })
+                .sum();
+            assert_eq!(failed, 2);
+        }
         store.failures.store(0, Ordering::SeqCst);
         assert_eq!(stored_actions(&store, table).await, 0);
+    }
+
+    /// In an outage, the deadline runs from when a unit was queued: groups queued behind a
+    /// group that gave up get one attempt each, not a deadline each.
+    #[tokio::test]
+    async fn the_deadline_counts_from_the_queue() {
+        let (store, table) = faulty().await;
+        store.failures.store(u32::MAX, Ordering::SeqCst);
+        let limits = Limits {
+            max_group: 2,
+            ..FAST
+        };
+        let (writer, _) = Writer::spawn_with(store.clone(), Arc::new(()), limits);
+        let started = Instant::now();
+        let writes: Vec<_> = (0..10)
+            .map(|seq| {
+                let writer = writer.clone();
+                tokio::spawn(async move { writer.write(action(table, seq)).await })
+            })
+            .collect();
+        for w in writes {
+            let r = w.await.unwrap();
+            assert!(matches!(r, Err(StoreError::Unavailable(_))), "{r:?}");
+        }
+        // Five groups of two: a deadline each would take 5 × 300 ms.
+        assert!(
+            started.elapsed() < 3 * FAST.deadline,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(store.groups.lock().unwrap().len() >= 5);
     }
 
     /// An attempt that never ends counts as a transient failure: `write` still answers.
