@@ -1,0 +1,160 @@
+//! `loadgen`: the command line of the load generator (see the library's header and
+//! `crates/loadgen/README.md`). `loadgen echo` is the baseline server; `loadgen run` runs
+//! the baseline and the game server side by side and prints what it measured.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use loadgen::{Mode, Options, Target};
+
+#[derive(Parser)]
+#[command(
+    name = "loadgen",
+    version,
+    about = "Load generator for the fibonacci-cards server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// A bare tokio-tungstenite echo server on 127.0.0.1 (prints its port on stdout).
+    Echo {
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+    /// Measure the echo baseline and the server in one run.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[arg(long, value_enum, default_value_t = Mode::Flat)]
+    mode: Mode,
+    #[arg(long, default_value = "trump")]
+    game: String,
+    #[arg(long, default_value_t = 2)]
+    seats: usize,
+    /// Tables of players (default: flat 64, think 500, bots 4 people against bots).
+    #[arg(long)]
+    tables: Option<usize>,
+    /// The measurement window (idle: how long the sockets stay open).
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Idle mode: sockets to open (at most what the open-files limit allows).
+    #[arg(long, default_value_t = 10_000)]
+    sockets: usize,
+    /// Bots mode: bots-only tables of hard bots kept running.
+    #[arg(long, default_value_t = 50)]
+    bot_tables: usize,
+    /// Think mode: milliseconds before each move (each drawn from ±20% of it).
+    #[arg(long, default_value_t = 1000)]
+    think_ms: u64,
+    /// The server binary to spawn.
+    #[arg(long, default_value = "target/release/fibonacci-cards")]
+    server_bin: PathBuf,
+    /// The spawned server's database (default: a fresh SQLite file in a temp directory).
+    #[arg(long)]
+    database_url: Option<String>,
+    /// The spawned server's --bot-budget-ms (default: the server's own).
+    #[arg(long)]
+    bot_budget_ms: Option<u64>,
+    /// Load a server already running here (loopback only) instead of spawning one.
+    #[arg(long, conflicts_with_all = ["database_url", "bot_budget_ms"])]
+    url: Option<String>,
+    /// With --url: the server's process id, for its CPU and memory figures.
+    #[arg(long, requires = "url")]
+    server_pid: Option<u32>,
+    /// Skip the echo baseline.
+    #[arg(long)]
+    no_echo: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // One multi-threaded runtime for every client (one worker per core).
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("loadgen: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Cmd::Echo { port } => match rt.block_on(loadgen::echo::serve(port)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("loadgen echo: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Cmd::Run(a) => {
+            let json = a.json;
+            let opts = match options(a) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("loadgen run: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match rt.block_on(loadgen::run(opts)) {
+                Ok(report) => {
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&report).expect("a report serializes")
+                        );
+                    } else {
+                        print!("{report}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("loadgen run: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn options(a: RunArgs) -> Result<Options, String> {
+    let target = match a.url {
+        Some(u) => Target::Url(u),
+        None => {
+            if !a.server_bin.exists() {
+                return Err(format!(
+                    "{} does not exist: build it with `cargo build --release -p server`, or pass --server-bin or --url",
+                    a.server_bin.display()
+                ));
+            }
+            Target::Spawn {
+                bin: a.server_bin,
+                database_url: a.database_url,
+                bot_budget_ms: a.bot_budget_ms,
+            }
+        }
+    };
+    let mut o = Options::new(a.mode, target);
+    o.game = a.game;
+    o.seats = a.seats;
+    if let Some(t) = a.tables {
+        o.tables = t;
+    }
+    o.seconds = a.seconds;
+    o.sockets = a.sockets;
+    o.bot_tables = a.bot_tables;
+    o.think = Duration::from_millis(a.think_ms);
+    o.server_pid = a.server_pid;
+    if !a.no_echo {
+        o.echo = Some(std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?);
+    }
+    Ok(o)
+}

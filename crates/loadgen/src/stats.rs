@@ -1,0 +1,237 @@
+//! Latency samples and their percentiles, the tally of everything that went wrong, and the
+//! small random number generator the players draw their moves from.
+//!
+//! Every task keeps its own [`Samples`] and [`Tally`] and hands them back when it ends, so
+//! recording a figure never takes a lock shared with other players.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// Latencies in microseconds (a `u32` holds over an hour, far beyond any bound we wait).
+#[derive(Clone, Debug, Default)]
+pub struct Samples(Vec<u32>);
+
+impl Samples {
+    pub fn push(&mut self, d: Duration) {
+        self.0.push(d.as_micros().min(u128::from(u32::MAX)) as u32);
+    }
+
+    pub fn extend(&mut self, other: Samples) {
+        self.0.extend(other.0);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// p50, p99 and max; `None` without samples.
+    pub fn summary(&self) -> Option<Latency> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut v = self.0.clone();
+        v.sort_unstable();
+        // Nearest-rank percentile: the smallest sample with at least p% at or below it.
+        let rank = |p: f64| {
+            let i = ((p / 100.0) * v.len() as f64).ceil() as usize;
+            f64::from(v[i.clamp(1, v.len()) - 1]) / 1000.0
+        };
+        Some(Latency {
+            count: v.len(),
+            p50_ms: rank(50.0),
+            p99_ms: rank(99.0),
+            max_ms: f64::from(*v.last().expect("not empty")) / 1000.0,
+        })
+    }
+}
+
+/// A latency distribution, in milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Latency {
+    pub count: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl std::fmt::Display for Latency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} samples)",
+            self.p50_ms, self.p99_ms, self.max_ms, self.count
+        )
+    }
+}
+
+/// What went wrong, counted. `stale_version` is expected (bots or others moved first) and
+/// counted apart; every other entry means a bug somewhere, and the report prints it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tally {
+    /// `error` messages from the server by code, except `stale_version`.
+    pub errors: BTreeMap<String, u64>,
+    /// A few of those errors in full (code: message), to tell what happened.
+    pub error_samples: Vec<String>,
+    pub stale_version: u64,
+    /// Server messages that did not decode as a `protocol::ServerMsg`.
+    pub decode_failures: u64,
+    /// Patches whose `from` was not the version held, or that did not apply (then `sync`).
+    pub patch_mismatches: u64,
+    /// Sockets that closed or failed while their match was still on.
+    pub unexpected_closes: u64,
+    /// Close frames from the server, by code (1013: the client fell behind, …).
+    pub close_codes: BTreeMap<u16, u64>,
+    /// Reconnections after such a close.
+    pub reconnects: u64,
+    /// Matches abandoned because nothing arrived for a long time.
+    pub stalls: u64,
+    /// Failed HTTP requests and WebSocket handshakes, by "what: why".
+    pub http_errors: BTreeMap<String, u64>,
+}
+
+/// Error samples kept per tally: enough to see the pattern, bounded so a storm of the same
+/// bug does not grow memory.
+const KEEP_SAMPLES: usize = 10;
+
+impl Tally {
+    pub fn error(&mut self, code: &str, message: &str) {
+        if code == "stale_version" {
+            self.stale_version += 1;
+            return;
+        }
+        *self.errors.entry(code.to_string()).or_default() += 1;
+        if self.error_samples.len() < KEEP_SAMPLES {
+            self.error_samples.push(format!("{code}: {message}"));
+        }
+    }
+
+    pub fn http(&mut self, what: &str) {
+        *self.http_errors.entry(what.to_string()).or_default() += 1;
+    }
+
+    pub fn merge(&mut self, o: Tally) {
+        for (k, v) in o.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        for s in o.error_samples {
+            if self.error_samples.len() < KEEP_SAMPLES {
+                self.error_samples.push(s);
+            }
+        }
+        self.stale_version += o.stale_version;
+        self.decode_failures += o.decode_failures;
+        self.patch_mismatches += o.patch_mismatches;
+        self.unexpected_closes += o.unexpected_closes;
+        for (k, v) in o.close_codes {
+            *self.close_codes.entry(k).or_default() += v;
+        }
+        self.reconnects += o.reconnects;
+        self.stalls += o.stalls;
+        for (k, v) in o.http_errors {
+            *self.http_errors.entry(k).or_default() += v;
+        }
+    }
+
+    /// Whether anything other than `stale_version` happened.
+    pub fn is_clean(&self) -> bool {
+        self.errors.is_empty()
+            && self.decode_failures == 0
+            && self.patch_mismatches == 0
+            && self.unexpected_closes == 0
+            && self.stalls == 0
+            && self.http_errors.is_empty()
+    }
+}
+
+/// xorshift64*: small and fast, plenty for picking among a handful of legal moves. Not for
+/// anything that must be unpredictable.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded from the clock and a per-player salt, so that players started in the same
+    /// nanosecond still differ.
+    pub fn from_clock(salt: u64) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        // splitmix64 of the mix, so nearby seeds give unrelated streams; never zero.
+        let mut z = nanos ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Rng((z ^ (z >> 31)) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (n > 0). The modulo bias is negligible for small `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// The measurement window: samples count only for what was sent inside it.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub start: Instant,
+    pub end: Instant,
+}
+
+impl Window {
+    pub fn contains(&self, t: Instant) -> bool {
+        t >= self.start && t <= self.end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let mut s = Samples::default();
+        for ms in 1..=100 {
+            s.push(Duration::from_millis(ms));
+        }
+        let l = s.summary().unwrap();
+        assert_eq!(l.count, 100);
+        assert_eq!(l.p50_ms, 50.0);
+        assert_eq!(l.p99_ms, 99.0);
+        assert_eq!(l.max_ms, 100.0);
+        assert!(Samples::default().summary().is_none());
+    }
+
+    #[test]
+    fn rng_stays_in_range_and_varies() {
+        let mut r = Rng::from_clock(7);
+        let mut seen = [false; 5];
+        for _ in 0..1000 {
+            seen[r.below(5)] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn stale_version_is_not_a_bug() {
+        let mut t = Tally::default();
+        t.error("stale_version", "x");
+        assert!(t.is_clean());
+        t.error("not_your_turn", "y");
+        assert!(!t.is_clean());
+        assert_eq!(t.errors["not_your_turn"], 1);
+    }
+}
