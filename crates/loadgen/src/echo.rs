@@ -72,6 +72,8 @@ pub struct EchoReport {
     pub cpu_us_per_msg: Option<f64>,
     /// The load generator's own CPU over the window, in cores (2.0 = both cores busy).
     pub client_cores: Option<f64>,
+    /// CPU the rest of the machine used meanwhile, in cores (see `PlayReport`).
+    pub others_cores: Option<f64>,
     pub failures: Tally,
 }
 
@@ -179,6 +181,7 @@ async fn measure(
     wait_ready(&ready, connections, Duration::from_secs(60)).await;
     let before = proc::sample(Some(pid));
     let me_before = proc::sample(None);
+    let busy_before = proc::machine_busy();
     let start = Instant::now();
     let window = Window {
         start,
@@ -188,6 +191,7 @@ async fn measure(
     tokio::time::sleep_until(window.end.into()).await;
     let after = proc::sample(Some(pid));
     let me_after = proc::sample(None);
+    let busy_after = proc::machine_busy();
     let mut samples = Samples::default();
     let mut messages = 0;
     let mut failures = Tally::default();
@@ -206,7 +210,15 @@ async fn measure(
         (Some(b), Some(a)) => Some((a.cpu_s - b.cpu_s) / seconds),
         _ => None,
     };
+    let others_cores = match (busy_before, busy_after, before, after, me_before, me_after) {
+        (Some(b0), Some(b1), Some(s0), Some(s1), Some(m0), Some(m1)) => {
+            let ours = (s1.cpu_s - s0.cpu_s) + (m1.cpu_s - m0.cpu_s);
+            Some(((b1 - b0) - ours).max(0.0) / seconds)
+        }
+        _ => None,
+    };
     Ok(EchoReport {
+        others_cores,
         connections,
         messages,
         seconds,

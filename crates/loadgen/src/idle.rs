@@ -41,6 +41,10 @@ pub struct IdleReport {
     pub server_bytes_per_socket: Option<f64>,
     /// What the same figure gives for 50,000 sockets: before + 50,000 × per socket.
     pub server_rss_at_50k_mib: Option<f64>,
+    /// The same sockets opened and closed a second time: if this stays near the first
+    /// round's figures, memory kept after closing is reused, not leaked.
+    pub rss_reopen_kib: u64,
+    pub rss_reclosed_kib: u64,
     /// How much of the growth was given back after closing: (open − closed) / (open − before).
     pub returned_fraction: Option<f64>,
     /// The load generator's own VmRSS growth per socket, bytes.
@@ -54,53 +58,32 @@ pub struct IdleReport {
     pub failures: Tally,
 }
 
-/// Opens `sockets` idle spectator sockets against the server at `conn` (process `pid`),
-/// holds them for `seconds`, closes them, and reports the memory figures.
-pub async fn run(
-    conn: Arc<Connector>,
-    pid: Option<u32>,
-    creators: Vec<Guest>,
-    game: &str,
-    seats: usize,
-    sockets: usize,
-    seconds: f64,
-) -> Result<IdleReport, String> {
-    let mut failures = Tally::default();
-    let tables_wanted = sockets.div_ceil(PER_TABLE);
-    // Tables first, a few at a time.
-    let made = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(tables_wanted)));
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut makers = Vec::new();
-    for g in creators.iter().cloned() {
-        let (conn, made, next, game) = (conn.clone(), made.clone(), next.clone(), game.to_string());
-        makers.push(tokio::spawn(async move {
-            let mut tally = Tally::default();
-            while next.fetch_add(1, Relaxed) < tables_wanted {
-                match conn.create_table(&g.token, &game, seats, None, true).await {
-                    Ok(t) => made.lock().await.push(t.id.to_string()),
-                    Err(e) => tally.http(&e.key()),
-                }
-            }
-            tally
-        }));
-    }
-    for m in makers {
-        if let Ok(t) = m.await {
-            failures.merge(t);
-        }
-    }
-    let tables = std::mem::take(&mut *made.lock().await);
-    if tables.is_empty() {
-        return Err(format!(
-            "no table could be created: {:?}",
-            failures.http_errors
-        ));
-    }
-    let settle = || tokio::time::sleep(Duration::from_secs(2));
-    settle().await;
-    let before = proc::sample(pid).ok_or("cannot read the server's /proc")?;
-    let me_before = proc::sample(None);
+fn settle() -> tokio::time::Sleep {
+    tokio::time::sleep(Duration::from_secs(2))
+}
 
+/// What one open → hold → close round saw.
+struct Round {
+    opened: usize,
+    seconds_to_open: f64,
+    open: proc::ProcSample,
+    me_open: Option<proc::ProcSample>,
+    closed: proc::ProcSample,
+    idle_cores: Option<f64>,
+    server_ws_open: Option<f64>,
+    server_ws_closed: Option<f64>,
+}
+
+/// Opens `sockets` spectator sockets over `tables`, holds them quiet for `hold` seconds,
+/// closes them all and waits (bounded) for the server to count them gone.
+async fn round(
+    conn: &Arc<Connector>,
+    pid: Option<u32>,
+    tables: &[String],
+    sockets: usize,
+    hold: f64,
+    failures: &mut Tally,
+) -> Result<Round, String> {
     let opened = Arc::new(AtomicUsize::new(0));
     let done_connecting = Arc::new(AtomicUsize::new(0));
     let (close_tx, close_rx) = watch::channel(false);
@@ -155,14 +138,15 @@ pub async fn run(
     crate::echo::wait_ready(&done_connecting, sockets, Duration::from_secs(300)).await;
     let seconds_to_open = t0.elapsed().as_secs_f64();
     settle().await;
-    let open_n = opened.load(Relaxed);
-    let server_ws_open = conn
-        .metrics()
-        .await
-        .ok()
-        .and_then(|m| m.value("fib_ws_connections"));
+    let server_ws = || async {
+        conn.metrics()
+            .await
+            .ok()
+            .and_then(|m| m.value("fib_ws_connections"))
+    };
+    let server_ws_open = server_ws().await;
     let idle_start = proc::sample(pid);
-    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    tokio::time::sleep(Duration::from_secs_f64(hold)).await;
     let open = proc::sample(pid).ok_or("the server is gone")?;
     let me_open = proc::sample(None);
 
@@ -172,15 +156,10 @@ pub async fn run(
             failures.merge(t);
         }
     }
-    // Wait (bounded) for the server to notice every close.
     let mut server_ws_closed = None;
     let until = Instant::now() + Duration::from_secs(30);
     while Instant::now() < until {
-        server_ws_closed = conn
-            .metrics()
-            .await
-            .ok()
-            .and_then(|m| m.value("fib_ws_connections"));
+        server_ws_closed = server_ws().await;
         if server_ws_closed.is_some_and(|n| n <= 0.0) {
             break;
         }
@@ -188,31 +167,98 @@ pub async fn run(
     }
     settle().await;
     let closed = proc::sample(pid).ok_or("the server is gone")?;
+    Ok(Round {
+        opened: opened.load(Relaxed),
+        seconds_to_open,
+        open,
+        me_open,
+        closed,
+        idle_cores: idle_start
+            .filter(|_| hold > 0.0)
+            .map(|s| (open.cpu_s - s.cpu_s) / hold),
+        server_ws_open,
+        server_ws_closed,
+    })
+}
 
-    let grown = open.rss_kib as f64 - before.rss_kib as f64;
+/// Opens `sockets` idle spectator sockets against the server at `conn` (process `pid`),
+/// holds them for `seconds`, closes them, does it again
+/// (without the hold), and reports the memory figures.
+pub async fn run(
+    conn: Arc<Connector>,
+    pid: Option<u32>,
+    creators: Vec<Guest>,
+    game: &str,
+    seats: usize,
+    sockets: usize,
+    seconds: f64,
+) -> Result<IdleReport, String> {
+    let mut failures = Tally::default();
+    let tables_wanted = sockets.div_ceil(PER_TABLE);
+    // Tables first, a few at a time.
+    let made = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(tables_wanted)));
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut makers = Vec::new();
+    for g in creators.iter().cloned() {
+        let (conn, made, next, game) = (conn.clone(), made.clone(), next.clone(), game.to_string());
+        makers.push(tokio::spawn(async move {
+            let mut tally = Tally::default();
+            while next.fetch_add(1, Relaxed) < tables_wanted {
+                match conn.create_table(&g.token, &game, seats, None, true).await {
+                    Ok(t) => made.lock().await.push(t.id.to_string()),
+                    Err(e) => tally.http(&e.key()),
+                }
+            }
+            tally
+        }));
+    }
+    for m in makers {
+        if let Ok(t) = m.await {
+            failures.merge(t);
+        }
+    }
+    let tables = std::mem::take(&mut *made.lock().await);
+    if tables.is_empty() {
+        return Err(format!(
+            "no table could be created: {:?}",
+            failures.http_errors
+        ));
+    }
+    settle().await;
+    let before = proc::sample(pid).ok_or("cannot read the server's /proc")?;
+    let me_before = proc::sample(None);
+    let first = round(&conn, pid, &tables, sockets, seconds, &mut failures).await?;
+    // A second round on the same tables: if the memory kept after the first close is
+    // reused (the allocator holding freed pages) rather than leaked, RSS barely grows.
+    let second = round(&conn, pid, &tables, sockets, 0.0, &mut failures).await?;
+
+    let open_n = first.opened;
+    let grown = first.open.rss_kib as f64 - before.rss_kib as f64;
     let per = (open_n > 0).then(|| grown * 1024.0 / open_n as f64);
     Ok(IdleReport {
         sockets_wanted: sockets,
         sockets_open: open_n,
         tables: tables.len(),
         rss_before_kib: before.rss_kib,
-        rss_open_kib: open.rss_kib,
-        rss_closed_kib: closed.rss_kib,
+        rss_open_kib: first.open.rss_kib,
+        rss_closed_kib: first.closed.rss_kib,
+        rss_reopen_kib: second.open.rss_kib,
+        rss_reclosed_kib: second.closed.rss_kib,
         server_bytes_per_socket: per,
         server_rss_at_50k_mib: per
             .map(|p| (before.rss_kib as f64 * 1024.0 + p * 50_000.0) / 1048576.0),
         returned_fraction: (grown > 0.0)
-            .then(|| (open.rss_kib as f64 - closed.rss_kib as f64) / grown),
-        client_bytes_per_socket: match (me_before, me_open) {
+            .then(|| (first.open.rss_kib as f64 - first.closed.rss_kib as f64) / grown + 0.0),
+        client_bytes_per_socket: match (me_before, first.me_open) {
             (Some(b), Some(a)) if open_n > 0 => {
                 Some((a.rss_kib as f64 - b.rss_kib as f64) * 1024.0 / open_n as f64)
             }
             _ => None,
         },
-        server_idle_cores: idle_start.map(|s| (open.cpu_s - s.cpu_s) / seconds),
-        server_ws_open,
-        server_ws_closed,
-        seconds_to_open,
+        server_idle_cores: first.idle_cores,
+        server_ws_open: first.server_ws_open,
+        server_ws_closed: first.server_ws_closed,
+        seconds_to_open: first.seconds_to_open,
         failures,
     })
 }

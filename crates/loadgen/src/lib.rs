@@ -146,6 +146,14 @@ pub struct PlayReport {
     pub opponent_sees: Option<Latency>,
     /// (bots) My move's acknowledgement → the bot's move.
     pub bot_wait: Option<Latency>,
+    /// The server's own view (`/metrics` over the window): mean received → acknowledged
+    /// time of an accepted action, ms.
+    pub server_ack_mean_ms: Option<f64>,
+    /// Durable group commits per second, their mean duration (ms) and mean size (table
+    /// units per commit): where the time of a move goes when the CPU is not busy.
+    pub commits_per_sec: Option<f64>,
+    pub commit_mean_ms: Option<f64>,
+    pub units_per_commit: Option<f64>,
     /// Server CPU time per accepted action, microseconds.
     pub server_cpu_us_per_action: Option<f64>,
     /// Server CPU over the window, in cores.
@@ -154,6 +162,9 @@ pub struct PlayReport {
     pub server_rss_peak_kib: Option<u64>,
     /// The load generator's own CPU over the window, in cores.
     pub client_cores: Option<f64>,
+    /// CPU the rest of the machine used over the window (neither the server nor us), in
+    /// cores: above a few tenths, other work shared the cores and the figures are low.
+    pub others_cores: Option<f64>,
     pub tables_started: u64,
     pub matches_finished: u64,
     pub bot_tables_started: u64,
@@ -513,6 +524,7 @@ async fn play(
     let m0 = conn.metrics().await.ok();
     let s0 = proc::sample(server.pid);
     let me0 = proc::sample(None);
+    let busy0 = proc::machine_busy();
     let start = Instant::now();
     let window = Window {
         start,
@@ -523,6 +535,7 @@ async fn play(
     let m1 = conn.metrics().await.ok();
     let s1 = proc::sample(server.pid);
     let me1 = proc::sample(None);
+    let busy1 = proc::machine_busy();
 
     let mut played = Played::default();
     let mut bots = Played::default();
@@ -554,6 +567,14 @@ async fn play(
         _ => None,
     };
     let cpu = s0.zip(s1).map(|(a, b)| b.cpu_s - a.cpu_s);
+    let delta = |name: &str| match (&m0, &m1) {
+        (Some(a), Some(b)) => a.value(name).zip(b.value(name)).map(|(x, y)| y - x),
+        _ => None,
+    };
+    let mean = |family: &str, scale: f64| {
+        let n = delta(&format!("{family}_count")).filter(|n| *n > 0.0)?;
+        Some(delta(&format!("{family}_sum"))? * scale / n)
+    };
     Ok(PlayReport {
         players,
         bot_tables,
@@ -565,6 +586,10 @@ async fn play(
         move_rtt: played.move_rtt.summary(),
         opponent_sees: played.opponent_sees.summary(),
         bot_wait: played.bot_wait.summary(),
+        server_ack_mean_ms: mean("fib_action_seconds", 1e3),
+        commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
+        commit_mean_ms: mean("fib_commit_seconds", 1e3),
+        units_per_commit: mean("fib_commit_group_units", 1.0),
         server_cpu_us_per_action: cpu
             .zip(actions)
             .filter(|(_, a)| *a > 0)
@@ -573,6 +598,13 @@ async fn play(
         server_rss_kib: s1.map(|s| s.rss_kib),
         server_rss_peak_kib: s1.map(|s| s.hwm_kib),
         client_cores: me0.zip(me1).map(|(a, b)| (b.cpu_s - a.cpu_s) / secs),
+        others_cores: match (busy0, busy1, s0, s1, me0, me1) {
+            (Some(b0), Some(b1), Some(s0), Some(s1), Some(m0), Some(m1)) => {
+                let ours = (s1.cpu_s - s0.cpu_s) + (m1.cpu_s - m0.cpu_s);
+                Some(((b1 - b0) - ours).max(0.0) / secs)
+            }
+            _ => None,
+        },
         tables_started: played.tables_started,
         matches_finished: played.matches_finished,
         bot_tables_started: bots.tables_started,
@@ -664,11 +696,16 @@ impl std::fmt::Display for Report {
         };
         writeln!(
             f,
-            "loadgen {:?}: {} for {}, {} tables, {} s against {}{}",
+            "loadgen {:?}: {} for {}, {} {}, {} s against {}{}",
             self.mode,
             self.game,
             self.seats,
-            self.tables,
+            self.idle.as_ref().map_or(self.tables, |i| i.sockets_wanted),
+            if self.idle.is_some() {
+                "sockets"
+            } else {
+                "tables"
+            },
             self.seconds,
             self.server,
             self.database
@@ -679,12 +716,13 @@ impl std::fmt::Display for Report {
         if let Some(e) = &self.echo {
             writeln!(
                 f,
-                "echo baseline:       {:.0} msg/s over {} connections; rtt {}; echo CPU {} /msg; client {} cores",
+                "echo baseline:       {:.0} msg/s over {} connections; rtt {}; echo CPU {} /msg; client {} cores; other processes {} cores",
                 e.msgs_per_sec,
                 e.connections,
                 lat(&e.rtt),
                 opt(e.cpu_us_per_msg, " µs"),
-                opt(e.client_cores, "")
+                opt(e.client_cores, ""),
+                opt(e.others_cores, "")
             )?;
         }
         if let Some(p) = &self.play {
@@ -699,6 +737,14 @@ impl std::fmt::Display for Report {
                     .unwrap_or_default()
             )?;
             writeln!(f, "move round trip:     {}", lat(&p.move_rtt))?;
+            writeln!(
+                f,
+                "server's view:       ack {} mean; {} commits/s of {} ms and {} units on average",
+                opt(p.server_ack_mean_ms.map(|m| m * 1000.0), " µs"),
+                opt(p.commits_per_sec, ""),
+                p.commit_mean_ms.map_or("n/a".into(), |m| format!("{m:.2}")),
+                opt(p.units_per_commit, "")
+            )?;
             if self.mode != Mode::Bots {
                 writeln!(f, "opponent sees move:  {}", lat(&p.opponent_sees))?;
             }
@@ -712,12 +758,13 @@ impl std::fmt::Display for Report {
             }
             writeln!(
                 f,
-                "server CPU:          {} per action, {} cores; RSS {} (peak {}); client {} cores",
+                "server CPU:          {} per action, {} cores; RSS {} (peak {}); client {} cores; other processes {} cores",
                 opt(p.server_cpu_us_per_action, " µs"),
                 opt(p.server_cores, ""),
                 opt(p.server_rss_kib.map(|k| k as f64 / 1024.0), " MiB"),
                 opt(p.server_rss_peak_kib.map(|k| k as f64 / 1024.0), " MiB"),
-                opt(p.client_cores, "")
+                opt(p.client_cores, ""),
+                opt(p.others_cores, "")
             )?;
             writeln!(
                 f,
@@ -728,20 +775,24 @@ impl std::fmt::Display for Report {
         if let Some(i) = &self.idle {
             writeln!(
                 f,
-                "idle sockets:        {} open of {} over {} tables (opened in {:.1} s; server counted {})",
+                "idle sockets:        {} open of {} over {} tables (opened in {:.1} s; server counted {}, and {} after closing)",
                 i.sockets_open,
                 i.sockets_wanted,
                 i.tables,
                 i.seconds_to_open,
-                opt(i.server_ws_open, "")
+                i.server_ws_open.map_or("n/a".into(), |n| format!("{n:.0}")),
+                i.server_ws_closed
+                    .map_or("n/a".into(), |n| format!("{n:.0}")),
             )?;
             writeln!(
                 f,
-                "server RSS:          {:.1} MiB before, {:.1} MiB open, {:.1} MiB after closing ({} returned)",
+                "server RSS:          {:.1} MiB before, {:.1} MiB open, {:.1} MiB after closing ({} returned); again: {:.1} MiB open, {:.1} MiB closed",
                 i.rss_before_kib as f64 / 1024.0,
                 i.rss_open_kib as f64 / 1024.0,
                 i.rss_closed_kib as f64 / 1024.0,
-                opt(i.returned_fraction.map(|r| r * 100.0), "%")
+                opt(i.returned_fraction.map(|r| r * 100.0), "%"),
+                i.rss_reopen_kib as f64 / 1024.0,
+                i.rss_reclosed_kib as f64 / 1024.0,
             )?;
             writeln!(
                 f,

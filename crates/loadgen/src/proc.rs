@@ -73,6 +73,28 @@ pub fn sample(pid: Option<u32>) -> Option<ProcSample> {
     })
 }
 
+/// CPU time the whole machine spent busy (everything but idle and iowait), in seconds,
+/// from `/proc/stat`: set against our processes' own time over a window, it tells how much
+/// other work (a build, someone's tests) shared the cores with the measurement.
+pub fn machine_busy() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    let busy: f64 = v
+        .iter()
+        .take(8)
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, x)| x)
+        .sum();
+    Some(busy / clock_ticks())
+}
+
 /// Raises this process's soft limit of open files to the hard limit (children inherit
 /// it), and returns the limit now in force.
 pub fn raise_open_files() -> u64 {
@@ -222,6 +244,7 @@ mod tests {
         assert!(s.rss_kib > 0);
         assert!(s.hwm_kib >= s.rss_kib);
         assert!(s.cpu_s >= 0.0);
+        assert!(machine_busy().expect("/proc/stat") > 0.0);
     }
 
     #[test]
