@@ -332,9 +332,11 @@ impl Metrics {
 #[derive(Debug)]
 pub enum Incoming {
     /// The document changed (a `state`, or a `patch` that applied): now at this version.
+    /// `actor`: the seat the change's first event names, if any (see [`actor`]).
     Updated {
         version: u64,
         full: bool,
+        actor: Option<usize>,
     },
     /// A patch that did not fit what we hold: send `sync` and wait for the state.
     Mismatch,
@@ -345,6 +347,19 @@ pub enum Incoming {
     Pong,
     /// Not a `ServerMsg` at all.
     Undecodable(String),
+}
+
+/// Who made a change, as far as its public events say: the `seat` of the first event that
+/// has one (`card_played`, `drew`, … name the acting seat first; a round's start or end
+/// that follows comes after it). `None` when no event names a seat (presence changes have
+/// no events at all). Games are free to shape their events, so this is a heuristic the
+/// players use only to tell their own move's result from another seat's move in games
+/// where several seats may act at once (rummy's off-turn moves).
+pub fn actor(events: &[Value]) -> Option<usize> {
+    events
+        .iter()
+        .find_map(|e| e.get("seat")?.as_u64())
+        .map(|s| s as usize)
 }
 
 /// The state document of one table socket (the `state` message minus `type`, `version`
@@ -374,7 +389,7 @@ impl TableDoc {
                 you,
                 view,
                 legal,
-                events: _,
+                events,
                 fairness,
             } => {
                 // Rebuilt from the typed message (which checked its shape); the server
@@ -390,10 +405,14 @@ impl TableDoc {
                 Incoming::Updated {
                     version,
                     full: true,
+                    actor: actor(&events),
                 }
             }
             ServerMsg::Patch {
-                from, version, ops, ..
+                from,
+                version,
+                ops,
+                events,
             } => {
                 let Some(doc) = self.doc.as_mut().filter(|_| from == self.version) else {
                     self.doc = None;
@@ -408,6 +427,7 @@ impl TableDoc {
                 Incoming::Updated {
                     version,
                     full: false,
+                    actor: actor(&events),
                 }
             }
             ServerMsg::Error { code, message, .. } => Incoming::Error { code, message },
@@ -482,18 +502,24 @@ mod tests {
             d.take(&state.to_string()),
             Incoming::Updated {
                 version: 5,
-                full: true
+                full: true,
+                actor: None
             }
         ));
         assert_eq!(d.legal().len(), 2);
         assert_eq!(d.seat(), Some(0));
-        let p = json!({"type": "patch", "from": 5, "version": 6, "events": [], "ops": [
+        let p = json!({"type": "patch", "from": 5, "version": 6,
+            "events": [{"type": "card_played", "seat": 1}, {"type": "trick_won", "winner": 0}], "ops": [
             {"op": "remove", "path": "/view/hand/0"},
             {"op": "replace", "path": "/legal", "value": []},
             {"op": "replace", "path": "/table/status", "value": "finished"}]});
         assert!(matches!(
             d.take(&p.to_string()),
-            Incoming::Updated { version: 6, .. }
+            Incoming::Updated {
+                version: 6,
+                actor: Some(1),
+                ..
+            }
         ));
         assert!(d.legal().is_empty());
         assert!(d.over());

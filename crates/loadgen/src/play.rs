@@ -73,6 +73,8 @@ struct LastAct {
     /// The version the move was made against: the first version above it is its result.
     base: u64,
     sent: Option<Instant>,
+    /// Who moved.
+    seat: usize,
     /// Seats that saw it already (bit per seat), the actor's included.
     seen: u64,
 }
@@ -87,6 +89,9 @@ fn stall_after(ctx: &Ctx) -> Duration {
         Duration::from_secs(15) + ctx.think.unwrap_or_default() * 2
     }
 }
+
+/// An act with neither a result nor a refusal after this long is given up (and reported).
+const UNANSWERED: Duration = Duration::from_secs(10);
 
 /// How many times a seat reconnects within one match before giving the match up.
 const MAX_RECONNECTS: u32 = 3;
@@ -151,12 +156,19 @@ pub async fn group(
                 tokio::spawn(seat.play(ws))
             })
             .collect();
+        // Every seat sees the end: count the match once.
+        let mut finished = false;
         for s in seats {
             match s.await {
-                Ok(p) => out.merge(p),
+                Ok(mut p) => {
+                    finished |= p.matches_finished > 0;
+                    p.matches_finished = 0;
+                    out.merge(p);
+                }
                 Err(e) => out.tally.error("loadgen_task_failed", &e.to_string()),
             }
         }
+        out.matches_finished += u64::from(finished);
     }
     out
 }
@@ -281,6 +293,16 @@ impl Seat {
             if now >= self.window.end {
                 return Next::Done;
             }
+            if let Some((_, sent)) = st.inflight
+                && now >= sent + UNANSWERED
+            {
+                // Neither a result nor a refusal: a bug (the server lost the message).
+                out.tally.error(
+                    "loadgen_unanswered_act",
+                    "an act had neither a result nor a refusal within 10 s",
+                );
+                st.inflight = None;
+            }
             if let Some(at) = st.act_at.filter(|at| *at <= now) {
                 let _ = at;
                 st.act_at = None;
@@ -344,7 +366,9 @@ impl Seat {
                 _ => continue,
             };
             match st.doc.take(text.as_str()) {
-                Incoming::Updated { version, .. } => self.updated(version, now, st, out),
+                Incoming::Updated { version, actor, .. } => {
+                    self.updated(version, actor, now, st, out)
+                }
                 Incoming::Mismatch => {
                     out.tally.patch_mismatches += 1;
                     st.inflight = None;
@@ -393,34 +417,50 @@ impl Seat {
         }
     }
 
-    /// The document moved to `version` at `now`: time what that completes.
-    fn updated(&mut self, version: u64, now: Instant, st: &mut SeatState, out: &mut Played) {
+    /// The document moved to `version` at `now`, by `actor`'s move as far as the events
+    /// say: time what that completes.
+    fn updated(
+        &mut self,
+        version: u64,
+        actor: Option<usize>,
+        now: Instant,
+        st: &mut SeatState,
+        out: &mut Played,
+    ) {
         let w = self.window;
         let in_window = |sent: Instant| w.contains(sent) && now <= w.end;
+        let me = st.doc.seat();
         if let Some((base, sent)) = st.inflight
             && version > base
         {
-            st.inflight = None;
-            if in_window(sent) {
-                out.move_rtt.push(now - sent);
-                out.moves += 1;
+            if actor.is_none() || actor == me {
+                st.inflight = None;
+                if in_window(sent) {
+                    out.move_rtt.push(now - sent);
+                    out.moves += 1;
+                }
+                if self.ctx.vs_bots && st.doc.legal().is_empty() && st.doc.status() == "playing" {
+                    st.acked = Some((version, now));
+                }
             }
-            if self.ctx.vs_bots && st.doc.legal().is_empty() && st.doc.status() == "playing" {
-                st.acked = Some((version, now));
-            }
+            // Otherwise another seat moved first (rummy's off-turn moves): my act will
+            // come back `stale_version`. It stays in flight until then, so that no second
+            // act goes out meanwhile and this change is not timed as mine.
         } else if let Some((acked, at)) = st.acked
             && version > acked
+            && (actor.is_none() || actor != me)
         {
             st.acked = None;
             if in_window(at) {
                 out.bot_wait.push(now - at);
             }
         }
-        if let Some(seat) = st.doc.seat().filter(|s| *s < 64) {
+        if let Some(seat) = me.filter(|s| *s < 64) {
             let mut last = self.shared.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(sent) = last.sent
                 && version > last.base
                 && last.seen & (1 << seat) == 0
+                && (actor.is_none() || actor == Some(last.seat))
             {
                 last.seen |= 1 << seat;
                 if in_window(sent) {
@@ -452,6 +492,7 @@ impl Seat {
             *self.shared.lock().unwrap_or_else(|p| p.into_inner()) = LastAct {
                 base,
                 sent: Some(sent),
+                seat,
                 seen: 1 << seat,
             };
         }

@@ -106,8 +106,13 @@ impl Tally {
             return;
         }
         *self.errors.entry(code.to_string()).or_default() += 1;
-        if self.error_samples.len() < KEEP_SAMPLES {
-            self.error_samples.push(format!("{code}: {message}"));
+        self.keep(format!("{code}: {message}"));
+    }
+
+    /// Keeps a distinct sample, up to [`KEEP_SAMPLES`].
+    fn keep(&mut self, sample: String) {
+        if self.error_samples.len() < KEEP_SAMPLES && !self.error_samples.contains(&sample) {
+            self.error_samples.push(sample);
         }
     }
 
@@ -120,9 +125,7 @@ impl Tally {
             *self.errors.entry(k).or_default() += v;
         }
         for s in o.error_samples {
-            if self.error_samples.len() < KEEP_SAMPLES {
-                self.error_samples.push(s);
-            }
+            self.keep(s);
         }
         self.stale_version += o.stale_version;
         self.decode_failures += o.decode_failures;
@@ -231,7 +234,9 @@ mod tests {
         t.error("stale_version", "x");
         assert!(t.is_clean());
         t.error("not_your_turn", "y");
+        t.error("not_your_turn", "y");
         assert!(!t.is_clean());
-        assert_eq!(t.errors["not_your_turn"], 1);
+        assert_eq!(t.errors["not_your_turn"], 2);
+        assert_eq!(t.error_samples, vec!["not_your_turn: y".to_string()]);
     }
 }
