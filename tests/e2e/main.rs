@@ -6,6 +6,7 @@
 mod bots;
 mod browser;
 mod fibfib;
+mod load;
 mod nachos;
 mod realtime;
 mod rummy;
@@ -220,10 +221,20 @@ async fn bad_input_is_refused_specifically() {
     )
     .await;
     assert_eq!(off.next_error().await["code"], "not_your_turn");
-    // Stale version: refused, and the current state comes with it.
+    // Stale version: refused, and nothing changed (a socket taking patches has every
+    // change already, so no state follows; `sync` shows the same version).
     let legal = on_state["legal"][0].clone();
     on.act(version - 1, &legal).await;
-    assert_eq!(on.next_error().await["code"], "stale_version");
+    let err = on.next_error().await;
+    assert_eq!(err["code"], "stale_version");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("the changes since were sent to you"),
+        "{err}"
+    );
+    on.send(json!({"type": "sync"})).await;
     let again = on.next_state().await;
     assert_eq!(
         again["version"].as_u64().unwrap(),

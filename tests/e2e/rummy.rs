@@ -157,7 +157,8 @@ async fn play_round_with_bot(p: &Player) -> (Value, bool) {
                 let reply = next_reply(&mut sock).await;
                 if reply["type"] == "error" {
                     assert_eq!(reply["code"], "stale_version", "{reply}");
-                    st = sock.next_state().await;
+                    // The patches that made it stale came first: the held state is current.
+                    st = sock.state.clone().unwrap();
                     break;
                 }
                 st = reply;
@@ -197,7 +198,7 @@ async fn play_round_with_bot(p: &Player) -> (Value, bool) {
         let reply = next_reply(&mut sock).await;
         if reply["type"] == "error" {
             assert_eq!(reply["code"], "stale_version", "refused: {reply}");
-            st = sock.next_state().await;
+            st = sock.state.clone().unwrap();
         } else {
             st = reply;
         }

@@ -421,7 +421,11 @@ impl Sock {
             let m = self.next().await;
             match m["type"].as_str() {
                 Some("state") => return m,
-                Some("error") if m["code"] == "stale_version" => continue,
+                // Others moved first: the patches that say so came before the refusal,
+                // so the state held is already the current one.
+                Some("error") if m["code"] == "stale_version" => {
+                    return self.state.clone().expect("a state is held");
+                }
                 _ => panic!("unexpected message while playing: {m}"),
             }
         }
@@ -495,7 +499,7 @@ pub async fn play_until(
 ) -> (Value, u64) {
     let mut moves = 0;
     // Start from the latest state already received, if any (a stale one only costs a
-    // `stale_version` refusal followed by the current state).
+    // `stale_version` refusal, after the patches that bring the current state).
     let mut st = match sock.state.clone() {
         Some(s) => s,
         None => sock.next_state().await,

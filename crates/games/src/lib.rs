@@ -56,6 +56,9 @@ pub trait DynGame: Send + Sync {
     fn view_json(&self, viewer: Viewer) -> Value;
     /// Legal actions of `seat`, computed from its view.
     fn legal_json(&self, seat: Seat) -> Vec<Value>;
+    /// `seat`'s view and its legal actions, the view built once for both (what a seated
+    /// connection is sent after every change).
+    fn seat_json(&self, seat: Seat) -> (Value, Vec<Value>);
     /// Whether `seat` has any legal action now (no JSON made).
     fn has_legal(&self, seat: Seat) -> bool;
     fn scores(&self) -> Vec<i64>;
@@ -143,6 +146,11 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
     }
     fn legal_json(&self, seat: Seat) -> Vec<Value> {
         self.0.legal_actions_for(seat).iter().map(to_json).collect()
+    }
+    fn seat_json(&self, seat: Seat) -> (Value, Vec<Value>) {
+        let view = self.0.view_for(Viewer::Player(seat));
+        let legal = G::legal_actions(&view).iter().map(to_json).collect();
+        (to_json(&view), legal)
     }
     fn has_legal(&self, seat: Seat) -> bool {
         !self.0.legal_actions_for(seat).is_empty()
@@ -385,6 +393,19 @@ mod tests {
             on_disk == fresh,
             "docs/protocol.schema.json is stale: run `UPDATE_SCHEMA=1 cargo test -p games`"
         );
+    }
+
+    #[test]
+    fn seat_json_is_the_view_and_legal_actions() {
+        for info in catalogue() {
+            let (mut g, _) = new_match(info.kind, &Value::Null, info.min_players).unwrap();
+            g.start_round(&Seed::from_u64(7)).unwrap();
+            for seat in 0..info.min_players {
+                let (view, legal) = g.seat_json(seat);
+                assert_eq!(view, g.view_json(Viewer::Player(seat)), "{}", info.kind);
+                assert_eq!(legal, g.legal_json(seat), "{}", info.kind);
+            }
+        }
     }
 
     #[test]

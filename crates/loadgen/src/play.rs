@@ -381,11 +381,13 @@ impl Seat {
                     out.tally.error(&code, &message);
                     st.inflight = None;
                     if code != "stale_version" {
-                        // The server also sends the state after stale_version; after any
-                        // other refusal, pause and resync rather than repeat it in a loop.
+                        // After any other refusal, pause and resync rather than repeat it
+                        // in a loop.
                         st.hold_until = Some(now + Duration::from_millis(100));
+                        continue;
                     }
-                    continue;
+                    // Stale: the patches that moved the table on came before the refusal,
+                    // so the document held is current; choose again from it (below).
                 }
                 Incoming::Pong => continue,
                 Incoming::Undecodable(e) => {

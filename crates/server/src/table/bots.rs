@@ -4,10 +4,12 @@
 //! (where it is handed its seat's view only, `DynGame::bot_action`); the table never waits
 //! for it, and drops an answer that comes back after the table moved on.
 //!
-//! The pool is bounded to the cores, and people come first: a table where a person is
-//! connected may also use a worker reserved for such tables, so a human's wait for a hard
-//! bot stays near its thinking budget however many tables of bots only are running (those
-//! queue for the shared workers alone).
+//! People come first. Tables of bots only share the cores less one (at least one worker),
+//! so however many of them run, they never hold every core. A table where a person is
+//! connected never queues behind them: it has a pool of its own, wider than the cores
+//! ([`PEOPLE_WORKERS`]), because a bot's budget is wall-clock time: several people's bots
+//! thinking at once share the CPU and each still answers within its budget (with fewer
+//! samples), instead of each waiting for the one before.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -46,11 +48,15 @@ pub(super) struct PendingBot {
     pub rx: oneshot::Receiver<Option<Value>>,
 }
 
-/// The bot workers: `shared` for every table (the cores less one, at least one), and one
-/// `reserved` worker that only tables with people at them may use.
+/// Bot moves computed at once for tables with people at them: enough for many such tables
+/// to think together, bounded so that a flood of them cannot exhaust the blocking pool.
+const PEOPLE_WORKERS: usize = 16;
+
+/// The bot workers: `bots_only` for tables of bots alone (the cores less one, at least
+/// one), `people` for tables where a person is connected.
 struct Pool {
-    shared: Arc<Semaphore>,
-    reserved: Arc<Semaphore>,
+    bots_only: Arc<Semaphore>,
+    people: Arc<Semaphore>,
 }
 
 fn pool() -> &'static Pool {
@@ -58,24 +64,17 @@ fn pool() -> &'static Pool {
     POOL.get_or_init(|| {
         let n = std::thread::available_parallelism().map_or(2, |n| n.get());
         Pool {
-            shared: Arc::new(Semaphore::new(n.saturating_sub(1).max(1))),
-            reserved: Arc::new(Semaphore::new(1)),
+            bots_only: Arc::new(Semaphore::new(n.saturating_sub(1).max(1))),
+            people: Arc::new(Semaphore::new(PEOPLE_WORKERS)),
         }
     })
 }
 
-/// A worker for a table; `people` tables take whichever worker frees up first.
+/// A worker for a table: from its own pool when people are there.
 async fn worker(people: bool) -> Option<OwnedSemaphorePermit> {
     let p = pool();
-    if people {
-        tokio::select! {
-            biased;
-            r = p.reserved.clone().acquire_owned() => r.ok(),
-            s = p.shared.clone().acquire_owned() => s.ok(),
-        }
-    } else {
-        p.shared.clone().acquire_owned().await.ok()
-    }
+    let sem = if people { &p.people } else { &p.bots_only };
+    sem.clone().acquire_owned().await.ok()
 }
 
 impl Table {

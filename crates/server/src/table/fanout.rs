@@ -90,6 +90,10 @@ impl Fanout {
         self.conns.get(&id).map(|c| c.who)
     }
 
+    pub fn updates(&self, id: u64) -> Updates {
+        self.conns.get(&id).map_or(Updates::Patch, |c| c.updates)
+    }
+
     pub fn connected(&self, player: Uuid) -> bool {
         self.conns.values().any(|c| c.who == Some(player))
     }
@@ -168,17 +172,17 @@ impl Table {
         if self.rounds.is_empty() {
             return (Value::Null, Value::Array(vec![]));
         }
-        let rules_viewer = match viewer {
-            Viewer::Player(s) => game_core::Viewer::Player(s),
-            Viewer::Spectator => game_core::Viewer::Spectator,
-        };
-        let legal = match viewer {
-            Viewer::Player(s) if self.record.status == store::TableStatus::Playing => {
-                Value::Array(self.game.legal_json(s))
+        match viewer {
+            Viewer::Player(s) => {
+                let (view, legal) = self.game.seat_json(s);
+                let playing = self.record.status == store::TableStatus::Playing;
+                (view, Value::Array(if playing { legal } else { vec![] }))
             }
-            _ => Value::Array(vec![]),
-        };
-        (self.game.view_json(rules_viewer), legal)
+            Viewer::Spectator => (
+                self.game.view_json(game_core::Viewer::Spectator),
+                Value::Array(vec![]),
+            ),
+        }
     }
 
     /// Brings `viewer`'s held document to the current version. Returns the patch from the

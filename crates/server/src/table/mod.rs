@@ -349,12 +349,23 @@ impl Table {
                     return;
                 };
                 if version < self.moved || version > self.version {
+                    // A connection taking patches already has every change since its
+                    // version (they were queued before this refusal): it needs no state.
+                    // One taking full states, or naming a version it cannot hold, gets it.
+                    let resend = version > self.version || self.fan.updates(conn) == Updates::Full;
                     let msg = format!(
-                        "your move was made against version {version} but the table has moved on to {}; here is the current state",
-                        self.version
+                        "your move was made against version {version} but the table has moved on to {}; {}",
+                        self.version,
+                        if resend {
+                            "here is the current state"
+                        } else {
+                            "the changes since were sent to you"
+                        }
                     );
                     self.refuse(conn, "stale_version", msg);
-                    self.send_state(conn);
+                    if resend {
+                        self.send_state(conn);
+                    }
                     return;
                 }
                 match self.accept(seat, action).await {
