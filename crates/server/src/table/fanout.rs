@@ -12,6 +12,7 @@
 //! message is dropped, and its socket closes with 1013 (reconnect to resync).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::extract::ws::Utf8Bytes;
 use protocol::{PatchOp, RoundFairness, ServerMsg, Viewer, patch};
@@ -47,10 +48,12 @@ struct Held {
     version: u64,
     /// The table version whose game the view and legal actions show.
     game_at: u64,
-    table: Value,
+    /// Shared between viewers brought up to date by the same broadcast, so that the table's
+    /// part is diffed once per change, not once per viewer.
+    table: Arc<Value>,
     view: Value,
     legal: Value,
-    fairness: Value,
+    fairness: Arc<Value>,
 }
 
 #[derive(Default)]
@@ -58,6 +61,11 @@ pub(super) struct Fanout {
     conns: HashMap<u64, Conn>,
     next: u64,
     held: HashMap<Viewer, Held>,
+    /// The table's part as of the latest broadcast, and the patch from the one before it.
+    table: Option<Arc<Value>>,
+    /// The fairness records, rebuilt only when a round starts or ends: (rounds, rounds
+    /// ended) they were made for.
+    fairness: Option<((usize, usize), Arc<Value>)>,
 }
 
 impl Fanout {
@@ -152,7 +160,19 @@ impl Table {
         }
     }
 
-    fn fairness(&self) -> Value {
+    /// The fairness records, rebuilt when a round started or ended since the last
+    /// time (a daily deal's every time: its seed is published when the day ends).
+    fn fairness(&mut self) -> Arc<Value> {
+        let key = (
+            self.rounds.len(),
+            self.rounds.iter().filter(|r| r.ended).count(),
+        );
+        if let Some((k, f)) = &self.fan.fairness
+            && *k == key
+            && self.record.daily.is_none()
+        {
+            return f.clone();
+        }
         let rounds: Vec<RoundFairness> = self
             .rounds
             .iter()
@@ -164,7 +184,9 @@ impl Table {
                 seed: seed_public(r.ended, self.record.daily.as_deref()).then(|| r.seed.to_hex()),
             })
             .collect();
-        serde_json::to_value(rounds).expect("serializes")
+        let f = Arc::new(serde_json::to_value(rounds).expect("serializes"));
+        self.fan.fairness = Some((key, f.clone()));
+        f
     }
 
     /// The game's part of a viewer's document: its view and legal actions.
@@ -185,15 +207,19 @@ impl Table {
         }
     }
 
-    /// Brings `viewer`'s held document to the current version. Returns the patch from the
-    /// version it was at, or `None` when it was made afresh.
-    fn refresh(&mut self, viewer: Viewer, table: &Value) -> Option<(u64, Vec<PatchOp>)> {
-        let fresh_game = |t: &Table| {
-            let (view, legal) = t.game_part(viewer);
-            (view, legal, t.fairness())
-        };
+    /// Brings `viewer`'s held document to the current version, whose table part is
+    /// `table` (`table_ops`: the patch from the previous broadcast's table part, shared by
+    /// every viewer that held it). Returns the patch from the version it was at, or `None`
+    /// when it was made afresh.
+    fn refresh(
+        &mut self,
+        viewer: Viewer,
+        table: &Arc<Value>,
+        table_ops: Option<(&Arc<Value>, &[PatchOp])>,
+    ) -> Option<(u64, Vec<PatchOp>)> {
         let Some(h) = self.fan.held.get(&viewer) else {
-            let (view, legal, fairness) = fresh_game(self);
+            let (view, legal) = self.game_part(viewer);
+            let fairness = self.fairness();
             self.fan.held.insert(
                 viewer,
                 Held {
@@ -211,15 +237,21 @@ impl Table {
         if from == self.version {
             return Some((from, vec![]));
         }
-        let game = (h.game_at != self.moved).then(|| fresh_game(self));
+        let game = (h.game_at != self.moved).then(|| self.game_part(viewer));
+        let fairness = game.is_some().then(|| self.fairness());
         let h = self.fan.held.get_mut(&viewer).expect("checked above");
         let mut ops = Vec::new();
-        patch::diff_at("/table", &h.table, table, &mut ops);
+        match table_ops {
+            Some((prev, shared)) if Arc::ptr_eq(prev, &h.table) => ops.extend_from_slice(shared),
+            _ => patch::diff_at("/table", &h.table, table, &mut ops),
+        }
         h.table = table.clone();
-        if let Some((view, legal, fairness)) = game {
+        if let (Some((view, legal)), Some(fairness)) = (game, fairness) {
             patch::diff_at("/view", &h.view, &view, &mut ops);
             patch::diff_at("/legal", &h.legal, &legal, &mut ops);
-            patch::diff_at("/fairness", &h.fairness, &fairness, &mut ops);
+            if !Arc::ptr_eq(&h.fairness, &fairness) {
+                patch::diff_at("/fairness", &h.fairness, &fairness, &mut ops);
+            }
             (h.view, h.legal, h.fairness) = (view, legal, fairness);
             h.game_at = self.moved;
         }
@@ -232,7 +264,14 @@ impl Table {
     /// are the game's public events of the change.
     pub(super) fn broadcast(&mut self, events: &[Value]) {
         let info = self.info();
-        let table = serde_json::to_value(&info).expect("serializes");
+        let table = Arc::new(serde_json::to_value(&info).expect("serializes"));
+        // The table's part is the same for every viewer: diffed once.
+        let prev = self.fan.table.replace(table.clone());
+        let shared_ops: Option<(Arc<Value>, Vec<PatchOp>)> = prev.map(|p| {
+            let mut ops = Vec::new();
+            patch::diff_at("/table", &p, &table, &mut ops);
+            (p, ops)
+        });
         let mut viewers: Vec<(u64, Viewer)> = self
             .fan
             .conns
@@ -248,7 +287,11 @@ impl Table {
                 .iter()
                 .take_while(|(_, v)| *v == viewer)
                 .count();
-            let change = self.refresh(viewer, &table);
+            let change = self.refresh(
+                viewer,
+                &table,
+                shared_ops.as_ref().map(|(p, o)| (p, o.as_slice())),
+            );
             let h = &self.fan.held[&viewer];
             let mut patch_text: Option<Utf8Bytes> = None;
             let mut full_text: Option<Utf8Bytes> = None;
@@ -314,10 +357,13 @@ impl Table {
             return;
         };
         let viewer = self.viewer_for(who);
-        let table = serde_json::to_value(self.info()).expect("serializes");
-        // Held documents of viewers with connections are current; this only makes one
-        // for a viewer that has none yet.
-        self.refresh(viewer, &table);
+        // Held documents of viewers with connections are current (at the latest
+        // broadcast's table); this only makes one for a viewer that has none yet.
+        let table = match &self.fan.table {
+            Some(t) => t.clone(),
+            None => Arc::new(serde_json::to_value(self.info()).expect("serializes")),
+        };
+        self.refresh(viewer, &table, None);
         let text = state_text(&self.fan.held[&viewer], viewer, &[]);
         let version = self.version;
         if let Some(c) = self.fan.conns.get_mut(&conn) {
