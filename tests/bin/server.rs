@@ -3,7 +3,7 @@
 
 // The same allocator as the real binary (crates/server/src/main.rs).
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> std::process::ExitCode {
     server::cli::main()

@@ -35,7 +35,8 @@ pub struct IdleReport {
     pub rss_before_kib: u64,
     /// Server VmRSS with every socket open and quiet.
     pub rss_open_kib: u64,
-    /// Server VmRSS after every socket closed (and a pause to settle).
+    /// Server VmRSS 12 s after every socket closed (an allocator returns memory over
+    /// seconds).
     pub rss_closed_kib: u64,
     /// (open − before) / sockets.
     pub server_bytes_per_socket: Option<f64>,
@@ -165,7 +166,9 @@ async fn round(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    settle().await;
+    // An allocator that returns memory does so over seconds (jemalloc's decay spreads it
+    // over 10 s): read after that.
+    tokio::time::sleep(Duration::from_secs(12)).await;
     let closed = proc::sample(pid).ok_or("the server is gone")?;
     Ok(Round {
         opened: opened.load(Relaxed),

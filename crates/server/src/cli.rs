@@ -41,6 +41,13 @@ async fn run() -> std::process::ExitCode {
 
 async fn serve(config: crate::Config) -> std::process::ExitCode {
     let addr = format!("{}:{}", config.bind, config.port);
+    // Memory freed when sockets close goes back to the OS even while the server idles: a
+    // background thread purges what jemalloc holds unused (a no-op under another
+    // allocator, which tests use).
+    match tikv_jemalloc_ctl::background_thread::write(true) {
+        Ok(()) => tracing::debug!("jemalloc background purging on"),
+        Err(e) => tracing::debug!(error = %e, "not running on jemalloc"),
+    }
     // Every socket is a file: the usual soft limit (1024) would refuse players long before
     // memory or CPU run out. Raised to the hard limit, which only root can lift.
     match rlimit::increase_nofile_limit(u64::MAX) {
