@@ -111,16 +111,8 @@ pub async fn group(
     let mut rng = Rng::from_clock(salt);
     loop {
         let setup = set_up(&ctx, &guests).await;
-        let w = match window {
-            Some(w) => w,
-            None => {
-                ready.fetch_add(1, Relaxed);
-                let Ok(w) = go.wait_for(Option::is_some).await.map(|w| w.expect("some")) else {
-                    return out;
-                };
-                window = Some(w);
-                w
-            }
+        let Some(w) = measured_window(&mut window, &ready, &mut go).await else {
+            return out;
         };
         if Instant::now() >= w.end {
             break;
@@ -530,16 +522,8 @@ pub async fn bot_tables(
                 false,
             )
             .await;
-        let w = match window {
-            Some(w) => w,
-            None => {
-                ready.fetch_add(1, Relaxed);
-                let Ok(w) = go.wait_for(Option::is_some).await.map(|w| w.expect("some")) else {
-                    return out;
-                };
-                window = Some(w);
-                w
-            }
+        let Some(w) = measured_window(&mut window, &ready, &mut go).await else {
+            return out;
         };
         if Instant::now() >= w.end {
             break;
@@ -578,4 +562,19 @@ pub async fn bot_tables(
         }
     }
     out
+}
+
+/// The measurement window: the first call says this player is ready and waits for the
+/// window to be set; later calls return it at once. `None` if the run was called off.
+async fn measured_window(
+    window: &mut Option<Window>,
+    ready: &AtomicUsize,
+    go: &mut watch::Receiver<Option<Window>>,
+) -> Option<Window> {
+    if window.is_none() {
+        ready.fetch_add(1, Relaxed);
+        let w = go.wait_for(Option::is_some).await.ok()?.expect("some");
+        *window = Some(w);
+    }
+    *window
 }
