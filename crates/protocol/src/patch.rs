@@ -206,7 +206,47 @@ fn split<'a>(doc: &'a mut Value, path: &str) -> Result<(&'a mut Value, String), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// Small JSON documents whose keys and values collide often, so that diffs meet
+    /// shared prefixes and suffixes, members that come and go, and changes of type.
+    fn doc() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (0i64..4).prop_map(Value::from),
+            prop::sample::select(vec!["a", "b", "~", "/"]).prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop::sample::select(vec!["x", "y", "a/b", "t~", ""]),
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(
+                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever the two documents, the patch from one turns it into the other, and
+        /// reads back from its wire form unchanged.
+        #[test]
+        fn any_diff_applies(a in doc(), b in doc()) {
+            let ops = diff(&a, &b);
+            let mut c = a.clone();
+            apply(&mut c, &ops).unwrap();
+            prop_assert_eq!(&c, &b);
+            let wire = serde_json::to_string(&ops).unwrap();
+            prop_assert_eq!(serde_json::from_str::<Vec<PatchOp>>(&wire).unwrap(), ops);
+            prop_assert!(diff(&b, &b).is_empty());
+        }
+    }
 
     fn round_trip(a: Value, b: Value) -> Vec<PatchOp> {
         let ops = diff(&a, &b);
