@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::ws::Utf8Bytes;
-use protocol::{PatchOp, RoundFairness, ServerMsg, Viewer, patch};
+use protocol::{PatchOp, RoundFairness, Viewer, patch};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -134,6 +134,29 @@ struct StateOut<'a> {
     legal: &'a Value,
     events: &'a [Value],
     fairness: &'a Value,
+}
+
+/// A `patch` message written from borrowed parts (`ServerMsg::Patch` would own copies).
+#[derive(Serialize)]
+struct PatchOut<'a> {
+    r#type: &'static str,
+    from: u64,
+    version: u64,
+    ops: &'a [PatchOp],
+    events: &'a [Value],
+}
+
+fn patch_text_of(from: u64, version: u64, ops: &[PatchOp], events: &[Value]) -> Utf8Bytes {
+    let msg = PatchOut {
+        r#type: "patch",
+        from,
+        version,
+        ops,
+        events,
+    };
+    serde_json::to_string(&msg)
+        .expect("server messages serialize")
+        .into()
 }
 
 fn state_text(h: &Held, you: Viewer, events: &[Value]) -> Utf8Bytes {
@@ -302,15 +325,7 @@ impl Table {
                         if held_viewer == viewer && at == *from =>
                     {
                         patch_text
-                            .get_or_insert_with(|| {
-                                let msg = ServerMsg::Patch {
-                                    from: *from,
-                                    version: h.version,
-                                    ops: ops.clone(),
-                                    events: events.to_vec(),
-                                };
-                                serde_json::to_string(&msg).expect("serializes").into()
-                            })
+                            .get_or_insert_with(|| patch_text_of(*from, h.version, ops, events))
                             .clone()
                     }
                     _ => full_text
@@ -374,5 +389,46 @@ impl Table {
 
     pub(super) fn humans_watching(&self) -> bool {
         self.fan.has_people()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::ServerMsg;
+    use serde_json::json;
+
+    /// The messages written from borrowed parts are the protocol's own messages.
+    #[test]
+    fn borrowed_messages_are_server_messages() {
+        let ops = vec![PatchOp::Remove {
+            path: "/view/hand/0".into(),
+        }];
+        let events = vec![json!({"type": "card_played"})];
+        let text = patch_text_of(4, 5, &ops, &events);
+        let msg: ServerMsg = serde_json::from_str(text.as_str()).unwrap();
+        assert_eq!(
+            msg,
+            ServerMsg::Patch {
+                from: 4,
+                version: 5,
+                ops,
+                events: events.clone()
+            }
+        );
+        let held = Held {
+            version: 7,
+            game_at: 6,
+            table: Arc::new(json!({"id": "x"})),
+            view: Value::Null,
+            legal: json!([]),
+            fairness: Arc::new(json!([])),
+        };
+        let text = state_text(&held, Viewer::Spectator, &events);
+        let v: Value = serde_json::from_str(text.as_str()).unwrap();
+        assert_eq!(v["type"], "state");
+        assert_eq!(v["version"], 7);
+        assert_eq!(v["you"], json!({"kind": "spectator"}));
+        assert_eq!(v["events"], json!(events));
     }
 }
