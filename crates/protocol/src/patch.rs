@@ -53,6 +53,10 @@ pub fn diff_at(path: &str, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) {
 
 fn push_token(path: &mut String, token: &str) {
     path.push('/');
+    if !token.contains(['~', '/']) {
+        path.push_str(token);
+        return;
+    }
     for c in token.chars() {
         match c {
             '~' => path.push_str("~0"),
@@ -67,8 +71,14 @@ fn diff_into(old: &Value, new: &Value, path: &mut String, ops: &mut Vec<PatchOp>
         (Value::Object(a), Value::Object(b)) => {
             let len = path.len();
             for (k, va) in a {
+                let vb = b.get(k);
+                // Most members of a view are unchanged by a move: comparing is cheaper than
+                // walking them with a path.
+                if vb == Some(va) {
+                    continue;
+                }
                 push_token(path, k);
-                match b.get(k) {
+                match vb {
                     Some(vb) => diff_into(va, vb, path, ops),
                     None => ops.push(PatchOp::Remove { path: path.clone() }),
                 }
@@ -108,6 +118,9 @@ fn diff_arrays(a: &[Value], b: &[Value], path: &mut String, ops: &mut Vec<PatchO
     let both = mid_a.len().min(mid_b.len());
     let len = path.len();
     for i in 0..both {
+        if mid_a[i] == mid_b[i] {
+            continue;
+        }
         push_token(path, &(head + i).to_string());
         diff_into(&mid_a[i], &mid_b[i], path, ops);
         path.truncate(len);
