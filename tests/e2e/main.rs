@@ -167,11 +167,7 @@ async fn views_are_filtered_per_viewer() {
 async fn bad_input_is_refused_specifically() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
-    let table = ada.create_trump(2, false).await;
-    bob.post(&format!("/api/tables/{table}/join"), json!({}))
-        .await;
+    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
     let mut a = ada.connect(&table).await;
     let mut b = bob.connect(&table).await;
     ada.post(&format!("/api/tables/{table}/start"), json!({}))
@@ -532,11 +528,7 @@ async fn reconnect_resyncs_and_keeps_the_seat() {
 async fn sigkill_mid_round_loses_no_acknowledged_action() {
     for db in databases().await {
         let mut proc = Child::start(&db).await;
-        let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
-        let bob = Player::guest(&proc.base, &proc.ws, "Bob").await;
-        let table = ada.create_trump(2, false).await;
-        bob.post(&format!("/api/tables/{table}/join"), json!({}))
-            .await;
+        let (ada, bob, table) = ada_and_bob_at_trump(&proc.base, &proc.ws).await;
         ada.post(&format!("/api/tables/{table}/start"), json!({}))
             .await;
         let mut a = ada.connect(&table).await;

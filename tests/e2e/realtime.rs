@@ -123,11 +123,7 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
 async fn a_reconnect_resumes_from_the_version_it_holds() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
-    let table = ada.create_trump(2, false).await;
-    bob.post(&format!("/api/tables/{table}/join"), json!({}))
-        .await;
+    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
     ada.post(&format!("/api/tables/{table}/start"), json!({}))
         .await;
     let mut a = ada.connect(&table).await;

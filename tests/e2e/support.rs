@@ -289,6 +289,19 @@ impl Player {
     }
 }
 
+/// Two new guests, Ada and Bob, seated at a two-seat Trump table Ada created (not started):
+/// both players and the table id.
+pub async fn ada_and_bob_at_trump(base: &str, ws: &str) -> (Player, Player, String) {
+    let ada = Player::guest(base, ws, "Ada").await;
+    let bob = Player::guest(base, ws, "Bob").await;
+    let table = ada.create_trump(2, false).await;
+    let (s, v) = bob
+        .post(&format!("/api/tables/{table}/join"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    (ada, bob, table)
+}
+
 /// A new guest `name` at a started Trump table of `seats` with bots in the other seats,
 /// connected to it: the player, the table id and the socket.
 pub async fn trump_with_bots(server: &Server, name: &str, seats: usize) -> (Player, String, Sock) {
