@@ -396,3 +396,102 @@ fn card_log(rows: Vec<(i32, String)>) -> Vec<(i64, Value)> {
         })
         .collect()
 }
+
+/// A move stored although its write reported an error (a commit cut off mid-way that did
+/// land) must not wedge the table: the table takes again what the database holds, tells
+/// everyone, and play goes on. Simulated by writing the move into the log behind the
+/// server's back, so that the server's own write of the next sequence number fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_with_an_unknown_outcome_reloads_the_table() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
+    ada.post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    let joined = b.next_state().await["version"].as_u64().unwrap();
+    let sa = a.until(|s| s["version"].as_u64().unwrap() >= joined).await;
+    let sb = b.state.clone().unwrap();
+    let (sock, st) = if my_turn(&sa) {
+        (&mut a, sa)
+    } else {
+        (&mut b, sb)
+    };
+    let seat = st["you"]["seat"].as_i64().unwrap();
+    let legal = st["legal"].as_array().unwrap().clone();
+    assert!(legal.len() >= 2, "a choice of cards: {legal:?}");
+
+    // The first card "lands" without the server hearing of it.
+    let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
+         VALUES ($1, 1, 0, $2, $3, 0)",
+    )
+    .bind(&table)
+    .bind(seat)
+    .bind(legal[0].to_string())
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+
+    // The player plays another card: the server's write collides with the stored move.
+    sock.act(st["version"].as_u64().unwrap(), &legal[1]).await;
+    let mut reloaded = None;
+    let mut refused = None;
+    while reloaded.is_none() || refused.is_none() {
+        let m = sock.next().await;
+        match m["type"].as_str() {
+            Some("state") => reloaded = Some(m),
+            Some("error") => refused = Some(m),
+            _ => panic!("unexpected {m}"),
+        }
+    }
+    let (reloaded, refused) = (reloaded.unwrap(), refused.unwrap());
+    assert_eq!(refused["code"], "internal", "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("the table now shows what is stored"),
+        "{refused}"
+    );
+    // What is shown is what is stored: the first card is in the trick, the other in hand.
+    assert_eq!(
+        reloaded["view"]["trick"][0]["card"], legal[0]["card"],
+        "{reloaded}"
+    );
+    assert!(
+        reloaded["view"]["hand"]
+            .as_array()
+            .unwrap()
+            .contains(&legal[1]["card"])
+    );
+    let text = metrics(&server).await;
+    assert!(text.contains("fib_table_reloads_total 1"), "{text}");
+
+    // And play goes on: the other player moves, and it is stored after the injected move.
+    let other = if my_turn(&reloaded) {
+        panic!("the turn passed on: {reloaded}")
+    } else if seat == 0 {
+        &mut b
+    } else {
+        &mut a
+    };
+    let st = other.until(|s| my_turn(s)).await;
+    other
+        .act(st["version"].as_u64().unwrap(), &st["legal"][0])
+        .await;
+    let after = other.next_state_after_act().await;
+    assert!(after["version"].as_u64() > st["version"].as_u64());
+    assert!(
+        after["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "card_played"),
+        "{after}"
+    );
+    server.stop().await;
+}

@@ -96,6 +96,8 @@ pub struct Metrics {
     group: Histogram<9>,
     write_retries: AtomicU64,
     write_failures: AtomicU64,
+    /// Tables that took their state again from the store after a failed write.
+    pub table_reloads: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -111,6 +113,7 @@ impl Default for Metrics {
             group: Histogram::new(&UNITS),
             write_retries: AtomicU64::new(0),
             write_failures: AtomicU64::new(0),
+            table_reloads: AtomicU64::new(0),
         }
     }
 }
@@ -198,6 +201,12 @@ impl Metrics {
             "fib_store_write_failures_total",
             "Table units whose write failed for good (their change was refused, nothing changed).",
             self.write_failures.load(Relaxed),
+        );
+        counter(
+            &mut s,
+            "fib_table_reloads_total",
+            "Tables that took their state again from the database after a failed write.",
+            self.table_reloads.load(Relaxed),
         );
         s
     }

@@ -118,6 +118,13 @@ impl Fanout {
         self.conns.is_empty()
     }
 
+    /// Drops every held document, so that every connection's next message is a full state.
+    pub fn forget_documents(&mut self) {
+        self.held.clear();
+        self.table = None;
+        self.fairness = None;
+    }
+
     pub fn has_people(&self) -> bool {
         self.conns.values().any(|c| c.who.is_some())
     }
@@ -339,14 +346,25 @@ impl Table {
             }
             i = group_end;
         }
-        for id in slow {
-            // Dropping its sender ends the connection (1013); the client reconnects and
-            // resyncs.
+        self.publish(info);
+        if !slow.is_empty() {
+            for id in slow {
+                self.drop_behind(id);
+            }
+            // Their leaving is a presence change everyone must see (it may be a player).
+            self.version += 1;
+            self.broadcast(&[]);
+        }
+    }
+
+    /// Drops a connection that could not take its next message: its socket closes with
+    /// 1013 and the client reconnects and resyncs. A connection is never left open after a
+    /// message to it was lost, so what it holds is always what it was sent.
+    fn drop_behind(&mut self, id: u64) {
+        if self.fan.conns.remove(&id).is_some() {
             tracing::info!(table = %self.record.id, conn = id, "dropping a connection that fell behind");
             self.app.metrics.closed("fell_behind");
-            self.fan.conns.remove(&id);
         }
-        self.publish(info);
     }
 
     /// Puts the table's entry in the lobby (or takes it out, once it is over or private).
@@ -360,9 +378,17 @@ impl Table {
             .publish_lobby(self.record.id, listed.then_some(info));
     }
 
+    /// Sends one connection a message of its own (an error); one it cannot take drops it.
     pub(super) fn send_to(&mut self, conn: u64, text: String) {
-        if let Some(c) = self.fan.conns.get(&conn) {
-            let _ = c.out.try_send(text.into());
+        let lost = self
+            .fan
+            .conns
+            .get(&conn)
+            .is_some_and(|c| c.out.try_send(text.into()).is_err());
+        if lost {
+            self.drop_behind(conn);
+            self.version += 1;
+            self.broadcast(&[]);
         }
     }
 
@@ -381,9 +407,18 @@ impl Table {
         self.refresh(viewer, &table, None);
         let text = state_text(&self.fan.held[&viewer], viewer, &[]);
         let version = self.version;
-        if let Some(c) = self.fan.conns.get_mut(&conn) {
-            c.holds = Some((viewer, version));
-            let _ = c.out.try_send(text);
+        let lost = match self.fan.conns.get_mut(&conn) {
+            Some(c) => {
+                let lost = c.out.try_send(text).is_err();
+                c.holds = Some((viewer, version));
+                lost
+            }
+            None => false,
+        };
+        if lost {
+            self.drop_behind(conn);
+            self.version += 1;
+            self.broadcast(&[]);
         }
     }
 

@@ -199,9 +199,10 @@ impl Table {
         };
         if let Err(e) = stored {
             tracing::error!(table = %self.record.id, error = %e, "could not store an action");
+            self.reload().await;
             return Err((
                 "internal".into(),
-                "the server could not save this move; nothing changed, try again".into(),
+                "the server could not confirm this move was saved; the table now shows what is stored: check it and try again".into(),
             ));
         }
         self.app

@@ -53,6 +53,44 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
     Ok(table)
 }
 
+impl Table {
+    /// After a write that failed, or whose outcome is unknown (a commit cut off mid-way
+    /// may still have landed): the table takes again exactly what the database holds and
+    /// sends everyone a full state. Without this, a move stored despite the error would
+    /// leave the table one sequence number behind its log, refusing every later move.
+    /// If the database cannot be read either, the table stays as it is (nothing was
+    /// adopted) and the next change tries again.
+    pub(super) async fn reload(&mut self) {
+        let id = self.record.id;
+        let st = match self.app.store.load_table(id).await {
+            Ok(Some(st)) => st,
+            Ok(None) => return tracing::error!(table = %id, "a live table is not in the store"),
+            Err(e) => return tracing::warn!(table = %id, error = %e, "could not reload a table"),
+        };
+        let fresh = match restore(self.app.clone(), st) {
+            Ok(t) => t,
+            Err(e) => return tracing::error!(table = %id, error = %e, "could not replay a table"),
+        };
+        self.game = fresh.game;
+        self.rounds = fresh.rounds;
+        self.seq = fresh.seq;
+        self.seats = fresh.seats;
+        self.record.status = fresh.record.status;
+        self.version = self.version.max(fresh.version) + 1;
+        self.moved = self.version;
+        self.seated = self.version;
+        self.app
+            .metrics
+            .table_reloads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::warn!(table = %id, "table reloaded from the store after a failed write");
+        // Every connection gets the whole state: no held document is trusted.
+        self.fan.forget_documents();
+        self.broadcast(&[]);
+        self.schedule_bots();
+    }
+}
+
 /// Replays a stored table through round `round` and returns the game's record of that
 /// round's deal (and its later shuffles), for verifying an ended round.
 pub fn deal_of_round(st: &StoredTable, round: u32) -> Result<Value, String> {

@@ -54,7 +54,10 @@ impl Table {
             })
             .collect();
         ops.extend(status.map(WriteOp::SetStatus));
-        self.persist(ops).await?;
+        if let Err(e) = self.persist(ops).await {
+            self.reload().await;
+            return Err(e.into());
+        }
         for (s, o) in seats {
             self.seats[s] = o;
         }
@@ -218,6 +221,7 @@ impl Table {
             for &s in &empty {
                 self.seats[s] = Occupant::Empty;
             }
+            self.reload().await;
             return Err(e.into());
         }
         self.schedule_bots();
