@@ -87,6 +87,11 @@ pub enum StoreError {
     /// `internal`).
     #[error("the store's writer task is gone")]
     WriterGone,
+    /// Writing a group panicked (a bug, most likely set off by one unit): the writer
+    /// survives it and writes the group's units one by one, so only the unit that sets it
+    /// off fails (client sees `internal`).
+    #[error("the store panicked while writing: {0}")]
+    Panicked(String),
 }
 
 impl StoreError {
@@ -104,7 +109,8 @@ impl StoreError {
             | StoreError::NotFound(_)
             | StoreError::Corrupt(_)
             | StoreError::Migrate(_)
-            | StoreError::WriterGone => false,
+            | StoreError::WriterGone
+            | StoreError::Panicked(_) => false,
         }
     }
 }

@@ -22,6 +22,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
@@ -263,14 +264,22 @@ async fn attempt(
 ) -> Result<()> {
     let mut pause = limits.first_backoff;
     loop {
-        let result =
-            match tokio::time::timeout(limits.attempt_timeout, store.write_group(units)).await {
-                Ok(result) => result,
-                Err(_) => Err(StoreError::Unavailable(format!(
-                    "no answer from the database within {:?}",
-                    limits.attempt_timeout
-                ))),
-            };
+        // A panic inside the store must not take the process's only writer with it.
+        let guarded = std::panic::AssertUnwindSafe(store.write_group(units)).catch_unwind();
+        let result = match tokio::time::timeout(limits.attempt_timeout, guarded).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => Err(StoreError::Panicked(
+                panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default(),
+            )),
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "no answer from the database within {:?}",
+                limits.attempt_timeout
+            ))),
+        };
         match result {
             Err(e) if e.is_transient() && Instant::now() + pause < deadline => {
                 observer.retried(&e);
@@ -610,13 +619,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_dead_task_answers_writer_gone() {
+    async fn a_panic_in_the_store_fails_the_unit_and_the_writer_lives_on() {
         let (store, table) = faulty().await;
         store.panic.store(true, Ordering::SeqCst);
         let (writer, task) = Writer::spawn_with(store.clone(), Arc::new(()), FAST);
         let r = writer.write(action(table, 0)).await;
-        assert!(matches!(r, Err(StoreError::WriterGone)), "{r:?}");
-        assert!(task.await.unwrap_err().is_panic());
+        assert!(
+            matches!(r, Err(StoreError::Panicked(ref m)) if m.contains("injected")),
+            "{r:?}"
+        );
+        store.panic.store(false, Ordering::SeqCst);
+        writer.write(action(table, 0)).await.unwrap();
+        assert_eq!(stored_actions(&store, table).await, 1);
+        // A task that is really gone answers WriterGone.
+        task.abort();
+        let _ = task.await;
         let r = writer.write(action(table, 1)).await;
         assert!(matches!(r, Err(StoreError::WriterGone)), "{r:?}");
     }
