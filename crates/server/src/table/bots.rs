@@ -7,9 +7,10 @@
 //! People come first. Tables of bots only share the cores less one (at least one worker),
 //! so however many of them run, they never hold every core. A table where a person is
 //! connected never queues behind them: it has a pool of its own, wider than the cores
-//! ([`PEOPLE_WORKERS`]), because a bot's budget is wall-clock time: several people's bots
-//! thinking at once share the CPU and each still answers within its budget (with fewer
-//! samples), instead of each waiting for the one before.
+//! ([`PEOPLE_WORKERS_PER_CORE`]), because a bot's budget is wall-clock time: several
+//! people's bots thinking at once share the CPU and each still answers within its budget
+//! (with fewer samples), instead of each waiting for the one before. A request queued
+//! for the bots-only pool when a person arrives is asked again on the people's pool.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -48,9 +49,10 @@ pub(super) struct PendingBot {
     pub rx: oneshot::Receiver<Option<Value>>,
 }
 
-/// Bot moves computed at once for tables with people at them: enough for many such tables
-/// to think together, bounded so that a flood of them cannot exhaust the blocking pool.
-const PEOPLE_WORKERS: usize = 16;
+/// Bot moves computed at once for tables with people at them, per core: enough for several
+/// such tables to think together, few enough that the runtime's own threads (sockets,
+/// fan-out, the store writer) still get the CPU.
+const PEOPLE_WORKERS_PER_CORE: usize = 2;
 
 /// The bot workers: `bots_only` for tables of bots alone (the cores less one, at least
 /// one), `people` for tables where a person is connected.
@@ -65,7 +67,7 @@ fn pool() -> &'static Pool {
         let n = std::thread::available_parallelism().map_or(2, |n| n.get());
         Pool {
             bots_only: Arc::new(Semaphore::new(n.saturating_sub(1).max(1))),
-            people: Arc::new(Semaphore::new(PEOPLE_WORKERS)),
+            people: Arc::new(Semaphore::new((n * PEOPLE_WORKERS_PER_CORE).max(4))),
         }
     })
 }
@@ -89,6 +91,14 @@ impl Table {
             && self.game.has_legal(seat)
         {
             self.bots.off_turn_due.push(seat);
+        }
+    }
+
+    /// A person arrived at a table of bots only: a bot request still queued for the
+    /// bots-only pool is asked again, on the people's pool.
+    pub(super) fn people_arrived(&mut self) {
+        if self.bots.pending.is_some() {
+            self.bots.asked = None;
         }
     }
 
@@ -171,6 +181,11 @@ impl Table {
             let Some(permit) = worker(people).await else {
                 return;
             };
+            // Replaced while it queued (the table moved on, or asked again on the
+            // people's pool): nobody would read the answer.
+            if tx.is_closed() {
+                return;
+            }
             let work = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
                 decide()

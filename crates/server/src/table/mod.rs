@@ -316,8 +316,12 @@ impl Table {
                 let since = since
                     .filter(|&v| v >= self.seated)
                     .map(|v| (self.viewer_for(who), v));
+                let had_people = self.humans_watching();
                 let id = self.fan.add(who, out, since, updates);
                 let _ = reply.send(id);
+                if !had_people && self.humans_watching() {
+                    self.people_arrived();
+                }
                 // Everyone sees the new presence; the newcomer gets its state or the patch
                 // from what it holds.
                 self.version += 1;
