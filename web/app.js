@@ -304,6 +304,7 @@ async function tablePage(id, invite) {
   const mod = await gameModule(info.game);
 
   let latest = null; // the latest state message: the only thing rendered
+  let resyncing = false; // a `sync` was sent for a missed or broken patch: wait for the state
   let connected = false;
   let failures = 0; // consecutive failed connects
   let busy = false;
@@ -459,7 +460,7 @@ async function tablePage(id, invite) {
   const path = () => {
     const q = new URLSearchParams();
     if (invite) q.set('invite', invite);
-    if (latest) q.set('since', String(latest.version));
+    if (latest && !resyncing) q.set('since', String(latest.version));
     const qs = q.toString();
     return `/ws/table/${encodeURIComponent(id)}${qs ? `?${qs}` : ''}`;
   };
@@ -493,8 +494,9 @@ async function tablePage(id, invite) {
     onMessage: (m) => {
       if (m.type === 'state') {
         // The whole truth: replace. Ignore a late older one.
-        if (latest && m.version < latest.version && m.table.id === latest.table.id) return;
+        if (latest && !resyncing && m.version < latest.version && m.table.id === latest.table.id) return;
         latest = m;
+        resyncing = false;
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
         window.fibUpdates.state += 1;
         busy = false;
@@ -503,16 +505,21 @@ async function tablePage(id, invite) {
       } else if (m.type === 'patch') {
         // A change against the document we hold; anything that does not fit (a missed
         // message) is repaired by asking for the whole state.
+        const resync = () => {
+          // One `sync` until its state arrives; patches until then are dropped.
+          if (!resyncing) sock.send({ type: 'sync' });
+          resyncing = true;
+        };
+        if (resyncing) return;
         if (!latest || m.from !== latest.version) {
-          sock.send({ type: 'sync' });
+          resync();
           return;
         }
         try {
           applyPatch(latest, m.ops);
         } catch (e) {
           console.warn('patch did not apply, resyncing', e);
-          latest.version = -1; // matches no later patch until the full state arrives
-          sock.send({ type: 'sync' });
+          resync();
           return;
         }
         latest.version = m.version;

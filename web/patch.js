@@ -13,7 +13,7 @@ function parentOf(doc, path) {
   const last = tokens.pop();
   let node = doc;
   for (const t of tokens) {
-    if (node === null || typeof node !== 'object' || !(t in node)) throw new Error(`no such location: ${path}`);
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, t)) throw new Error(`no such location: ${path}`);
     node = node[t];
   }
   if (node === null || typeof node !== 'object') throw new Error(`not a container: ${path}`);
@@ -41,12 +41,12 @@ export function applyPatch(doc, ops) {
         break;
       case 'remove':
         if (isArray) parent.splice(arrayIndex(parent, last, parent.length, op.path), 1);
-        else if (last in parent) delete parent[last];
+        else if (Object.hasOwn(parent, last)) delete parent[last];
         else throw new Error(`no such member: ${op.path}`);
         break;
       case 'replace':
         if (isArray) parent[arrayIndex(parent, last, parent.length, op.path)] = op.value;
-        else if (last in parent) parent[last] = op.value;
+        else if (Object.hasOwn(parent, last)) parent[last] = op.value;
         else throw new Error(`no such member: ${op.path}`);
         break;
       default:
