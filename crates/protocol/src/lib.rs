@@ -322,7 +322,7 @@ pub enum ServerMsg {
     State {
         /// Increases with every change of the table: game, seats, status, round, presence
         /// and spectators. Versions never go backwards: after a server restart a table
-        /// jumps to its restore time in ms.
+        /// jumps to its restore time in µs.
         version: u64,
         table: TableInfo,
         /// Whose eyes this is: a seat, or a spectator.

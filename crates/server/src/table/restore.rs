@@ -7,7 +7,7 @@ use serde_json::Value;
 use store::StoredTable;
 
 use super::{RoundState, Table};
-use crate::state::{AppState, now_ms};
+use crate::state::AppState;
 
 /// Rebuilds a table from the store: its match is replayed from each round's seed and
 /// action log, in order.
@@ -44,10 +44,13 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
     }
     // Versions never go backwards, even across a restart: versions are not stored, so a
     // restored table starts above any version it can have served before, at the restore
-    // time in milliseconds (a table changes far less than once a millisecond on average,
-    // and counted from 1 it never gets near). A client that compares versions then never
-    // mistakes the restored table's states for late old ones.
-    table.version = now_ms().max(2) as u64;
+    // time in microseconds. Every change is a durable write, so a table changes far less
+    // than once a microsecond (milliseconds were not enough: a bots-only table can make a
+    // change a millisecond, and a restart soon after its restore would have gone back).
+    // Microseconds since 1970 stay below 2^53 (exact in JavaScript) until the year 2255.
+    // A client that compares versions never mistakes the restored table's states for
+    // late old ones.
+    table.version = restore_version();
     table.moved = table.version;
     table.seated = table.version;
     Ok(table)
@@ -89,6 +92,14 @@ impl Table {
         self.broadcast(&[]);
         self.schedule_bots();
     }
+}
+
+/// The first version of a table restored now: the time in microseconds.
+fn restore_version() -> u64 {
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    micros.max(2)
 }
 
 /// Replays a stored table through round `round` and returns the game's record of that
