@@ -116,6 +116,19 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
     server.stop().await;
 }
 
+/// Ada and Bob at a started two-seat Trump table, both connected, Ada's socket caught up
+/// with Bob's arrival: Ada, the table, their sockets, and Ada's state.
+async fn ada_and_bob_playing(server: &Server) -> (Player, String, Sock, Sock, Value) {
+    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
+    ada.post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    let joined = b.next_state().await["version"].as_u64().unwrap();
+    let sa = a.until(|s| s["version"].as_u64().unwrap() >= joined).await;
+    (ada, table, a, b, sa)
+}
+
 /// A client that reconnects with `since` = the version it holds gets one patch from there
 /// (the move it missed while away), which brings it to exactly the state a `sync` gives; a
 /// `since` the table does not hold gets the full state.
@@ -123,14 +136,7 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
 async fn a_reconnect_resumes_from_the_version_it_holds() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
-    ada.post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
-    let mut a = ada.connect(&table).await;
-    let mut b = bob.connect(&table).await;
-    // Ada's socket holds what the server sent it last: Bob's arrival included.
-    let joined = b.next_state().await["version"].as_u64().unwrap();
-    let sa = a.until(|s| s["version"].as_u64().unwrap() >= joined).await;
+    let (ada, table, mut a, mut b, sa) = ada_and_bob_playing(&server).await;
     if my_turn(&sa) {
         a.act(sa["version"].as_u64().unwrap(), &sa["legal"][0])
             .await;
@@ -405,13 +411,7 @@ fn card_log(rows: Vec<(i32, String)>) -> Vec<(i64, Value)> {
 async fn a_write_with_an_unknown_outcome_reloads_the_table() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
-    ada.post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
-    let mut a = ada.connect(&table).await;
-    let mut b = bob.connect(&table).await;
-    let joined = b.next_state().await["version"].as_u64().unwrap();
-    let sa = a.until(|s| s["version"].as_u64().unwrap() >= joined).await;
+    let (_, table, mut a, mut b, sa) = ada_and_bob_playing(&server).await;
     let sb = b.state.clone().unwrap();
     let (sock, st) = if my_turn(&sa) {
         (&mut a, sa)
