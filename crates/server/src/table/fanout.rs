@@ -294,6 +294,11 @@ impl Table {
     /// are the game's public events of the change.
     pub(super) fn broadcast(&mut self, events: &[Value]) {
         let info = self.info();
+        if self.fan.conns.is_empty() {
+            // Nobody to tell (a table of bots nobody watches): only the lobby. Held
+            // documents keep their own table part, so a later patch is still exact.
+            return self.publish(info);
+        }
         let table = Arc::new(serde_json::to_value(&info).expect("serializes"));
         // The table's part is the same for every viewer: diffed once.
         let prev = self.fan.table.replace(table.clone());
@@ -310,13 +315,8 @@ impl Table {
             .collect();
         viewers.sort_unstable_by_key(|(_, v)| *v);
         let mut slow = Vec::new();
-        let mut i = 0;
-        while i < viewers.len() {
-            let viewer = viewers[i].1;
-            let group_end = i + viewers[i..]
-                .iter()
-                .take_while(|(_, v)| *v == viewer)
-                .count();
+        for group in viewers.chunk_by(|a, b| a.1 == b.1) {
+            let viewer = group[0].1;
             let change = self.refresh(
                 viewer,
                 &table,
@@ -325,7 +325,7 @@ impl Table {
             let h = &self.fan.held[&viewer];
             let mut patch_text: Option<Utf8Bytes> = None;
             let mut full_text: Option<Utf8Bytes> = None;
-            for &(id, _) in &viewers[i..group_end] {
+            for &(id, _) in group {
                 let c = self.fan.conns.get_mut(&id).expect("listed above");
                 let text = match (&change, c.updates, c.holds) {
                     (Some((from, ops)), Updates::Patch, Some((held_viewer, at)))
@@ -344,7 +344,6 @@ impl Table {
                     slow.push(id);
                 }
             }
-            i = group_end;
         }
         self.publish(info);
         if !slow.is_empty() {
