@@ -56,7 +56,14 @@ function parseRoute() {
   return parts;
 }
 
+// Each route() call is one page visit. A page that awaits (an HTTP answer, a game module)
+// checks `stale(visit)` after each await: the user may have moved on meanwhile, and a late
+// page must neither draw over the newer one nor open a table socket nobody will close.
+let visits = 0;
+const stale = (visit) => visit !== visits;
+
 async function route() {
+  const visit = ++visits;
   session.cleanup?.();
   session.cleanup = null;
   showConn('idle');
@@ -66,14 +73,15 @@ async function route() {
   }
   window.scrollTo(0, 0);
   try {
-    if (page === 'rules') return await rulesPage(a || 'trump');
-    if (page === 'leaderboard') return await leaderboardPage(a || 'trump');
+    if (page === 'rules') return await rulesPage(visit, a || 'trump');
+    if (page === 'leaderboard') return await leaderboardPage(visit, a || 'trump');
     if (!session.me) return signInPage();
-    if (page === 'table' && a) return await tablePage(a, b || localStorage.getItem(inviteKey(a)) || null);
-    if (page === 'matches') return await matchesPage();
-    if (page === 'daily') return await dailyPage(Number(a) || 21, b || null);
+    if (page === 'table' && a) return await tablePage(visit, a, b || localStorage.getItem(inviteKey(a)) || null);
+    if (page === 'matches') return await matchesPage(visit);
+    if (page === 'daily') return await dailyPage(visit, Number(a) || 21, b || null);
     return lobbyPage();
   } catch (e) {
+    if (stale(visit)) return;
     if (e instanceof ApiError && e.status === 401) {
       // The cookie is gone or unknown: ask for a name again, then come back here.
       session.me = null;
@@ -283,7 +291,7 @@ function tableRow(t) {
 // Table
 // ---------------------------------------------------------------------------------------
 
-async function tablePage(id, invite) {
+async function tablePage(visit, id, invite) {
   mount(app, h('p', { class: 'muted' }, 'Opening table…'));
   // Check the table over HTTP first: a wrong id or missing invite gets a clear message
   // instead of a socket that retries forever.
@@ -291,6 +299,7 @@ async function tablePage(id, invite) {
   try {
     info = await api.table(id, invite);
   } catch (e) {
+    if (stale(visit)) return;
     if (e instanceof ApiError && (e.status === 404 || e.status === 403)) {
       mount(app, h('section', { class: 'panel' },
         h('h2', null, e.status === 404 ? 'No such table' : 'Private table'),
@@ -300,8 +309,10 @@ async function tablePage(id, invite) {
     }
     throw e;
   }
+  if (stale(visit)) return;
   if (invite) localStorage.setItem(inviteKey(id), invite);
   const mod = await gameModule(info.game);
+  if (stale(visit)) return;
 
   let latest = null; // the latest state message: the only thing rendered
   let resyncing = false; // a `sync` was sent for a missed or broken patch: wait for the state
@@ -571,9 +582,10 @@ function fairnessPanel(id, rounds, current) {
 
 const when = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
-async function matchesPage() {
+async function matchesPage(visit) {
   mount(app, h('p', { class: 'muted' }, 'Loading your matches…'));
   const rows = await api.myMatches();
+  if (stale(visit)) return;
   const unfinished = (r) => r.status === 'open' || r.status === 'playing';
   mount(app, h('section', { class: 'panel' },
     h('h2', null, 'My matches'),
@@ -598,9 +610,10 @@ async function matchesPage() {
 // The daily Solitaire deal (R-25): one seed a day per target, the same for everybody; one
 // game each; the board ranks finished games by fewest discards, then lost ones. The seed
 // is published once the day (UTC) is over.
-async function dailyPage(target, day) {
+async function dailyPage(visit, target, day) {
   mount(app, h('p', { class: 'muted' }, 'Loading the daily deal…'));
   const board = await api.dailyBoard(target, day);
+  if (stale(visit)) return;
   const today = !day;
   const tabs = [21, 13, 8].map((t) =>
     h('a', { href: `#/daily/${t}${day ? `/${day}` : ''}`, class: `tab ${t === target ? 'active' : ''}`, testid: `daily-tab-${t}` },
@@ -639,9 +652,10 @@ async function dailyPage(target, day) {
       board.seed ? ` · seed: ${board.seed}` : ' · the seed is published when the day (UTC) is over.')));
 }
 
-async function leaderboardPage(game) {
+async function leaderboardPage(visit, game) {
   mount(app, h('p', { class: 'muted' }, 'Loading the leaderboard…'));
   const rows = await api.leaderboard(game);
+  if (stale(visit)) return;
   const tabs = (session.games.length ? session.games : [{ kind: 'trump' }]).map((g) =>
     h('a', { href: `#/leaderboard/${g.kind}`, class: `tab ${g.kind === game ? 'active' : ''}` }, gameTitle(g.kind)));
   mount(app, h('section', { class: 'panel' },
@@ -663,12 +677,13 @@ async function leaderboardPage(game) {
               r.rating === null ? '–' : String(r.rating)))))))));
 }
 
-async function rulesPage(kind) {
+async function rulesPage(visit, kind) {
   // One tab per game of GET /api/games; a game module may list several pages
   // (`rulesPages`: [{page, title}], e.g. rummy and its one-player form, solitaire).
   const pages = [];
   for (const g of session.games.length ? session.games : [{ kind: 'trump' }]) {
     const m = await gameModule(g.kind);
+    if (stale(visit)) return;
     pages.push(...(Array.isArray(m.rulesPages) && m.rulesPages.length ? m.rulesPages : [{ page: g.kind, title: gameTitle(g.kind) }]));
   }
   const tabs = pages.map((p) =>
@@ -681,6 +696,7 @@ async function rulesPage(kind) {
     try {
       const res = await fetch(`/rules/${kind}.html`, { credentials: 'same-origin' });
       const text = res.ok ? await res.text() : null;
+      if (stale(visit)) return;
       // The server answers unknown paths with index.html: that is not a rules fragment.
       if (text && !/<html|<!doctype/i.test(text.slice(0, 500))) html = text;
     } catch {

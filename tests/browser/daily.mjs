@@ -24,7 +24,21 @@ await runBrowserTest('daily Solitaire: start and resume', async ({ player, tid, 
   await p.locator(tid('daily-play')).click();
   await p.waitForURL(table);
   log('the same game again');
+  // Leaving a table page before it has loaded: its late answer must not draw the table over
+  // the page the player moved on to (the answer is held back to make the race certain).
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
   await p.goto(p.url().replace(/#.*$/, '#/daily/8'));
   await p.locator(tid('daily')).waitFor();
+  await p.route('**/api/tables/*', async (r) => { await held; await r.continue(); });
+  await p.goto(table);
+  await p.locator(tid('daily')).waitFor({ state: 'detached' });
+  await p.goto(p.url().replace(/#.*$/, '#/daily/8'));
+  await p.locator(tid('daily')).waitFor();
+  release();
+  await p.waitForTimeout(500);
+  await p.unroute('**/api/tables/*');
+  if (!(await p.locator(tid('daily')).isVisible())) throw new Error('a late table page replaced the daily page');
+  if ((await p.locator(tid('table-page')).count()) !== 0) throw new Error('a late table page was drawn');
   await p.screenshot({ path: join(outDir, 'daily-page.png'), fullPage: true });
 });
