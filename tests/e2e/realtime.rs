@@ -257,7 +257,7 @@ async fn readers_that_fall_behind_are_closed_and_the_others_carry_on() {
         );
         normal.next().await;
         followed += 1;
-        if followed % 20 != 0 {
+        if !followed.is_multiple_of(20) {
             continue;
         }
         let text = metrics(&server).await;
@@ -479,7 +479,7 @@ async fn a_write_with_an_unknown_outcome_reloads_the_table() {
     } else {
         &mut a
     };
-    let st = other.until(|s| my_turn(s)).await;
+    let st = other.until(my_turn).await;
     other
         .act(st["version"].as_u64().unwrap(), &st["legal"][0])
         .await;

@@ -414,10 +414,10 @@ impl Sock {
 
     /// Waits for a state satisfying `f`.
     pub async fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
-        if let Some(s) = &self.state {
-            if f(s) {
-                return s.clone();
-            }
+        if let Some(s) = &self.state
+            && f(s)
+        {
+            return s.clone();
         }
         loop {
             let v = self.next_state().await;
@@ -430,17 +430,15 @@ impl Sock {
     /// The next state after an `act`: a `stale_version` refusal is expected when others
     /// (bots) moved in between; any other message fails the test.
     pub async fn next_state_after_act(&mut self) -> Value {
-        loop {
-            let m = self.next().await;
-            match m["type"].as_str() {
-                Some("state") => return m,
-                // Others moved first: the patches that say so came before the refusal,
-                // so the state held is already the current one.
-                Some("error") if m["code"] == "stale_version" => {
-                    return self.state.clone().expect("a state is held");
-                }
-                _ => panic!("unexpected message while playing: {m}"),
+        let m = self.next().await;
+        match m["type"].as_str() {
+            Some("state") => m,
+            // Others moved first: the patches that say so came before the refusal,
+            // so the state held is already the current one.
+            Some("error") if m["code"] == "stale_version" => {
+                self.state.clone().expect("a state is held")
             }
+            _ => panic!("unexpected message while playing: {m}"),
         }
     }
 

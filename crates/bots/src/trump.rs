@@ -122,11 +122,11 @@ impl BotGame for Trump {
         rng.shuffle(&mut sym);
         rng.shuffle(&mut plain);
         let mut won: Vec<Vec<Card>> = vec![Vec::new(); n];
-        for s in 0..n {
+        for (s, pile) in won.iter_mut().enumerate() {
             let need_sym = view.symbol_counts[s] as usize;
             let need_plain = (view.won_counts[s] as usize).checked_sub(need_sym)?;
-            won[s] = sym.split_off(sym.len().checked_sub(need_sym)?);
-            won[s].extend(plain.split_off(plain.len().checked_sub(need_plain)?));
+            *pile = sym.split_off(sym.len().checked_sub(need_sym)?);
+            pile.extend(plain.split_off(plain.len().checked_sub(need_plain)?));
         }
         // Hands: the unseen cards, dealt at random with the right counts.
         let mut rest: Vec<Card> = (0..DECK_SIZE)
@@ -135,12 +135,12 @@ impl BotGame for Trump {
             .collect();
         rng.shuffle(&mut rest);
         let mut hands: Vec<Vec<Card>> = vec![Vec::new(); n];
-        for s in 0..n {
+        for (s, hand) in hands.iter_mut().enumerate() {
             if s == me {
-                hands[s] = view.hand.clone()?;
+                *hand = view.hand.clone()?;
             } else {
                 let k = view.hand_counts[s] as usize;
-                hands[s] = rest.split_off(rest.len().checked_sub(k)?);
+                *hand = rest.split_off(rest.len().checked_sub(k)?);
             }
         }
         Trump::from_view_and_hidden(view, &hands, &won).ok()

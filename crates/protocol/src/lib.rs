@@ -311,6 +311,9 @@ pub enum ClientMsg {
 }
 
 /// Server → client, on `/ws/table/{id}`.
+// A message is built, serialised and dropped at once, never stored in bulk: boxing the big
+// `State` variant would only add an allocation to every send.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMsg {

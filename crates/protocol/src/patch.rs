@@ -348,7 +348,10 @@ mod tests {
                 value: json!(0),
             },
         ] {
-            assert!(apply(&mut doc, &[bad.clone()]).is_err(), "{bad:?}");
+            assert!(
+                apply(&mut doc, std::slice::from_ref(&bad)).is_err(),
+                "{bad:?}"
+            );
         }
         let mut doc = json!({"a": [1]});
         apply(

@@ -26,10 +26,9 @@ pub fn token_from(headers: &HeaderMap) -> Option<String> {
     if let Some(v) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
+        && let Some(t) = v.strip_prefix("Bearer ")
     {
-        if let Some(t) = v.strip_prefix("Bearer ") {
-            return Some(t.trim().to_string());
-        }
+        return Some(t.trim().to_string());
     }
     headers
         .get_all(header::COOKIE)

@@ -493,10 +493,10 @@ pub async fn start_daily(
     let target = daily_target(req.target)?;
     let now = now_ms();
     let key = daily_key(target, &crate::state::utc_day(now));
-    if let Some(existing) = app.store.daily_table_of(&key, who.id).await? {
-        if let Some(h) = table::open(&app, existing).await? {
-            return Ok(Json(h.info().await?));
-        }
+    if let Some(existing) = app.store.daily_table_of(&key, who.id).await?
+        && let Some(h) = table::open(&app, existing).await?
+    {
+        return Ok(Json(h.info().await?));
     }
     let options = games::check_options("rummy", &serde_json::json!({ "target": target }), 1)
         .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
