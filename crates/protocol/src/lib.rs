@@ -120,6 +120,81 @@ pub struct CreateTableRequest {
     /// Seat the creator at seat 0 (default true).
     #[serde(default = "yes")]
     pub join: bool,
+    /// How fast the match is played (default: untimed).
+    #[serde(default)]
+    pub pace: Pace,
+}
+
+/// A table's pace, chosen at creation. Clocks are the server's: a seat's clock runs while
+/// the game waits for it, and when it runs out a bot of the table's level (normal if the
+/// table names none) makes that move for the player (docs/protocol.md, "Clocks").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pace {
+    /// No clock (friends): only a disconnection longer than the grace period hands a seat
+    /// to a bot.
+    #[default]
+    Untimed,
+    /// A live game: `move_s` seconds for each move (1–600), then the seat's time bank of
+    /// `bank_s` seconds (0–3600) for the whole match.
+    Live { move_s: u32, bank_s: u32 },
+    /// Correspondence: `move_s` seconds for each move (60 s to 14 days; e.g. 86400), and
+    /// no disconnection grace: being away between moves is normal.
+    Correspondence { move_s: u32 },
+}
+
+impl Pace {
+    /// Refuses a pace outside the documented ranges, saying which bound.
+    pub fn validate(&self) -> Result<(), String> {
+        match *self {
+            Pace::Untimed => Ok(()),
+            Pace::Live { move_s, bank_s } => {
+                if !(1..=600).contains(&move_s) {
+                    Err(format!(
+                        "a live pace's move_s must be 1–600 seconds, not {move_s}"
+                    ))
+                } else if bank_s > 3600 {
+                    Err(format!(
+                        "a live pace's bank_s must be 0–3600 seconds, not {bank_s}"
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            Pace::Correspondence { move_s } => {
+                if (60..=14 * 86_400).contains(&move_s) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "a correspondence pace's move_s must be 60 s to 14 days (1209600 s), not {move_s}"
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// One seat's clock, as everyone sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SeatClock {
+    /// What is left of the seat's time bank, in ms (0 for a correspondence pace).
+    pub bank_ms: u64,
+    /// While the game waits for this seat: the time it has left for this move, bank
+    /// included, in ms, as of this message. `null` when the seat's clock is not running.
+    pub left_ms: Option<u64>,
+}
+
+/// Where a seated player is, as everyone at the table sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    /// Connected, with the table in view.
+    Connected,
+    /// Connected, but the page is hidden, or the player let a clock run out and has not
+    /// been back since.
+    Away,
+    /// No connection.
+    Disconnected,
 }
 
 fn yes() -> bool {
@@ -173,6 +248,15 @@ pub enum SeatInfo {
         name: String,
         /// Whether the player has a live connection to the table now.
         connected: bool,
+        /// Connected, away or disconnected (see [`Presence`]).
+        presence: Presence,
+        /// A bot of this level is playing for the player now: they let their clock run
+        /// out, or stayed disconnected past the grace period. The seat is theirs again the
+        /// moment they come back (send `presence` with `away: false`, play, or reconnect).
+        stand_in: Option<BotLevel>,
+        /// The match ended with this seat played by a bot since the player left: an
+        /// abandoned match (rated as a loss to everyone else).
+        abandoned: bool,
     },
     Bot {
         level: BotLevel,
@@ -209,6 +293,13 @@ pub struct TableInfo {
     /// Set when the match is over.
     pub winners: Option<Vec<usize>>,
     pub created_at: i64,
+    pub pace: Pace,
+    /// One per seat for a timed pace (empty when untimed).
+    pub clocks: Vec<SeatClock>,
+    /// The table cannot save changes right now (its database writes keep failing): it
+    /// refuses moves with `table_parked` and retries on its own; nothing acknowledged is
+    /// lost.
+    pub parked: bool,
 }
 
 /// The public fairness record of one round.
@@ -306,6 +397,9 @@ pub enum ClientMsg {
     Act { version: u64, action: Value },
     /// Ask for a full state message (a resync).
     Sync {},
+    /// The page was hidden (`away: true`) or is back in view (`away: false`). Coming back
+    /// also takes a seat back from a bot standing in after a clock ran out.
+    Presence { away: bool },
     /// Keep-alive; answered with [`ServerMsg::Pong`].
     Ping {},
 }

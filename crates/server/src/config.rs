@@ -73,6 +73,23 @@ pub struct Config {
     /// each is refused with `rate_limited`.
     #[arg(long, env = "FIB_WS_MESSAGES_PER_SECOND", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub ws_messages_per_second: u32,
+    /// Seconds a seated player of a live or untimed match may stay disconnected before a
+    /// bot of the table's level plays for them (until they reconnect). Correspondence
+    /// matches have no grace: their clocks decide.
+    #[arg(long, env = "FIB_DISCONNECT_GRACE_S", default_value_t = 60)]
+    pub disconnect_grace_s: u64,
+    /// Seconds a live or untimed match may go on with none of its people connected before
+    /// it ends as abandoned.
+    #[arg(long, env = "FIB_ABANDON_AFTER_S", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub abandon_after_s: u64,
+    /// Seconds an open table may wait for players (since it was created or last had a
+    /// seat change) before it expires.
+    #[arg(long, env = "FIB_OPEN_TABLE_TTL_S", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub open_table_ttl_s: u64,
+    /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
+    /// test supervision. Never set this on a real server.
+    #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false)]
+    pub test_hooks: bool,
     /// Log format: `text` for people, `json` (one object per line) for log collectors.
     #[arg(long, env = "FIB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -111,6 +128,10 @@ impl Config {
             bot_budget_ms: 100,
             // Test clients play as fast as the server answers.
             ws_messages_per_second: 100_000,
+            disconnect_grace_s: 60,
+            abandon_after_s: 300,
+            open_table_ttl_s: 1800,
+            test_hooks: true,
             log_format: LogFormat::Text,
             secure_cookies: false,
         }

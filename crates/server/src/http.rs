@@ -68,9 +68,15 @@ pub async fn player_from(headers: &HeaderMap, app: &AppState) -> Result<Option<W
 }
 
 pub async fn healthz(State(app): State<AppState>) -> Response {
+    let parked = app.metrics.parked_now();
     match app.store.ping().await {
-        Ok(()) => Json(serde_json::json!({"status": "ok", "database": app.store.backend()}))
-            .into_response(),
+        // Parked tables cannot save moves: the server is up but degraded.
+        Ok(()) => Json(serde_json::json!({
+            "status": if parked > 0 { "degraded" } else { "ok" },
+            "database": app.store.backend(),
+            "parked_tables": parked,
+        }))
+        .into_response(),
         Err(e) => {
             tracing::error!(error = %e, "health check failed");
             (
@@ -148,6 +154,9 @@ pub async fn create_table(
             // The rules' own code: `bad_player_count`, `bad_options`, …
             games::SetupError::Rule(r) => ApiError::BadTable(r.code, r.message),
         })?;
+    req.pace
+        .validate()
+        .map_err(|m| ApiError::BadTable("bad_pace", m))?;
     let now = now_ms();
     let invite_code = req.private.then(|| auth::random_hex(12));
     let record = TableRecord {
@@ -163,6 +172,9 @@ pub async fn create_table(
         status: TableStatus::Open,
         bots: req.bots.map(|b| b.as_str().to_string()),
         daily: None,
+        pace: serde_json::to_value(req.pace).expect("a pace serializes"),
+        clock: None,
+        updated_at: now,
     };
     let mut seats = vec![Occupant::Empty; req.seats];
     if req.join {
@@ -181,6 +193,16 @@ pub async fn create_table(
             invite_code,
         }),
     ))
+}
+
+/// Test hook (`FIB_TEST_HOOKS` only): makes the table's task panic, to test supervision.
+pub async fn test_panic(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let h = reach_table(&app, &id, None, None).await?;
+    h.send(Cmd::TestPanic).await?;
+    Ok(StatusCode::ACCEPTED)
 }
 
 /// Stores a new table (under the rules version of its game) and starts its task.
@@ -515,6 +537,9 @@ pub async fn start_daily(
         status: TableStatus::Open,
         bots: None,
         daily: Some(key),
+        pace: serde_json::to_value(protocol::Pace::Untimed).expect("a pace serializes"),
+        clock: None,
+        updated_at: now,
     };
     let seats = vec![Occupant::Player {
         id: who.id,

@@ -69,8 +69,14 @@ pub fn app(state: AppState) -> Router {
         .route(
             "/daily/solitaire",
             get(http::daily_board).post(http::start_daily),
-        )
-        .fallback(http::not_found_api);
+        );
+    // Test hooks exist only when asked for (FIB_TEST_HOOKS): never on a real server.
+    let api = if state.config.test_hooks {
+        api.route("/tables/{id}/test/panic", post(http::test_panic))
+    } else {
+        api
+    }
+    .fallback(http::not_found_api);
     Router::new()
         .nest("/api", api)
         .route("/healthz", get(http::healthz))

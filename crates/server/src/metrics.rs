@@ -98,6 +98,13 @@ pub struct Metrics {
     write_failures: AtomicU64,
     /// Tables that took their state again from the store after a failed write.
     pub table_reloads: AtomicU64,
+    /// Things that happened to tables because of people or time (timeouts, stand-ins,
+    /// abandoned and expired tables), by kind.
+    table_events: Labelled,
+    /// Tables parked now (their writes fail; they retry on their own).
+    tables_parked: AtomicI64,
+    /// Table tasks that panicked and were restarted from their stored log.
+    pub table_panics: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -114,6 +121,9 @@ impl Default for Metrics {
             write_retries: AtomicU64::new(0),
             write_failures: AtomicU64::new(0),
             table_reloads: AtomicU64::new(0),
+            table_events: Labelled::default(),
+            tables_parked: AtomicI64::new(0),
+            table_panics: AtomicU64::new(0),
         }
     }
 }
@@ -126,6 +136,22 @@ impl Metrics {
     /// A socket the server closed (`fell_behind`, `write_timeout`, `frame_too_large`, …).
     pub fn closed(&self, reason: &str) {
         self.closes.add(reason);
+    }
+
+    /// A table event: `timeouts`, `stand_ins`, `deserted` (a match ended as abandoned),
+    /// `expired` (an open table nobody joined).
+    pub fn count(&self, event: &str) {
+        self.table_events.add(event);
+    }
+
+    /// A table parked (`+1`) or unparked (`-1`).
+    pub fn parked(&self, delta: i64) {
+        self.tables_parked.fetch_add(delta, Relaxed);
+    }
+
+    /// Tables parked now.
+    pub fn parked_now(&self) -> i64 {
+        self.tables_parked.load(Relaxed)
     }
 
     /// An accepted action, from the socket reading it to its patches being queued.
@@ -207,6 +233,24 @@ impl Metrics {
             "fib_table_reloads_total",
             "Tables that took their state again from the database after a failed write.",
             self.table_reloads.load(Relaxed),
+        );
+        self.table_events.render(
+            &mut s,
+            "fib_table_events_total",
+            "event",
+            "Table events: timeouts (a clock ran out, a bot moved), stand_ins (a bot took a disconnected player's seat), deserted (a match ended as abandoned), expired (an open table nobody joined).",
+        );
+        gauge(
+            &mut s,
+            "fib_tables_parked",
+            "Tables parked now: their database writes fail; they refuse moves and retry.",
+            self.tables_parked.load(Relaxed),
+        );
+        counter(
+            &mut s,
+            "fib_table_panics_total",
+            "Table tasks that panicked and were restarted from their stored log.",
+            self.table_panics.load(Relaxed),
         );
         s
     }

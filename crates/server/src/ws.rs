@@ -231,6 +231,9 @@ async fn run_table_socket(
                         Ok(ClientMsg::Sync {}) => {
                             if table.send(Cmd::Sync { conn }).await.is_err() { break; }
                         }
+                        Ok(ClientMsg::Presence { away }) => {
+                            if table.send(Cmd::Presence { conn, away }).await.is_err() { break; }
+                        }
                         Ok(ClientMsg::Ping {}) => {
                             local.send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
                         }

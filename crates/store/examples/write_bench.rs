@@ -80,6 +80,9 @@ async fn main() -> Result<(), StoreError> {
             status: TableStatus::Playing,
             bots: None,
             daily: None,
+            pace: serde_json::json!({"kind": "untimed"}),
+            clock: None,
+            updated_at: 0,
         };
         let bot = Occupant::Bot {
             level: "easy".into(),

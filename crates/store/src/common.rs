@@ -42,9 +42,19 @@ pub(crate) type TableRow = (
     String,
     Option<String>,
     Option<String>,
+    String,
+    Option<String>,
+    i64,
 );
 /// `kind, player_id, name, bot_level, score` of `table_seats`.
-pub(crate) type SeatRow = (String, Option<String>, Option<String>, Option<String>, i64);
+pub(crate) type SeatRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i64,
+    bool,
+);
 /// `round_no, seed_hex, commitment, started_at, ended_at, result` of `rounds`.
 pub(crate) type RoundRow = (i32, String, String, i64, Option<i64>, Option<String>);
 /// `round_no, seq, seat, action` of `actions`.
@@ -56,8 +66,8 @@ pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i6
 
 /// One table as a [`TableRow`] (`$1` table id).
 pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
-     private, invite_code, created_by, created_at, status, bots, daily FROM game_tables \
-     WHERE id = $1";
+     private, invite_code, created_by, created_at, status, bots, daily, pace, clock, updated_at \
+     FROM game_tables WHERE id = $1";
 
 pub(crate) const SELECT_ROUNDS: &str = "SELECT round_no, seed_hex, commitment, started_at, \
      ended_at, result FROM rounds WHERE table_id = $1 ORDER BY round_no";
@@ -66,6 +76,13 @@ pub(crate) const SELECT_ROUNDS: &str = "SELECT round_no, seed_hex, commitment, s
 /// `$6` seat).
 pub(crate) const SET_SEAT: &str = "UPDATE table_seats SET kind = $1, player_id = $2, \
      name = $3, bot_level = $4 WHERE table_id = $5 AND seat = $6";
+
+/// `$1` table, `$2` the seats' time banks (JSON).
+pub(crate) const SET_CLOCK: &str = "UPDATE game_tables SET clock = $2 WHERE id = $1";
+
+/// `$1` table, `$2` seat.
+pub(crate) const ABANDON_SEAT: &str =
+    "UPDATE table_seats SET abandoned = TRUE WHERE table_id = $1 AND seat = $2";
 
 /// `$1` table, `$2` status.
 pub(crate) const SET_STATUS: &str = "UPDATE game_tables SET status = $2 WHERE id = $1";
@@ -241,7 +258,7 @@ pub(crate) const LEADERBOARD: &str = "\
 /// The people seated at a table (`$1`), with their rating in its game (`$2`) if they have
 /// one: `player_id, rating, won, score`, by seat.
 pub(crate) const RATED_SEATS: &str = "\
-    SELECT s.player_id, r.rating, s.won, s.score \
+    SELECT s.player_id, r.rating, s.won, s.score, s.abandoned \
     FROM table_seats s \
     LEFT JOIN ratings r ON r.player_id = s.player_id AND r.game = $2 \
     WHERE s.table_id = $1 AND s.kind = 'player' \
@@ -349,11 +366,18 @@ pub(crate) fn table(r: TableRow) -> Result<TableRecord, StoreError> {
         status: status(&r.9)?,
         bots: r.10,
         daily: r.11,
+        pace: json(&r.12, "table pace")?,
+        clock: r
+            .13
+            .as_deref()
+            .map(|c| json(c, "table clock"))
+            .transpose()?,
+        updated_at: r.14,
     })
 }
 
 /// The seat's occupant and cumulative score.
-pub(crate) fn seat(r: SeatRow) -> Result<(Occupant, i64), StoreError> {
+pub(crate) fn seat(r: SeatRow) -> Result<(Occupant, i64, bool), StoreError> {
     let occupant = match (r.0.as_str(), r.1, r.2, r.3) {
         ("empty", ..) => Occupant::Empty,
         ("player", Some(id), Some(name), _) => Occupant::Player {
@@ -363,7 +387,7 @@ pub(crate) fn seat(r: SeatRow) -> Result<(Occupant, i64), StoreError> {
         ("bot", _, _, Some(level)) => Occupant::Bot { level },
         (kind, ..) => return Err(StoreError::Corrupt(format!("seat of kind {kind:?}"))),
     };
-    Ok((occupant, r.4))
+    Ok((occupant, r.4, r.5))
 }
 
 /// The `kind, player_id, name, bot_level` columns of a seat.
@@ -489,6 +513,27 @@ macro_rules! impl_store {
                     WriteOp::AppendAction(_) => {
                         unreachable!("actions are written by the tail, not as steps")
                     }
+                    WriteOp::SetClock(banks) => {
+                        let done = sqlx::query(c::SET_CLOCK)
+                            .bind(key)
+                            .bind(banks.to_string())
+                            .execute(&mut *conn)
+                            .await?;
+                        c::found(done.rows_affected(), || format!("table {table}"))
+                    }
+                    WriteOp::Abandon { seats } => {
+                        for seat in seats {
+                            let done = sqlx::query(c::ABANDON_SEAT)
+                                .bind(key)
+                                .bind(*seat)
+                                .execute(&mut *conn)
+                                .await?;
+                            c::found(done.rows_affected(), || {
+                                format!("seat {seat} of table {table}")
+                            })?;
+                        }
+                        Ok(())
+                    }
                     WriteOp::EndRound {
                         round_no,
                         result,
@@ -569,7 +614,7 @@ macro_rules! impl_store {
                 game: &str,
                 now: i64,
             ) -> $crate::Result<()> {
-                let people: Vec<(String, Option<f64>, Option<bool>, i64)> =
+                let people: Vec<(String, Option<f64>, Option<bool>, i64, bool)> =
                     sqlx::query_as($crate::common::RATED_SEATS)
                         .bind(key)
                         .bind(game)
@@ -586,8 +631,10 @@ macro_rules! impl_store {
                     .iter()
                     .map(|p| $crate::rating::Entry {
                         rating: p.1.unwrap_or($crate::rating::INITIAL),
-                        won: p.2.unwrap_or(false),
-                        score: p.3,
+                        // Who abandoned the match lost it to everyone who stayed, whatever
+                        // their stand-in scored.
+                        won: p.2.unwrap_or(false) && !p.4,
+                        score: if p.4 { i64::MIN } else { p.3 },
                     })
                     .collect();
                 let sql = $crate::common::upsert_ratings(people.len());
@@ -617,17 +664,18 @@ macro_rules! impl_store {
                 };
                 let record = c::table(row)?;
                 let seat_rows = sqlx::query_as::<_, c::SeatRow>(
-                    "SELECT kind, player_id, name, bot_level, score FROM table_seats \
+                    "SELECT kind, player_id, name, bot_level, score, abandoned FROM table_seats \
                      WHERE table_id = $1 ORDER BY seat",
                 )
                 .bind(&key)
                 .fetch_all(&mut *conn)
                 .await?;
-                let (mut seats, mut scores) = (Vec::new(), Vec::new());
+                let (mut seats, mut scores, mut abandoned) = (Vec::new(), Vec::new(), Vec::new());
                 for r in seat_rows {
-                    let (occupant, score) = c::seat(r)?;
+                    let (occupant, score, gone) = c::seat(r)?;
                     seats.push(occupant);
                     scores.push(score);
+                    abandoned.push(gone);
                 }
                 let rounds = sqlx::query_as::<_, c::RoundRow>(c::SELECT_ROUNDS)
                     .bind(&key)
@@ -652,6 +700,7 @@ macro_rules! impl_store {
                     scores,
                     rounds,
                     actions,
+                    abandoned,
                 }))
             }
         }
@@ -746,7 +795,7 @@ macro_rules! impl_store {
                 sqlx::query(
                     "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
                      private, invite_code, created_by, created_at, updated_at, status, bots, \
-                     daily) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12)",
+                     daily, pace) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13)",
                 )
                 .bind(&key)
                 .bind(&record.game)
@@ -760,6 +809,7 @@ macro_rules! impl_store {
                 .bind(record.status.as_str())
                 .bind(&record.bots)
                 .bind(&record.daily)
+                .bind(record.pace.to_string())
                 .execute(&mut *tx)
                 .await?;
                 for (i, occupant) in seats.iter().enumerate() {

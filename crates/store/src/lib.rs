@@ -235,6 +235,12 @@ pub struct TableRecord {
     pub bots: Option<String>,
     /// The daily deal this table plays (its key in `daily_deals`), if any.
     pub daily: Option<String>,
+    /// The table's pace (`protocol::Pace` as JSON).
+    pub pace: serde_json::Value,
+    /// The seats' time banks in ms (JSON array), once one has changed.
+    pub clock: Option<serde_json::Value>,
+    /// Unix ms of the table's last stored change (equal to `created_at` when created).
+    pub updated_at: i64,
 }
 
 /// One round's seed record.
@@ -274,6 +280,8 @@ pub struct StoredTable {
     pub rounds: Vec<RoundRecord>,
     /// All actions of all rounds, ordered by (round_no, seq).
     pub actions: Vec<ActionRecord>,
+    /// Per seat: whether it abandoned the match.
+    pub abandoned: Vec<bool>,
 }
 
 /// A leaderboard row for one game.
@@ -348,6 +356,14 @@ pub enum WriteOp {
     FinishMatch {
         totals: Vec<i64>,
         winners: Vec<i32>,
+    },
+    /// The seats' time banks changed (ms, JSON array).
+    SetClock(serde_json::Value),
+    /// These seats abandoned the match (their player left; a bot played on for them).
+    /// Written before `FinishMatch` in the same unit, it makes the match's rating count
+    /// them as losing to everyone else.
+    Abandon {
+        seats: Vec<i32>,
     },
 }
 

@@ -452,6 +452,9 @@ mod tests {
             status: TableStatus::Playing,
             bots: None,
             daily: None,
+            pace: serde_json::json!({"kind": "untimed"}),
+            clock: None,
+            updated_at: 0,
         };
         inner
             .create_table(&table, &[Occupant::Empty])

@@ -204,6 +204,9 @@ fn record(game: &str, seats: usize, creator: Uuid, now: i64) -> TableRecord {
         status: TableStatus::Open,
         bots: Some("random".into()),
         daily: None,
+        pace: serde_json::json!({"kind": "untimed"}),
+        clock: None,
+        updated_at: now,
     }
 }
 
@@ -837,6 +840,10 @@ async fn write_singly(s: &dyn Store, unit: &TableWrite) -> Result<(), StoreError
             } => s.end_round(t, *round_no, result, totals, now).await,
             WriteOp::FinishMatch { totals, winners } => {
                 s.finish_match(t, totals, winners, now).await
+            }
+            // No single-write method: a unit of its own.
+            op @ (WriteOp::SetClock(_) | WriteOp::Abandon { .. }) => {
+                s.write_group(&[TableWrite::one(t, now, op.clone())]).await
             }
         }?;
     }

@@ -83,7 +83,7 @@ impl Table {
     /// After `seat` acted: if it is a bot whose turn has passed (or that moved off turn)
     /// and the game allows it moves off turn, it is asked for one.
     pub(super) fn queue_off_turn(&mut self, seat: Seat) {
-        let thinking_bot = self.bot_level(seat).is_some_and(|l| l != BotLevel::Easy);
+        let thinking_bot = self.plays_as_bot(seat).is_some_and(|l| l != BotLevel::Easy);
         if thinking_bot
             && self.game.phase() == Phase::Playing
             && !self.game.to_act().contains(&seat)
@@ -108,7 +108,10 @@ impl Table {
             // Its move for this very position is on its way.
             return;
         }
-        if self.record.status != TableStatus::Playing || self.game.phase() != Phase::Playing {
+        if self.record.status != TableStatus::Playing
+            || self.game.phase() != Phase::Playing
+            || self.online.parked.is_some()
+        {
             self.bots.off_turn_due.clear();
             return;
         }
@@ -116,7 +119,7 @@ impl Table {
             .game
             .to_act()
             .iter()
-            .any(|&s| self.bot_level(s).is_some());
+            .any(|&s| self.plays_as_bot(s).is_some());
         if bot_to_act || !self.bots.off_turn_due.is_empty() {
             // An off-turn ask comes first and at once: it is no move people need time to
             // follow (most answers are "nothing"), and the bot on turn still gets its
@@ -138,7 +141,7 @@ impl Table {
         // Off-turn asks first: they are quick (no search) and come before the next
         // player's turn, as a person's rearranging would.
         while let Some(seat) = self.bots.off_turn_due.pop() {
-            let Some(level) = self.bot_level(seat) else {
+            let Some(level) = self.plays_as_bot(seat) else {
                 continue;
             };
             if self.game.to_act().contains(&seat) {
@@ -152,7 +155,7 @@ impl Table {
             .game
             .to_act()
             .into_iter()
-            .find_map(|s| Some((s, self.bot_level(s)?)))
+            .find_map(|s| Some((s, self.plays_as_bot(s)?)))
         else {
             return;
         };
@@ -238,7 +241,7 @@ impl Table {
         } = p;
         self.bots.asked = None;
         let still_a_bot =
-            self.record.status == TableStatus::Playing && self.bot_level(seat).is_some();
+            self.record.status == TableStatus::Playing && self.plays_as_bot(seat).is_some();
         if off_turn {
             // The bot's own sets change only in its turn or by its own off-turn moves, so
             // an answer is still meant if the table moved on meanwhile (others played):

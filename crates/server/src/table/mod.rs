@@ -12,15 +12,25 @@
 //! - [`seats`]: joining, leaving, bots chosen per seat, the start;
 //! - [`fanout`]: connections, per-viewer documents and patches, bounded queues;
 //! - [`bots`]: when bots move, and the worker pool that thinks for them;
+//! - [`online`]: clocks, presence, stand-in bots, abandonment, expiry, parking;
 //! - [`restore`]: rebuilding a table from its stored seeds and actions.
+//!
+//! Supervision: each step of the loop runs under `catch_unwind`. A step that panics leaves
+//! the table's memory in doubt, so the table takes its state again from the store (the
+//! only truth: nothing is acknowledged before it is stored) and sends every connection a
+//! full state; the panic is logged and counted. Connections stay open throughout.
 
 mod bots;
 mod fanout;
+mod online;
 mod play;
 mod restore;
 mod seats;
 
+use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
 
 use axum::extract::ws::Utf8Bytes;
 use game_core::{Seat, Seed};
@@ -101,6 +111,13 @@ pub enum Cmd {
     Sync {
         conn: u64,
     },
+    /// The page of a connection was hidden or is back in view.
+    Presence {
+        conn: u64,
+        away: bool,
+    },
+    /// Test hook (`FIB_TEST_HOOKS`): the table's task panics, to test supervision.
+    TestPanic,
 }
 
 /// A cheap, cloneable way to reach a table task.
@@ -174,6 +191,7 @@ pub struct Table {
     rounds: Vec<RoundState>,
     fan: fanout::Fanout,
     bots: bots::BotState,
+    online: online::Online,
     app: AppState,
 }
 
@@ -202,6 +220,11 @@ impl Table {
     pub fn new(app: AppState, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, ApiError> {
         let (game, _) = games::new_match(&record.game, &record.options, seats.len())
             .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+        let banks = record
+            .clock
+            .as_ref()
+            .and_then(|c| serde_json::from_value::<Vec<u64>>(c.clone()).ok());
+        let online = online::Online::new(online::stored_pace(&record.pace), seats.len(), banks);
         Ok(Table {
             record,
             seats,
@@ -213,6 +236,7 @@ impl Table {
             rounds: Vec::new(),
             fan: fanout::Fanout::default(),
             bots: bots::BotState::default(),
+            online,
             app,
         })
     }
@@ -240,12 +264,16 @@ impl Table {
         let seats = self
             .seats
             .iter()
-            .map(|o| match o {
+            .enumerate()
+            .map(|(seat, o)| match o {
                 Occupant::Empty => SeatInfo::Empty,
                 Occupant::Player { id, name } => SeatInfo::Player {
                     id: *id,
                     name: name.clone(),
                     connected: self.fan.connected(*id),
+                    presence: self.presence(seat, *id),
+                    stand_in: self.stand_in_info(seat),
+                    abandoned: self.online.abandoned[seat],
                 },
                 Occupant::Bot { level } => SeatInfo::Bot {
                     level: BotLevel::parse(level).unwrap_or(BotLevel::Easy),
@@ -271,6 +299,9 @@ impl Table {
             },
             winners: self.game.outcome().map(|o| o.winners),
             created_at: self.record.created_at,
+            pace: self.online.pace,
+            clocks: self.clocks(),
+            parked: self.online.parked.is_some(),
         }
     }
 
@@ -319,6 +350,9 @@ impl Table {
                 let had_people = self.humans_watching();
                 let id = self.fan.add(who, out, since, updates);
                 let _ = reply.send(id);
+                if let Some(who) = who {
+                    self.person_connected_now(who);
+                }
                 if !had_people && self.humans_watching() {
                     self.people_arrived();
                 }
@@ -329,12 +363,30 @@ impl Table {
                 self.schedule_bots();
             }
             Cmd::Disconnect { conn } => {
+                let who = self.fan.who(conn).flatten();
                 if self.fan.remove(conn) {
+                    if let Some(who) = who {
+                        self.person_disconnected(who);
+                    }
                     self.version += 1;
                     self.broadcast(&[]);
                 }
             }
             Cmd::Sync { conn } => self.send_state(conn),
+            Cmd::Presence { conn, away } => {
+                if let Some(Some(who)) = self.fan.who(conn)
+                    && self.set_hidden(who, away)
+                {
+                    self.version += 1;
+                    self.broadcast(&[]);
+                    self.schedule_bots();
+                }
+            }
+            Cmd::TestPanic => {
+                if self.app.config.test_hooks {
+                    panic!("test hook: a forced panic in table {}", self.record.id);
+                }
+            }
             Cmd::Act {
                 conn,
                 version,
@@ -352,6 +404,20 @@ impl Table {
                     );
                     return;
                 };
+                if self.online.parked.is_some() {
+                    self.refuse(
+                        conn,
+                        "table_parked",
+                        "the table is paused: the server cannot save moves right now and retries on its own; you will get the table's state when it is back".into(),
+                    );
+                    return;
+                }
+                if self.back_by_playing(seat) {
+                    // The seat is theirs again; everyone sees the bot leave it.
+                    self.version += 1;
+                    self.broadcast(&[]);
+                    self.schedule_bots();
+                }
                 if version < self.moved || version > self.version {
                     // A connection taking patches already has every change since its
                     // version (they were queued before this refusal): it needs no state.
@@ -397,32 +463,21 @@ impl Table {
         // A restored table may stop between an action and the transition it caused.
         if let Err(e) = self.settle_now().await {
             tracing::error!(table = %id, error = %e, "could not complete a round transition");
+            self.park(None);
         }
         self.publish(self.info());
         self.schedule_bots();
         loop {
-            let due = self.bots.due;
-            // Moved out for the select (a future may not borrow the table it reports to);
-            // put back below unless it was answered or replaced.
-            let mut pending = self.bots.pending.take();
-            let mut answered = None;
-            // A table that is over and unwatched lingers a little, so a page that is just
-            // (re)connecting still finds it; after that it is restored on demand.
-            let idle = self.done();
-            tokio::select! {
-                cmd = rx.recv() => match cmd {
-                    Some(cmd) => self.handle(cmd).await,
-                    None => break,
-                },
-                _ = async { tokio::time::sleep_until(due.expect("guarded")).await }, if due.is_some() => {
-                    self.bot_move();
-                }
-                r = async { (&mut pending.as_mut().expect("guarded").rx).await }, if pending.is_some() => {
-                    answered = Some(r);
-                }
-                _ = tokio::time::sleep(LINGER), if idle => break,
+            let step = AssertUnwindSafe(self.step(&mut rx)).catch_unwind().await;
+            match step {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(panic) => self.recover(panic).await,
             }
-            self.bot_answer(answered, pending).await;
+        }
+        if let Some(p) = self.online.parked.take() {
+            drop(p);
+            self.app.metrics.parked(-1);
         }
         crate::state::lock(&self.app.tables).remove(&id);
         self.app.publish_lobby(id, None);
@@ -430,6 +485,57 @@ impl Table {
             .metrics
             .live_tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// One turn of the loop: a command, a bot's move, a bot's answer, or the timer.
+    /// `false` when the table is done.
+    async fn step(&mut self, rx: &mut mpsc::Receiver<Cmd>) -> bool {
+        let due = self.bots.due;
+        let wake = self.next_wake();
+        // Moved out for the select (a future may not borrow the table it reports to);
+        // put back below unless it was answered or replaced.
+        let mut pending = self.bots.pending.take();
+        let mut answered = None;
+        // A table that is over and unwatched lingers a little, so a page that is just
+        // (re)connecting still finds it; after that it is restored on demand.
+        let idle = self.done();
+        tokio::select! {
+            cmd = rx.recv() => match cmd {
+                Some(cmd) => self.handle(cmd).await,
+                None => return false,
+            },
+            _ = async { tokio::time::sleep_until(due.expect("guarded")).await }, if due.is_some() => {
+                self.bot_move();
+            }
+            r = async { (&mut pending.as_mut().expect("guarded").rx).await }, if pending.is_some() => {
+                answered = Some(r);
+            }
+            _ = async { tokio::time::sleep_until(wake.expect("guarded")).await }, if wake.is_some() => {
+                self.on_wake().await;
+            }
+            _ = tokio::time::sleep(LINGER), if idle => return false,
+        }
+        self.bot_answer(answered, pending).await;
+        true
+    }
+
+    /// After a panic inside a step: the table's memory may be half-changed, so it takes
+    /// its state again from the store and resyncs everyone (see the module's header).
+    async fn recover(&mut self, panic: Box<dyn std::any::Any + Send>) {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        tracing::error!(table = %self.record.id, panic = what, "table task panicked; restarting it from its stored log");
+        self.app
+            .metrics
+            .table_panics
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.bots = bots::BotState::default();
+        if !self.reload().await {
+            self.park(None);
+        }
     }
 }
 

@@ -22,6 +22,8 @@ pub(super) struct Draft {
     pub seq: i64,
     pub ops: Vec<WriteOp>,
     pub events: Vec<Value>,
+    /// The seats' time banks once the change is made, if they changed.
+    pub banks: Option<Vec<u64>>,
 }
 
 /// A fresh round seed from the OS's CSPRNG.
@@ -40,6 +42,7 @@ impl Table {
             seq: self.seq,
             ops: Vec::new(),
             events: Vec::new(),
+            banks: None,
         }
     }
 
@@ -68,7 +71,12 @@ impl Table {
             seq,
             ops,
             events,
+            banks,
         } = d;
+        let abandoning = ops.iter().find_map(|op| match op {
+            WriteOp::Abandon { seats } => Some(seats.clone()),
+            _ => None,
+        });
         self.persist(ops).await?;
         self.game = game;
         self.rounds = rounds;
@@ -77,6 +85,10 @@ impl Table {
         }
         self.record.status = status;
         self.seq = seq;
+        for s in abandoning.unwrap_or_default() {
+            self.online.abandoned[s as usize] = true;
+        }
+        self.adopt_clocks(banks);
         self.version += 1;
         self.moved = self.version;
         self.broadcast(&events);
@@ -106,6 +118,11 @@ impl Table {
             }
             if d.game.phase() == Phase::Finished {
                 let outcome = d.game.outcome().expect("a finished game has an outcome");
+                // Whoever a bot is still standing in for stayed away to the end.
+                let gone = self.abandoning_seats();
+                if !gone.is_empty() {
+                    d.ops.push(WriteOp::Abandon { seats: gone });
+                }
                 d.ops.push(WriteOp::FinishMatch {
                     totals: outcome.scores.clone(),
                     winners: outcome.winners.iter().map(|&s| s as i32).collect(),
@@ -186,6 +203,7 @@ impl Table {
             Err(ActionError::Rule(e)) => return Err((e.code.to_string(), e.message)),
         };
         let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
+        let action_for_retry = action.clone();
         d.ops.push(WriteOp::AppendAction(ActionRecord {
             round_no: round as i32,
             seq: d.seq,
@@ -194,15 +212,38 @@ impl Table {
         }));
         d.seq += 1;
         let stored = match self.settle(&mut d).await {
-            Ok(()) => self.commit(d).await,
+            Ok(()) => {
+                self.add_clock_op(&mut d);
+                self.commit(d).await
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = stored {
             tracing::error!(table = %self.record.id, error = %e, "could not store an action");
-            self.reload().await;
+            let (round_before, seq_before) = (round, self.seq);
+            if !self.reload().await {
+                // Not even readable: the move is owed and stored once the database is back.
+                self.park(Some((seat, action_for_retry)));
+                return Err((
+                    "table_parked".into(),
+                    "the server cannot save moves right now: the table is paused and stores your move as soon as it can".into(),
+                ));
+            }
+            let slot_taken = self.rounds.last().map(|r| r.round).unwrap_or(0) != round_before
+                || self.seq > seq_before;
+            if slot_taken {
+                // Something was stored in this move's place (perhaps this very move, its
+                // commit cut off): the table now shows the stored truth.
+                return Err((
+                    "internal".into(),
+                    "the server could not confirm this move was saved; the table now shows what is stored: check it and try again".into(),
+                ));
+            }
+            // Stored nothing: the table parks and retries this move until it is stored.
+            self.park(Some((seat, action_for_retry)));
             return Err((
-                "internal".into(),
-                "the server could not confirm this move was saved; the table now shows what is stored: check it and try again".into(),
+                "table_parked".into(),
+                "the server could not save your move: the table is paused and keeps trying to store it; you will see it played once it is saved".into(),
             ));
         }
         self.app
@@ -211,6 +252,43 @@ impl Table {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.queue_off_turn(seat);
         self.schedule_bots();
+        Ok(())
+    }
+
+    /// The clock part of a change: banks charged for the seats whose clocks it stops (and
+    /// any spent by a timeout), stored in the same unit.
+    fn add_clock_op(&self, d: &mut Draft) {
+        let playing = d.status == TableStatus::Playing && d.game.phase() == Phase::Playing;
+        if let Some(banks) = self.clock_banks(&d.game.to_act(), playing) {
+            d.ops.push(WriteOp::SetClock(json!(banks)));
+            d.banks = Some(banks);
+        }
+    }
+
+    /// A parked table stores the move it owes: `Err(None)` if the rules no longer take
+    /// it, `Err(Some(_))` if the write fails again.
+    pub(super) async fn store_owed(
+        &mut self,
+        seat: Seat,
+        action: Value,
+    ) -> Result<(), Option<StoreError>> {
+        if self.record.status != TableStatus::Playing {
+            return Err(None);
+        }
+        let mut d = self.draft();
+        d.events = d.game.apply_json(seat, &action).map_err(|_| None)?;
+        let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
+        d.ops.push(WriteOp::AppendAction(ActionRecord {
+            round_no: round as i32,
+            seq: d.seq,
+            seat: seat as i32,
+            action,
+        }));
+        d.seq += 1;
+        self.settle(&mut d).await.map_err(Some)?;
+        self.add_clock_op(&mut d);
+        self.commit(d).await.map_err(Some)?;
+        self.queue_off_turn(seat);
         Ok(())
     }
 

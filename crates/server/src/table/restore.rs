@@ -17,8 +17,10 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
         seats,
         rounds,
         actions,
+        abandoned,
         ..
     } = st;
+    let updated_at = record.updated_at;
     let mut table = Table::new(app, record, seats).map_err(|e| e.to_string())?;
     if table.game.rules_version() as i32 != table.record.rules_version {
         tracing::warn!(table = %table.record.id, "stored under another rules version");
@@ -53,6 +55,10 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
     table.version = restore_version();
     table.moved = table.version;
     table.seated = table.version;
+    if abandoned.len() == table.seats.len() {
+        table.online.abandoned = abandoned;
+    }
+    table.resume_clocks(updated_at);
     Ok(table)
 }
 
@@ -62,23 +68,39 @@ impl Table {
     /// sends everyone a full state. Without this, a move stored despite the error would
     /// leave the table one sequence number behind its log, refusing every later move.
     /// If the database cannot be read either, the table stays as it is (nothing was
-    /// adopted) and the next change tries again.
-    pub(super) async fn reload(&mut self) {
+    /// adopted) and `false` is returned: the caller parks the table.
+    pub(super) async fn reload(&mut self) -> bool {
         let id = self.record.id;
         let st = match self.app.store.load_table(id).await {
             Ok(Some(st)) => st,
-            Ok(None) => return tracing::error!(table = %id, "a live table is not in the store"),
-            Err(e) => return tracing::warn!(table = %id, error = %e, "could not reload a table"),
+            Ok(None) => {
+                tracing::error!(table = %id, "a live table is not in the store");
+                return false;
+            }
+            Err(e) => {
+                tracing::warn!(table = %id, error = %e, "could not reload a table");
+                return false;
+            }
         };
         let fresh = match restore(self.app.clone(), st) {
             Ok(t) => t,
-            Err(e) => return tracing::error!(table = %id, error = %e, "could not replay a table"),
+            Err(e) => {
+                tracing::error!(table = %id, error = %e, "could not replay a table");
+                return false;
+            }
         };
         self.game = fresh.game;
         self.rounds = fresh.rounds;
         self.seq = fresh.seq;
         self.seats = fresh.seats;
         self.record.status = fresh.record.status;
+        // Presence stays as the table knows it; banks are what is stored, and a clock
+        // that was running starts again now.
+        self.online.banks = fresh.online.banks;
+        self.online.banks_dirty = false;
+        self.online.abandoned = fresh.online.abandoned;
+        self.online.running.iter_mut().for_each(|r| *r = None);
+        self.sync_clocks();
         self.version = self.version.max(fresh.version) + 1;
         self.moved = self.version;
         self.seated = self.version;
@@ -91,6 +113,7 @@ impl Table {
         self.fan.forget_documents();
         self.broadcast(&[]);
         self.schedule_bots();
+        true
     }
 }
 

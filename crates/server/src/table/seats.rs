@@ -59,6 +59,7 @@ impl Table {
             return Err(e.into());
         }
         for (s, o) in seats {
+            self.seat_changed(s, &o);
             self.seats[s] = o;
         }
         if let Some(status) = status {
@@ -224,6 +225,7 @@ impl Table {
             self.reload().await;
             return Err(e.into());
         }
+        self.match_started();
         self.schedule_bots();
         Ok(self.info())
     }
