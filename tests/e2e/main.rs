@@ -8,6 +8,7 @@ mod browser;
 mod fibfib;
 mod load;
 mod nachos;
+mod online;
 mod realtime;
 mod rummy;
 mod support;

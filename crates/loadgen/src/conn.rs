@@ -238,6 +238,7 @@ impl Connector {
             private: false,
             bots,
             join,
+            pace: protocol::Pace::Untimed,
         };
         let r: CreateTableResponse = self
             .post("POST /api/tables", "/api/tables", Some(token), &body)

@@ -543,17 +543,18 @@ impl Table {
     /// Parks the table after a write failed: changes are refused until a retry succeeds.
     pub(super) fn park(&mut self, owed: Option<(Seat, serde_json::Value)>) {
         let now = Instant::now();
-        if self.online.parked.is_none() {
+        let old = self.online.parked.take();
+        if old.is_none() {
             self.app.metrics.parked(1);
             tracing::warn!(table = %self.record.id, "table parked: its writes fail; retrying");
         }
-        let attempts = self.online.parked.as_ref().map_or(0, |p| p.attempts);
-        let owed = owed.or_else(|| self.online.parked.take().and_then(|p| p.owed));
+        let (since, attempts, old_owed) =
+            old.map_or((now, 0, None), |p| (p.since, p.attempts, p.owed));
         self.online.parked = Some(Parked {
-            since: self.online.parked.as_ref().map_or(now, |p| p.since),
+            since,
             retry_at: now + backoff(attempts),
             attempts: attempts + 1,
-            owed,
+            owed: owed.or(old_owed),
         });
         self.bots.due = None;
         self.sync_clocks();

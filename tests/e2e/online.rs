@@ -1,0 +1,412 @@
+//! Online play that survives real people: clocks running out, players disconnecting and
+//! coming back, everybody leaving, open tables nobody joins, a table task that panics, and
+//! a table whose writes fail (parked), on both databases.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A two-seat Trump table of Ada and Bob with `pace` and game `options`, started, with
+/// both connected; returns the players, the table and both sockets (each holding a state
+/// at least as new as the start).
+async fn ada_and_bob_started(
+    server: &Server,
+    pace: Value,
+    options: Value,
+) -> (Player, Player, String, Sock, Sock) {
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 2, "pace": pace, "options": options}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let (s, v) = bob
+        .post(&format!("/api/tables/{table}/join"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    a.until(|s| status(s) == "playing").await;
+    b.until(|s| status(s) == "playing").await;
+    (ada, bob, table, a, b)
+}
+
+fn seat(st: &Value, s: usize) -> &Value {
+    &st["table"]["seats"][s]
+}
+
+/// The seat whose turn it is.
+fn on_turn(st: &Value) -> usize {
+    st["table"]["to_act"][0].as_u64().unwrap() as usize
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pace_is_validated_and_shown() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    for (pace, bound) in [
+        (json!({"kind": "live", "move_s": 0, "bank_s": 10}), "1–600"),
+        (
+            json!({"kind": "live", "move_s": 30, "bank_s": 4000}),
+            "0–3600",
+        ),
+        (json!({"kind": "correspondence", "move_s": 5}), "60 s"),
+    ] {
+        let (s, v) = ada
+            .post(
+                "/api/tables",
+                json!({"game": "trump", "seats": 2, "pace": pace}),
+            )
+            .await;
+        assert_eq!(s, 400, "{v}");
+        assert_eq!(v["code"], "bad_pace", "{v}");
+        assert!(v["message"].as_str().unwrap().contains(bound), "{v}");
+    }
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 2, "pace": {"kind": "fast"}}),
+        )
+        .await;
+    assert_eq!(s, 400, "an unknown pace is refused: {v}");
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 2, "pace": {"kind": "correspondence", "move_s": 86400}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(v["table"]["pace"]["kind"], "correspondence");
+    assert_eq!(v["table"]["clocks"].as_array().unwrap().len(), 2);
+    server.stop().await;
+}
+
+/// A live clock shows the time left; when it runs out a bot moves for the player, who is
+/// then shown away with a stand-in until they say they are back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let (_, _, _, mut a, mut b) = ada_and_bob_started(
+            &server,
+            json!({"kind": "live", "move_s": 1, "bank_s": 1}),
+            Value::Null,
+        )
+        .await;
+        let st = a.state.clone().unwrap();
+        let late = on_turn(&st);
+        let clock = &st["table"]["clocks"][late];
+        assert_eq!(clock["bank_ms"], 1000, "{clock}");
+        let left = clock["left_ms"]
+            .as_u64()
+            .expect("the clock of the seat on turn runs");
+        assert!(left <= 2000, "{clock}");
+        assert!(st["table"]["clocks"][1 - late]["left_ms"].is_null());
+        // Nobody moves: after 2 s the stand-in plays the late seat's card.
+        let (late_sock, other) = if late == 0 {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        let timed_out = other.until(|s| !seat(s, late)["stand_in"].is_null()).await;
+        assert_eq!(seat(&timed_out, late)["presence"], "away", "{timed_out}");
+        assert_eq!(timed_out["table"]["clocks"][late]["bank_ms"], 0);
+        let moved = other.until(|s| on_turn(s) != late).await;
+        assert_eq!(
+            moved["table"]["to_act"][0],
+            1 - late,
+            "the bot made the late seat's move: {moved}"
+        );
+        // Back in view: the seat is the player's again, and everyone sees it.
+        late_sock
+            .send(json!({"type": "presence", "away": false}))
+            .await;
+        let back = other.until(|s| seat(s, late)["stand_in"].is_null()).await;
+        assert_eq!(seat(&back, late)["presence"], "connected", "{back}");
+        // A hidden page shows as away, without a stand-in.
+        late_sock
+            .send(json!({"type": "presence", "away": true}))
+            .await;
+        let hidden = other.until(|s| seat(s, late)["presence"] == "away").await;
+        assert!(seat(&hidden, late)["stand_in"].is_null(), "{hidden}");
+        assert!(
+            metrics(&server)
+                .await
+                .contains("fib_table_events_total{event=\"timeouts\"}")
+        );
+        server.stop().await;
+    }
+}
+
+/// A player who disconnects is shown disconnected; after the grace period a bot plays for
+/// them, and the seat is theirs again the moment they reconnect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnected_player_gets_a_stand_in_until_they_reconnect() {
+    for db in databases().await {
+        let server = Server::start_with(&db, |c| c.disconnect_grace_s = 1).await;
+        let (_, bob, table, mut a, b) =
+            ada_and_bob_started(&server, json!({"kind": "untimed"}), Value::Null).await;
+        drop(b);
+        let gone = a.until(|s| seat(s, 1)["presence"] == "disconnected").await;
+        assert!(seat(&gone, 1)["stand_in"].is_null(), "grace first: {gone}");
+        let stood_in = a.until(|s| !seat(s, 1)["stand_in"].is_null()).await;
+        assert_eq!(seat(&stood_in, 1)["stand_in"], "normal", "{stood_in}");
+        // Ada plays two cards: in a trick game of two, Bob's stand-in played in between.
+        let cards = |s: &Value| s["view"]["hand"].as_array().map_or(0, Vec::len);
+        let before = cards(&stood_in);
+        let (st, _) = play_until(&mut a, first, |s| cards(s) + 2 <= before && my_turn(s)).await;
+        assert!(
+            st["view"]["hand_counts"][1].as_u64().unwrap() < before as u64,
+            "{st}"
+        );
+        let mut bob_sock = bob.connect(&table).await;
+        bob_sock.next_state().await;
+        let back = a.until(|s| seat(s, 1)["stand_in"].is_null()).await;
+        assert_eq!(seat(&back, 1)["presence"], "connected", "{back}");
+        server.stop().await;
+    }
+}
+
+/// A match that ends while a bot stands in for a player who never came back records the
+/// seat as abandoned, and rates it as a loss whatever the bot scored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staying_away_to_the_end_is_an_abandoned_match_rated_as_a_loss() {
+    for db in databases().await {
+        let server = Server::start_with(&db, |c| c.disconnect_grace_s = 0).await;
+        let (ada, bob, table, mut a, b) =
+            ada_and_bob_started(&server, json!({"kind": "untimed"}), json!({"target": 5})).await;
+        drop(b);
+        a.until(|s| !seat(s, 1)["stand_in"].is_null()).await;
+        let (end, _) = play_until(&mut a, first, |s| status(s) == "finished").await;
+        assert_eq!(seat(&end, 1)["abandoned"], true, "{end}");
+        assert_eq!(seat(&end, 0)["abandoned"], false, "{end}");
+        let (_, board) = ada.get("/api/leaderboard/trump").await;
+        let rating = |id: &str| {
+            board
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["player"]["id"] == id)
+                .map(|r| r["rating"].as_i64().unwrap())
+                .unwrap()
+        };
+        assert!(rating(&ada.id) > 1500, "{board}");
+        assert!(rating(&bob.id) < 1500, "{board}");
+        // Stored: the same after the table is read back.
+        let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
+        assert_eq!(info["seats"][1]["abandoned"], true, "{info}");
+        server.stop().await;
+    }
+}
+
+/// When every person has left a live match it ends as abandoned; an open table nobody
+/// joins expires. Neither stays in the lobby.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deserted_matches_and_unjoined_tables_end() {
+    for db in databases().await {
+        let server = Server::start_with(&db, |c| {
+            c.disconnect_grace_s = 0;
+            c.abandon_after_s = 1;
+        })
+        .await;
+        // Expiry on a server of its own: the first table must not expire while it fills.
+        let db2 = if db.label == "sqlite" {
+            sqlite_db()
+        } else {
+            postgres_db().await.expect("postgres is configured")
+        };
+        let expiring = Server::start_with(&db2, |c| c.open_table_ttl_s = 1).await;
+        let (ada, _, table, a, b) =
+            ada_and_bob_started(&server, json!({"kind": "untimed"}), Value::Null).await;
+        let ada2 = Player::guest(&expiring.base, &expiring.ws, "Ada").await;
+        let open = ada2.create_trump(2, false).await;
+        drop(a);
+        drop(b);
+        let ended = |id: String, ada: Player| async move {
+            for _ in 0..100 {
+                let (_, info) = ada.get(&format!("/api/tables/{id}")).await;
+                if info["status"] == "abandoned" {
+                    return info;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("table {id} never ended");
+        };
+        let info = ended(table.clone(), ada.clone()).await;
+        assert_eq!(info["seats"][0]["abandoned"], true, "{info}");
+        assert_eq!(info["seats"][1]["abandoned"], true, "{info}");
+        ended(open.clone(), ada2.clone()).await;
+        for (p, id) in [(&ada, &table), (&ada2, &open)] {
+            let (_, lobby) = p.get("/api/tables").await;
+            assert!(
+                lobby
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|t| t["id"] != id.as_str()),
+                "{lobby}"
+            );
+        }
+        let m = metrics(&server).await;
+        assert!(
+            m.contains("fib_table_events_total{event=\"deserted\"} 1"),
+            "{m}"
+        );
+        let m = metrics(&expiring).await;
+        assert!(
+            m.contains("fib_table_events_total{event=\"expired\"} 1"),
+            "{m}"
+        );
+        server.stop().await;
+        expiring.stop().await;
+    }
+}
+
+/// A table task that panics is restarted from its stored log: its players get the full
+/// state (nothing acknowledged lost) and play on over the same sockets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_that_panics_is_restored_from_its_log_and_play_goes_on() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let (ada, _, table, mut a, mut b) =
+            ada_and_bob_started(&server, json!({"kind": "untimed"}), Value::Null).await;
+        // One move, acknowledged.
+        let st = a.state.clone().unwrap();
+        let sock = if my_turn(&st) { &mut a } else { &mut b };
+        let st = sock.state.clone().unwrap();
+        sock.act(st["version"].as_u64().unwrap(), &st["legal"][0])
+            .await;
+        let after = sock.next_state_after_act().await;
+        let view = after["view"].clone();
+        let r = ada
+            .http
+            .post(format!("{}/api/tables/{table}/test/panic", server.base))
+            .bearer_auth(&ada.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        // Everyone is resynced with a full state of what is stored: the move is there.
+        let resynced = loop {
+            let m = a.next().await;
+            if m["type"] == "state" && m["version"].as_u64() > after["version"].as_u64() {
+                break m;
+            }
+        };
+        if my_seat(&resynced) == my_seat(&after) {
+            assert_eq!(resynced["view"], view);
+        }
+        // Play goes on over the same sockets.
+        let sock = if my_turn(&resynced) { &mut a } else { &mut b };
+        let st = sock.until(my_turn).await;
+        sock.act(st["version"].as_u64().unwrap(), &st["legal"][0])
+            .await;
+        let next = sock.next_state_after_act().await;
+        assert!(next["version"].as_u64() > st["version"].as_u64());
+        assert!(metrics(&server).await.contains("fib_table_panics_total 1"));
+        server.stop().await;
+    }
+}
+
+/// Makes every insert into `actions` fail (`on`), or stop failing.
+async fn break_actions(db: &Db, on: bool) {
+    if db.label == "sqlite" {
+        let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+        let sql = if on {
+            "CREATE TRIGGER fail_actions BEFORE INSERT ON actions \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+        } else {
+            "DROP TRIGGER fail_actions"
+        };
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    } else {
+        let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+        let sqls: &[&str] = if on {
+            &[
+                "CREATE OR REPLACE FUNCTION fail_insert() RETURNS trigger AS $$ \
+                 BEGIN RAISE EXCEPTION 'injected failure'; END $$ LANGUAGE plpgsql",
+                "CREATE TRIGGER fail_actions BEFORE INSERT ON actions \
+                 FOR EACH ROW EXECUTE FUNCTION fail_insert()",
+            ]
+        } else {
+            &["DROP TRIGGER fail_actions ON actions"]
+        };
+        for sql in sqls {
+            sqlx::query(sqlx::AssertSqlSafe(*sql))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        pool.close().await;
+    }
+}
+
+async fn health(server: &Server) -> Value {
+    reqwest::get(format!("{}/healthz", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// A move whose write fails parks the table: the player is told, the table says it is
+/// parked, /healthz and /metrics report it, and once the database takes writes again the
+/// move is stored and played without being sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_whose_writes_fail_parks_then_stores_the_move() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let (_, _, _, mut a, mut b) =
+            ada_and_bob_started(&server, json!({"kind": "untimed"}), Value::Null).await;
+        let st = a.state.clone().unwrap();
+        let (sock, other) = if my_turn(&st) {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        let st = sock.state.clone().unwrap();
+        let mover = on_turn(&st);
+        break_actions(&db, true).await;
+        sock.act(st["version"].as_u64().unwrap(), &st["legal"][0])
+            .await;
+        let err = sock.next_error().await;
+        assert_eq!(err["code"], "table_parked", "{err}");
+        let parked = other.until(|s| s["table"]["parked"] == true).await;
+        assert_eq!(on_turn(&parked), mover, "nothing moved yet");
+        let h = health(&server).await;
+        assert_eq!(h["status"], "degraded", "{h}");
+        assert_eq!(h["parked_tables"], 1, "{h}");
+        assert!(metrics(&server).await.contains("fib_tables_parked 1"));
+        // Moves are refused while parked.
+        let again = sock.state.clone().unwrap();
+        sock.act(again["version"].as_u64().unwrap(), &again["legal"][0])
+            .await;
+        assert_eq!(sock.next_error().await["code"], "table_parked");
+
+        break_actions(&db, false).await;
+        let played = other
+            .until(|s| s["table"]["parked"] == false && on_turn(s) != mover)
+            .await;
+        assert_eq!(
+            on_turn(&played),
+            1 - mover,
+            "the owed move was stored: {played}"
+        );
+        assert_eq!(health(&server).await["status"], "ok");
+        assert!(metrics(&server).await.contains("fib_tables_parked 0"));
+        server.stop().await;
+    }
+}
