@@ -8,6 +8,7 @@ import { api, ApiError, dealUrl } from './api.js';
 import { LiveSocket } from './socket.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
+import { paceField, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
 const connEl = document.getElementById('conn');
@@ -182,6 +183,7 @@ function lobbyPage() {
   const botLevel = h('select', { id: 'c-bot-level', testid: 'create-bot-level', 'aria-label': 'Bot level' },
     LEVELS.map((l) => h('option', { value: l, selected: l === 'normal' }, l)));
   const err = h('p', { class: 'form-error', role: 'alert' });
+  const [paceLabel, readPace] = paceField();
   const form = h('form', { class: 'panel create', testid: 'create-form' },
     h('h2', null, 'New table'),
     h('div', { class: 'fields' },
@@ -190,6 +192,7 @@ function lobbyPage() {
       optsBox,
       h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start:'),
       h('label', null, 'Bot level', botLevel),
+      paceLabel,
       h('label', { class: 'check' }, priv, 'Private (invite link only)')),
     h('button', { class: 'btn primary', type: 'submit', testid: 'create-submit' }, 'Create table'),
     err);
@@ -204,6 +207,7 @@ function lobbyPage() {
         private: priv.checked,
         bots: bots.checked ? botLevel.value : null,
         join: true,
+        pace: readPace(),
       });
       const id = res.table.id;
       if (res.invite_code) {
@@ -315,6 +319,7 @@ async function tablePage(visit, id, invite) {
   if (stale(visit)) return;
 
   let latest = null; // the latest state message: the only thing rendered
+  let receivedAt = performance.now(); // when `latest` last changed: clocks count from here
   let resyncing = false; // a `sync` was sent for a missed or broken patch: wait for the state
   let connected = false;
   let failures = 0; // consecutive failed connects
@@ -407,6 +412,10 @@ async function tablePage(visit, id, invite) {
         }, 'Copy')));
     }
     if (t.status === 'open') parts.push(seatsPanel(t, me));
+    else {
+      parts.push(standInBanner(t, me, () => sock.send({ type: 'presence', away: false })));
+      parts.push(playersBar(t, me, seatName));
+    }
     if (latest.view !== null && latest.view !== undefined) {
       mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
       parts.push(gameRoot);
@@ -495,6 +504,8 @@ async function tablePage(visit, id, invite) {
         });
       }
       const now = s === 'open';
+      // A page opened (or reconnected) in the background says so at once.
+      if (now && document.visibilityState === 'hidden') sock.send({ type: 'presence', away: true });
       // Moves need a live socket: while it is down, the page says so and the hand rests.
       if (now !== connected || (!now && busy)) {
         connected = now;
@@ -507,6 +518,7 @@ async function tablePage(visit, id, invite) {
         // The whole truth: replace. Ignore a late older one.
         if (latest && !resyncing && m.version < latest.version && m.table.id === latest.table.id) return;
         latest = m;
+        receivedAt = performance.now();
         resyncing = false;
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
         window.fibUpdates.state += 1;
@@ -535,6 +547,7 @@ async function tablePage(visit, id, invite) {
         }
         latest.version = m.version;
         latest.events = m.events;
+        receivedAt = performance.now();
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
         window.fibUpdates.patch += 1;
         busy = false;
@@ -548,9 +561,13 @@ async function tablePage(visit, id, invite) {
       }
     },
   });
+  const stopVisibility = reportVisibility((msg) => sock.send(msg));
+  const ticker = setInterval(() => tickClocks(root, receivedAt), 250);
   session.cleanup = () => {
     document.title = 'Fibonacci Cards';
     clearTimeout(busyTimer);
+    clearInterval(ticker);
+    stopVisibility();
     sock.close();
   };
 }

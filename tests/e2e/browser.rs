@@ -17,6 +17,13 @@ async fn two_players_play_a_round_in_chromium() {
     run_script("play.mjs").await;
 }
 
+/// A live table's clock counts down in both pages, and a player's presence changes (away,
+/// then disconnected) show at the other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn online_clock_and_presence_in_chromium() {
+    run_script("online.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {

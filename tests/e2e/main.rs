@@ -607,7 +607,10 @@ async fn health_and_client_are_served() {
         .json()
         .await
         .unwrap();
-    assert_eq!(h, json!({"status": "ok", "database": "sqlite"}));
+    assert_eq!(
+        h,
+        json!({"status": "ok", "database": "sqlite", "parked_tables": 0})
+    );
     let page = reqwest::get(format!("{}/", server.base)).await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(page.text().await.unwrap().contains("<html"));
