@@ -410,3 +410,47 @@ async fn a_table_whose_writes_fail_parks_then_stores_the_move() {
         server.stop().await;
     }
 }
+
+/// A time bank spent before a restart is still spent after it, and the clock of the seat
+/// on turn runs again when the table comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clocks_survive_a_restart() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let (ada, _, table, mut a, mut b) = ada_and_bob_started(
+            &server,
+            json!({"kind": "live", "move_s": 1, "bank_s": 60}),
+            Value::Null,
+        )
+        .await;
+        let st = a.state.clone().unwrap();
+        let mover = on_turn(&st);
+        let sock = if my_turn(&st) { &mut a } else { &mut b };
+        let st = sock.state.clone().unwrap();
+        // Two seconds on a one-second move: about a second comes out of the bank.
+        tokio::time::sleep(Duration::from_millis(2200)).await;
+        sock.act(st["version"].as_u64().unwrap(), &st["legal"][0])
+            .await;
+        let after = sock.next_state_after_act().await;
+        let bank = after["table"]["clocks"][mover]["bank_ms"].as_u64().unwrap();
+        assert!((57_000..=59_000).contains(&bank), "{after}");
+        drop(a);
+        drop(b);
+        server.stop().await;
+
+        let server = Server::start(&db).await;
+        let ada = ada.at(&server.base, &server.ws);
+        let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
+        assert_eq!(
+            info["clocks"][mover]["bank_ms"].as_u64(),
+            Some(bank),
+            "{info}"
+        );
+        let other = 1 - mover;
+        let left = info["clocks"][other]["left_ms"]
+            .as_u64()
+            .expect("running again");
+        assert!(left > 30_000 && left <= 61_000, "{info}");
+        server.stop().await;
+    }
+}
