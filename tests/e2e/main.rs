@@ -6,6 +6,7 @@
 mod bots;
 mod browser;
 mod fibfib;
+mod limits;
 mod load;
 mod nachos;
 mod online;

@@ -158,6 +158,17 @@ impl Child {
                 // The test clients answer every state at once.
                 "--ws-messages-per-second",
                 "100000",
+                // One test address plays many guests and tables: no abuse limits.
+                "--guests-per-minute",
+                "0",
+                "--tables-per-minute",
+                "0",
+                "--joins-per-minute",
+                "0",
+                "--sockets-per-address",
+                "0",
+                "--open-tables-per-player",
+                "0",
                 "--database-url",
                 &db.url,
             ])

@@ -274,6 +274,17 @@ async fn start_server(opts: &Options) -> Result<Server, String> {
         "--ws-messages-per-second".into(),
         "100000".into(),
     ];
+    // Every simulated player comes from this one address: the abuse limits (per address)
+    // would measure themselves.
+    for limit in [
+        "--guests-per-minute",
+        "--tables-per-minute",
+        "--joins-per-minute",
+        "--sockets-per-address",
+        "--open-tables-per-player",
+    ] {
+        args.extend([limit.into(), "0".into()]);
+    }
     if let Some(b) = budget {
         args.extend(["--bot-budget-ms".into(), b.to_string()]);
     }

@@ -86,6 +86,25 @@ pub struct Config {
     /// seat change) before it expires.
     #[arg(long, env = "FIB_OPEN_TABLE_TTL_S", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     pub open_table_ttl_s: u64,
+    /// New guests one client address may create a minute (bursts of as many); 0: no limit.
+    #[arg(long, env = "FIB_GUESTS_PER_MINUTE", default_value_t = 10)]
+    pub guests_per_minute: u32,
+    /// Tables (and daily games) one client address may create a minute; 0: no limit.
+    #[arg(long, env = "FIB_TABLES_PER_MINUTE", default_value_t = 20)]
+    pub tables_per_minute: u32,
+    /// Seat requests (joins) one client address may make a minute; 0: no limit.
+    #[arg(long, env = "FIB_JOINS_PER_MINUTE", default_value_t = 60)]
+    pub joins_per_minute: u32,
+    /// WebSockets (table and lobby) one client address may hold open; 0: no limit.
+    #[arg(long, env = "FIB_SOCKETS_PER_ADDRESS", default_value_t = 64)]
+    pub sockets_per_address: u32,
+    /// Open tables (not started yet) one player may have created at once; 0: no limit.
+    #[arg(long, env = "FIB_OPEN_TABLES_PER_PLAYER", default_value_t = 5)]
+    pub open_tables_per_player: u32,
+    /// Addresses of reverse proxies whose `X-Forwarded-For` is believed, comma-separated
+    /// (e.g. `127.0.0.1`). Default: none, every peer is the client.
+    #[arg(long, env = "FIB_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
     /// test supervision. Never set this on a real server.
     #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false)]
@@ -128,6 +147,14 @@ impl Config {
             bot_budget_ms: 100,
             // Test clients play as fast as the server answers.
             ws_messages_per_second: 100_000,
+            // No abuse limits: a test makes many guests and tables from one address (the
+            // limits' own tests set them).
+            guests_per_minute: 0,
+            tables_per_minute: 0,
+            joins_per_minute: 0,
+            sockets_per_address: 0,
+            open_tables_per_player: 0,
+            trusted_proxies: vec![],
             disconnect_grace_s: 60,
             abandon_after_s: 300,
             open_table_ttl_s: 1800,

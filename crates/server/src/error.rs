@@ -40,6 +40,18 @@ pub enum ApiError {
     /// `bad_seat`, `not_a_bot`, `round_in_progress`, `daily_in_progress`, `table_closed`.
     #[error("{1}")]
     Conflict(&'static str, String),
+    /// 429 with `Retry-After`: an abuse limit (`crate::limits`). Codes: `rate_limited`
+    /// (too many requests of one kind from one address), `too_many_sockets` (WebSockets
+    /// per address), `too_many_open_tables` (open tables per player).
+    #[error("{message}")]
+    RateLimited {
+        code: &'static str,
+        message: String,
+        /// Seconds, for the `Retry-After` header.
+        retry_after: u64,
+        /// The limit's name in `/metrics`.
+        limit: &'static str,
+    },
     /// 500 `internal`: logged, not explained.
     #[error("internal error")]
     Internal,
@@ -58,6 +70,7 @@ impl ApiError {
             ApiError::TableNotFound(_) => "table_not_found",
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(c, _) => c,
+            ApiError::RateLimited { code, .. } => code,
             ApiError::Internal => "internal",
         }
     }
@@ -72,6 +85,7 @@ impl ApiError {
             ApiError::ForbiddenOrigin(_) | ApiError::InviteRequired => StatusCode::FORBIDDEN,
             ApiError::TableNotFound(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(..) => StatusCode::CONFLICT,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -97,7 +111,18 @@ impl From<store::StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status(), axum::Json(self.body())).into_response()
+        let retry = match &self {
+            ApiError::RateLimited { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        };
+        let mut res = (self.status(), axum::Json(self.body())).into_response();
+        if let Some(secs) = retry {
+            res.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(secs),
+            );
+        }
+        res
     }
 }
 

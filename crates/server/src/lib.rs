@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod limits;
 pub mod metrics;
 pub mod state;
 pub mod table;
@@ -52,14 +53,28 @@ pub fn app(state: AppState) -> Router {
     let client = ServeDir::new(&state.config.web_dir).not_found_service(
         axum::handler::HandlerWithoutStateExt::into_service(http::not_found_page),
     );
+    use axum::handler::Handler;
+    use limits::Class;
+    // A route limited per client address (`limits`).
+    let limited =
+        |class: Class| axum::middleware::from_fn_with_state((state.clone(), class), limits::limit);
     let api = Router::new()
-        .route("/guest", post(http::create_guest))
+        .route(
+            "/guest",
+            post(http::create_guest).layer(limited(Class::Guest)),
+        )
         .route("/me", get(http::me))
         .route("/me/matches", get(http::my_matches))
         .route("/games", get(http::list_games))
-        .route("/tables", get(http::list_tables).post(http::create_table))
+        .route(
+            "/tables",
+            get(http::list_tables).post(http::create_table.layer(limited(Class::CreateTable))),
+        )
         .route("/tables/{id}", get(http::get_table))
-        .route("/tables/{id}/join", post(http::join_table))
+        .route(
+            "/tables/{id}/join",
+            post(http::join_table).layer(limited(Class::Join)),
+        )
         .route("/tables/{id}/leave", post(http::leave_table))
         .route("/tables/{id}/start", post(http::start_table))
         .route("/tables/{id}/bots", post(http::seat_bot))
@@ -68,7 +83,7 @@ pub fn app(state: AppState) -> Router {
         .route("/leaderboard/{game}", get(http::leaderboard))
         .route(
             "/daily/solitaire",
-            get(http::daily_board).post(http::start_daily),
+            get(http::daily_board).post(http::start_daily.layer(limited(Class::CreateTable))),
         );
     // Test hooks exist only when asked for (FIB_TEST_HOOKS): never on a real server.
     let api = if state.config.test_hooks {
@@ -106,6 +121,8 @@ pub async fn serve(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
+    // The peer's address feeds the abuse limits (`limits`).
+    let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.await;

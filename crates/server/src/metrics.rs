@@ -101,6 +101,8 @@ pub struct Metrics {
     /// Things that happened to tables because of people or time (timeouts, stand-ins,
     /// abandoned and expired tables), by kind.
     table_events: Labelled,
+    /// Requests and sockets refused by an abuse limit, by limit.
+    limited: Labelled,
     /// Tables parked now (their writes fail; they retry on their own).
     tables_parked: AtomicI64,
     /// Table tasks that panicked and were restarted from their stored log.
@@ -122,6 +124,7 @@ impl Default for Metrics {
             write_failures: AtomicU64::new(0),
             table_reloads: AtomicU64::new(0),
             table_events: Labelled::default(),
+            limited: Labelled::default(),
             tables_parked: AtomicI64::new(0),
             table_panics: AtomicU64::new(0),
         }
@@ -142,6 +145,12 @@ impl Metrics {
     /// `expired` (an open table nobody joined).
     pub fn count(&self, event: &str) {
         self.table_events.add(event);
+    }
+
+    /// A request or socket refused by the abuse limit `limit` (`guest`, `create_table`,
+    /// `join`, `sockets`, `open_tables`).
+    pub fn limited(&self, limit: &str) {
+        self.limited.add(limit);
     }
 
     /// A table parked (`+1`) or unparked (`-1`).
@@ -239,6 +248,12 @@ impl Metrics {
             "fib_table_events_total",
             "event",
             "Table events: timeouts (a clock ran out, a bot moved), stand_ins (a bot took a disconnected player's seat), deserted (a match ended as abandoned), expired (an open table nobody joined).",
+        );
+        self.limited.render(
+            &mut s,
+            "fib_limited_total",
+            "limit",
+            "Requests and sockets refused with 429 by an abuse limit, by limit.",
         );
         gauge(
             &mut s,

@@ -35,6 +35,8 @@ pub struct Inner {
     pub lobby_changes: broadcast::Sender<Uuid>,
     /// Set to true when the server is shutting down; sockets close on it.
     pub shutdown: watch::Sender<bool>,
+    /// Request rates and open sockets per client address.
+    pub limits: Arc<crate::limits::Limits>,
 }
 
 impl std::ops::Deref for AppState {
@@ -48,6 +50,19 @@ impl AppState {
     /// The shared state, and the store's writer task (so: inside a tokio runtime).
     pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
         let metrics = Arc::new(Metrics::default());
+        let limits = Arc::new(crate::limits::Limits::new(&config));
+        // Addresses whose allowance is whole again are forgotten every minute.
+        let weak = Arc::downgrade(&limits);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                match weak.upgrade() {
+                    Some(l) => l.prune(),
+                    None => break,
+                }
+            }
+        });
         AppState(Arc::new(Inner {
             writer: Writer::spawn(store.clone(), metrics.clone()),
             store,
@@ -57,6 +72,7 @@ impl AppState {
             lobby: Mutex::new(HashMap::new()),
             lobby_changes: broadcast::channel(LOBBY_BACKLOG).0,
             shutdown: watch::channel(false).0,
+            limits,
         }))
     }
 

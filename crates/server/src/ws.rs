@@ -64,6 +64,7 @@ pub async fn table_socket(
     State(app): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<TableQuery>,
+    crate::limits::ClientAddr(client): crate::limits::ClientAddr,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     if let Err(e) = auth::origin_allowed(&headers, &app.config.allowed_origins) {
@@ -72,8 +73,13 @@ pub async fn table_socket(
     }
     let who = player_from(&headers, &app).await?;
     let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
+    let slot = crate::limits::socket_slot(&app, client)?;
     let start = (q.since, q.updates);
-    Ok(limits(ws).on_upgrade(move |socket| run_table_socket(socket, app, handle, who, start)))
+    Ok(limits(ws).on_upgrade(move |socket| async move {
+        // The address's place is held as long as the socket runs.
+        let _slot = slot;
+        run_table_socket(socket, app, handle, who, start).await
+    }))
 }
 
 /// A token bucket: `rate` messages a second, bursts of `2 × rate`.
@@ -288,10 +294,15 @@ fn read_error(app: &AppState, e: &axum::Error) -> Option<(u16, &'static str)> {
 pub async fn lobby_socket(
     ws: WebSocketUpgrade,
     State(app): State<AppState>,
+    crate::limits::ClientAddr(client): crate::limits::ClientAddr,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     auth::origin_allowed(&headers, &app.config.allowed_origins)?;
-    Ok(limits(ws).on_upgrade(move |socket| run_lobby_socket(socket, app)))
+    let slot = crate::limits::socket_slot(&app, client)?;
+    Ok(limits(ws).on_upgrade(move |socket| async move {
+        let _slot = slot;
+        run_lobby_socket(socket, app).await
+    }))
 }
 
 /// How long lobby changes are collected before they are sent together.

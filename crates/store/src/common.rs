@@ -863,6 +863,16 @@ macro_rules! impl_store {
                 Ok(tables)
             }
 
+            async fn open_tables_created_by(&self, player: ::uuid::Uuid) -> $crate::Result<i64> {
+                let (n,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM game_tables WHERE created_by = $1 AND status = 'open'",
+                )
+                .bind(player.to_string())
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(n)
+            }
+
             async fn write_group(&self, group: &[$crate::TableWrite]) -> $crate::Result<()> {
                 let plan = $crate::common::Plan::new(group);
                 if plan.is_empty() {

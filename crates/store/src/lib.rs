@@ -420,6 +420,9 @@ pub trait Store: Send + Sync + 'static {
     /// Every table whose status is `open` or `playing`, fully loaded, for recovery at
     /// start-up.
     async fn unfinished_tables(&self) -> Result<Vec<StoredTable>>;
+    /// How many tables `player` created that are still `open` (for the cap on open tables
+    /// per player).
+    async fn open_tables_created_by(&self, player: Uuid) -> Result<i64>;
 
     // ---- rounds and the action log ----
 

@@ -361,6 +361,9 @@ mod tests {
         async fn unfinished_tables(&self) -> Result<Vec<StoredTable>> {
             self.inner.unfinished_tables().await
         }
+        async fn open_tables_created_by(&self, player: Uuid) -> Result<i64> {
+            self.inner.open_tables_created_by(player).await
+        }
         async fn write_group(&self, group: &[TableWrite]) -> Result<()> {
             self.groups.lock().unwrap().push(group.len());
             if self.panic.load(Ordering::SeqCst) {

@@ -1,0 +1,366 @@
+//! Abuse limits per client address: request rates on the endpoints that create things
+//! (guests, tables) or seat players, and the number of WebSockets one address may hold
+//! open. Each refusal is a 429 with `Retry-After` and a specific code, and is counted in
+//! `/metrics`.
+//!
+//! The client's address is the socket's peer, unless that peer is a trusted proxy
+//! (`--trusted-proxies`): then it is the rightmost address of `X-Forwarded-For` that is not
+//! itself a trusted proxy (the leftmost ones can be made up by the client). IPv6 addresses
+//! are grouped by their /64, which one subscriber usually holds whole.
+//!
+//! Rates are GCRA limiters (`governor`) keyed by address; their state is pruned every
+//! minute so that addresses seen once do not stay in memory.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::HeaderMap;
+use axum::middleware::Next;
+use axum::response::Response;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A class of limited endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// `POST /api/guest` (and, later, account creation and sign-in).
+    Guest,
+    /// `POST /api/tables`, `POST /api/daily/solitaire`.
+    CreateTable,
+    /// `POST /api/tables/{id}/join`.
+    Join,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Guest => "guest",
+            Class::CreateTable => "create_table",
+            Class::Join => "join",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Class::Guest => "new guests",
+            Class::CreateTable => "new tables",
+            Class::Join => "seat requests",
+        }
+    }
+}
+
+struct Rate {
+    limiter: DefaultKeyedRateLimiter<IpAddr>,
+    per_minute: u32,
+}
+
+pub struct Limits {
+    rates: Vec<(Class, Rate)>,
+    trusted: Vec<IpAddr>,
+    max_sockets: u32,
+    sockets: Mutex<HashMap<IpAddr, u32>>,
+    clock: DefaultClock,
+}
+
+impl Limits {
+    pub fn new(config: &crate::Config) -> Self {
+        let mut rates = Vec::new();
+        for (class, per_minute) in [
+            (Class::Guest, config.guests_per_minute),
+            (Class::CreateTable, config.tables_per_minute),
+            (Class::Join, config.joins_per_minute),
+        ] {
+            // 0: no limit for this class.
+            if let Some(n) = NonZeroU32::new(per_minute) {
+                rates.push((
+                    class,
+                    Rate {
+                        limiter: DefaultKeyedRateLimiter::keyed(Quota::per_minute(n)),
+                        per_minute,
+                    },
+                ));
+            }
+        }
+        Limits {
+            rates,
+            trusted: config.trusted_proxies.clone(),
+            max_sockets: config.sockets_per_address,
+            sockets: Mutex::new(HashMap::new()),
+            clock: DefaultClock::default(),
+        }
+    }
+
+    /// The address a request comes from (see the module's header).
+    pub fn client(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> IpAddr {
+        let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| p.ip().to_canonical());
+        if !self.trusted.contains(&peer) {
+            return group(peer);
+        }
+        let forwarded = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+            .map(|a| a.to_canonical())
+            .collect::<Vec<_>>();
+        let client = forwarded
+            .iter()
+            .rev()
+            .find(|a| !self.trusted.contains(a))
+            .copied()
+            .unwrap_or(peer);
+        group(client)
+    }
+
+    /// Takes one request of `class` from `client`'s allowance.
+    pub fn check(&self, class: Class, client: IpAddr) -> Result<(), ApiError> {
+        let Some((_, rate)) = self.rates.iter().find(|(c, _)| *c == class) else {
+            return Ok(());
+        };
+        rate.limiter.check_key(&client).map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            ApiError::RateLimited {
+                code: "rate_limited",
+                message: format!(
+                    "too many {} from your address: at most {} a minute; try again in {} s",
+                    class.what(),
+                    rate.per_minute,
+                    retry_secs(wait)
+                ),
+                retry_after: retry_secs(wait),
+                limit: class.as_str(),
+            }
+        })
+    }
+
+    /// Holds one WebSocket of `client` until the returned guard drops, or refuses it when
+    /// the address already holds its maximum.
+    pub fn socket(self: &Arc<Self>, client: IpAddr) -> Result<SocketSlot, ApiError> {
+        let mut open = self.sockets.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(client).or_insert(0);
+        if self.max_sockets != 0 && *n >= self.max_sockets {
+            return Err(ApiError::RateLimited {
+                code: "too_many_sockets",
+                message: format!(
+                    "your address already has {} WebSockets open here, the most allowed; close one first",
+                    self.max_sockets
+                ),
+                retry_after: 5,
+                limit: "sockets",
+            });
+        }
+        *n += 1;
+        Ok(SocketSlot {
+            limits: self.clone(),
+            client,
+        })
+    }
+
+    /// Forgets addresses whose allowance is whole again: called every minute.
+    pub fn prune(&self) {
+        for (_, rate) in &self.rates {
+            rate.limiter.retain_recent();
+            rate.limiter.shrink_to_fit();
+        }
+    }
+
+    /// Addresses tracked now, for tests of pruning.
+    pub fn tracked(&self) -> usize {
+        self.rates.iter().map(|(_, r)| r.limiter.len()).sum()
+    }
+}
+
+/// One open WebSocket of an address; dropping it frees the place.
+pub struct SocketSlot {
+    limits: Arc<Limits>,
+    client: IpAddr,
+}
+
+impl Drop for SocketSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .limits
+            .sockets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// Whole seconds to wait, at least 1.
+fn retry_secs(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0).max(u64::from(d.is_zero()))
+}
+
+/// IPv6 addresses by their /64; IPv4 as they are.
+fn group(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+        }
+    }
+}
+
+/// The client's address as the limits see it (an extractor).
+pub struct ClientAddr(pub IpAddr);
+
+impl axum::extract::FromRequestParts<AppState> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(ClientAddr(app.limits.client(peer, &parts.headers)))
+    }
+}
+
+/// Takes a WebSocket place for `client`, counting a refusal.
+pub fn socket_slot(app: &AppState, client: IpAddr) -> Result<SocketSlot, ApiError> {
+    app.limits
+        .socket(client)
+        .inspect_err(|_| app.metrics.limited("sockets"))
+}
+
+/// Middleware: limits a route by `class`, keyed by the client's address.
+pub async fn limit(
+    State((app, class)): State<(AppState, Class)>,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let client = app.limits.client(peer, req.headers());
+    if let Err(e) = app.limits.check(class, client) {
+        app.metrics.limited(class.as_str());
+        return Err(e);
+    }
+    Ok(next.run(req).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(trusted: &[&str], per_minute: u32, sockets: u32) -> Arc<Limits> {
+        let mut c = crate::Config::for_tests("sqlite::memory:");
+        c.trusted_proxies = trusted.iter().map(|a| a.parse().unwrap()).collect();
+        c.guests_per_minute = per_minute;
+        c.sockets_per_address = sockets;
+        Arc::new(Limits::new(&c))
+    }
+
+    fn headers(xff: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", xff.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
+        let peer: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+        let untrusted = limits(&[], 1, 0);
+        assert_eq!(
+            untrusted.client(Some(peer), &headers("1.2.3.4")),
+            "10.0.0.1".parse::<IpAddr>().unwrap(),
+            "a client cannot choose its address"
+        );
+        let proxied = limits(&["10.0.0.1", "10.0.0.2"], 1, 0);
+        // The rightmost untrusted hop: what the client wrote on the left is ignored.
+        assert_eq!(
+            proxied.client(Some(peer), &headers("6.6.6.6, 1.2.3.4, 10.0.0.2")),
+            "1.2.3.4".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            proxied.client(Some(peer), &HeaderMap::new()),
+            "10.0.0.1".parse::<IpAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn ipv6_clients_are_grouped_by_their_64() {
+        let l = limits(&[], 1, 0);
+        let a: SocketAddr = "[2001:db8:1:2:aaaa::1]:1".parse().unwrap();
+        let b: SocketAddr = "[2001:db8:1:2:bbbb::9]:1".parse().unwrap();
+        assert_eq!(
+            l.client(Some(a), &HeaderMap::new()),
+            l.client(Some(b), &HeaderMap::new())
+        );
+        let mapped: SocketAddr = "[::ffff:1.2.3.4]:1".parse().unwrap();
+        assert_eq!(
+            l.client(Some(mapped), &HeaderMap::new()),
+            "1.2.3.4".parse::<IpAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn a_rate_refuses_past_its_burst_with_a_retry_time_and_other_addresses_are_free() {
+        let l = limits(&[], 2, 0);
+        let a: IpAddr = "1.1.1.1".parse().unwrap();
+        let b: IpAddr = "2.2.2.2".parse().unwrap();
+        assert!(l.check(Class::Guest, a).is_ok());
+        assert!(l.check(Class::Guest, a).is_ok());
+        match l.check(Class::Guest, a) {
+            Err(ApiError::RateLimited {
+                code, retry_after, ..
+            }) => {
+                assert_eq!(code, "rate_limited");
+                assert!((1..=30).contains(&retry_after), "{retry_after}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(l.check(Class::Guest, b).is_ok());
+        // A class with no limit configured (0) is never refused.
+        for _ in 0..100 {
+            assert!(l.check(Class::Join, a).is_ok());
+        }
+        assert_eq!(l.tracked(), 2);
+    }
+
+    #[test]
+    fn sockets_are_capped_per_address_and_freed_on_drop() {
+        let l = limits(&[], 0, 2);
+        let a: IpAddr = "1.1.1.1".parse().unwrap();
+        let one = l.socket(a).unwrap();
+        let _two = l.socket(a).unwrap();
+        assert!(matches!(
+            l.socket(a),
+            Err(ApiError::RateLimited {
+                code: "too_many_sockets",
+                ..
+            })
+        ));
+        assert!(l.socket("2.2.2.2".parse().unwrap()).is_ok());
+        drop(one);
+        assert!(l.socket(a).is_ok());
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds() {
+        assert_eq!(retry_secs(Duration::from_millis(1)), 1);
+        assert_eq!(retry_secs(Duration::from_millis(1000)), 1);
+        assert_eq!(retry_secs(Duration::from_millis(1001)), 2);
+        assert_eq!(retry_secs(Duration::ZERO), 1);
+    }
+}
