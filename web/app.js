@@ -8,7 +8,7 @@ import { api, ApiError, dealUrl } from './api.js';
 import { LiveSocket } from './socket.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
-import { paceField, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
+import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
 const connEl = document.getElementById('conn');
@@ -413,6 +413,7 @@ async function tablePage(visit, id, invite) {
     }
     if (t.status === 'open') parts.push(seatsPanel(t, me));
     else {
+      parts.push(parkedBanner(t));
       parts.push(standInBanner(t, me, () => sock.send({ type: 'presence', away: false })));
       parts.push(playersBar(t, me, seatName));
     }

@@ -80,6 +80,13 @@ export function standInBanner(t, me, back) {
     h('button', { class: 'btn primary small', type: 'button', testid: 'im-back', onclick: back }, "I'm back"));
 }
 
+/** The notice of a parked table (its database writes fail; it retries by itself). */
+export function parkedBanner(t) {
+  if (!t.parked) return null;
+  return h('div', { class: 'stand-in-banner', role: 'status', testid: 'parked-banner' },
+    'The server cannot save moves right now, so this table is paused. It keeps trying by itself; nothing already played is lost.');
+}
+
 /**
  * Reports the page's visibility to the table (`presence`), now and on every change, and
  * returns the function that stops it.
