@@ -495,7 +495,8 @@ mod tests {
             "type": "state", "version": 5,
             "table": {"id": uuid::Uuid::nil(), "game": "trump", "options": null, "private": false,
                 "status": "playing", "bots": null, "seats": [{"kind": "empty"}], "spectators": 0,
-                "round": 1, "to_act": [0], "scores": [0], "winners": null, "created_at": 0},
+                "round": 1, "to_act": [0], "scores": [0], "winners": null, "created_at": 0,
+                "pace": {"kind": "untimed"}, "clocks": [], "parked": false},
             "you": {"kind": "player", "seat": 0}, "view": {"hand": [1, 2]},
             "legal": [{"play": 1}, {"play": 2}], "events": [], "fairness": []
         });
