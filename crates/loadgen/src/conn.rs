@@ -346,6 +346,8 @@ pub enum Incoming {
         message: String,
     },
     Pong,
+    /// Chat (a line, the history, a mute list): beside the document, not in it.
+    Chat,
     /// Not a `ServerMsg` at all.
     Undecodable(String),
 }
@@ -433,6 +435,9 @@ impl TableDoc {
             }
             ServerMsg::Error { code, message, .. } => Incoming::Error { code, message },
             ServerMsg::Pong => Incoming::Pong,
+            ServerMsg::Chat { .. } | ServerMsg::ChatHistory { .. } | ServerMsg::Muted { .. } => {
+                Incoming::Chat
+            }
         }
     }
 

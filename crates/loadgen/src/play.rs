@@ -381,7 +381,7 @@ impl Seat {
                     // Stale: the patches that moved the table on came before the refusal,
                     // so the document held is current; choose again from it (below).
                 }
-                Incoming::Pong => continue,
+                Incoming::Pong | Incoming::Chat => continue,
                 Incoming::Undecodable(e) => {
                     out.tally.decode_failures += 1;
                     out.tally.error("loadgen_undecodable", &e);

@@ -74,6 +74,126 @@ pub const MAX_HTTP_BODY: usize = 16 * 1024;
 pub const MAX_NAME_CHARS: usize = 24;
 
 // ---------------------------------------------------------------------------------------
+// Chat
+// ---------------------------------------------------------------------------------------
+
+/// Longest chat line, in characters (Unicode scalar values) after trimming.
+pub const MAX_CHAT_CHARS: usize = 300;
+/// Chat lines and reactions one player may send in [`CHAT_RATE_WINDOW_MS`], per table (and
+/// in the lobby); beyond, each is refused with `chat_rate_limited`.
+pub const CHAT_RATE_MESSAGES: usize = 5;
+/// The sliding window of [`CHAT_RATE_MESSAGES`], in milliseconds.
+pub const CHAT_RATE_WINDOW_MS: u64 = 10_000;
+/// Lines a `chat_history` message holds at most: the latest lines the reader may see.
+pub const CHAT_HISTORY: usize = 50;
+
+/// The fixed set of quick reactions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Emote {
+    Gg,
+    Nice,
+    Oops,
+    Thanks,
+    Hurry,
+    Wow,
+}
+
+impl Emote {
+    pub const ALL: [Emote; 6] = [
+        Emote::Gg,
+        Emote::Nice,
+        Emote::Oops,
+        Emote::Thanks,
+        Emote::Hurry,
+        Emote::Wow,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Emote::Gg => "gg",
+            Emote::Nice => "nice",
+            Emote::Oops => "oops",
+            Emote::Thanks => "thanks",
+            Emote::Hurry => "hurry",
+            Emote::Wow => "wow",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Emote::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+}
+
+/// What a chat line says: a text, or one of the quick reactions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChatBody {
+    Text { text: String },
+    Emote { emote: Emote },
+}
+
+/// One line of table or lobby chat.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChatLine {
+    /// Increases with every line of this table (or of the lobby); it may skip numbers.
+    /// Table chat numbers survive restarts; the lobby's start again at 1 with the server.
+    pub seq: u64,
+    /// The sender's player id (every sender is signed in).
+    pub player: Uuid,
+    /// The sender's display name when the line was sent.
+    pub name: String,
+    /// The sender held no seat at the table (always false in the lobby). While a match is
+    /// not over, spectators' lines reach spectators only.
+    pub spectator: bool,
+    /// Unix milliseconds.
+    pub at: i64,
+    #[serde(flatten)]
+    pub body: ChatBody,
+}
+
+/// Why a chat text is refused: `(code, message)`.
+pub type ChatTextError = (&'static str, String);
+
+/// Checks a chat text and returns it trimmed: 1 to [`MAX_CHAT_CHARS`] characters after
+/// trimming, with no control characters (line breaks included) and no invisible format
+/// characters (bidirectional overrides, zero-width spaces), which could disguise a line;
+/// the zero-width joiner of emoji sequences is allowed.
+pub fn check_chat_text(raw: &str) -> Result<&str, ChatTextError> {
+    let text = raw.trim();
+    let n = text.chars().count();
+    if n == 0 {
+        return Err(("chat_empty", "a chat line needs some text".into()));
+    }
+    if n > MAX_CHAT_CHARS {
+        return Err((
+            "chat_too_long",
+            format!("a chat line has at most {MAX_CHAT_CHARS} characters; this one has {n}"),
+        ));
+    }
+    if let Some(c) = text.chars().find(|&c| c.is_control() || is_format_char(c)) {
+        return Err((
+            "chat_bad_character",
+            format!(
+                "a chat line cannot contain control or invisible formatting characters (U+{:04X})",
+                c as u32
+            ),
+        ));
+    }
+    Ok(text)
+}
+
+/// Unicode's format characters (general category Cf) and the line and paragraph
+/// separators, except the zero-width joiner (U+200D) that emoji sequences need.
+fn is_format_char(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2
+        | 0x180E | 0x200B | 0x200C | 0x200E | 0x200F | 0x2028..=0x202E | 0x2060..=0x2064
+        | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F)
+}
+
+// ---------------------------------------------------------------------------------------
 // HTTP bodies
 // ---------------------------------------------------------------------------------------
 
@@ -402,6 +522,33 @@ pub enum ClientMsg {
     Presence { away: bool },
     /// Keep-alive; answered with [`ServerMsg::Pong`].
     Ping {},
+    /// Say something at the table (signed-in only; see [`check_chat_text`]). Everyone who
+    /// may see it gets a [`ServerMsg::Chat`], the sender included, once it is stored.
+    Chat { text: String },
+    /// A quick reaction, sent and shown like a chat line.
+    React { emote: Emote },
+    /// Stop seeing `player`'s chat lines and reactions, at every table and in the lobby,
+    /// on every device (stored). Answered with [`ServerMsg::Muted`].
+    Mute { player: Uuid },
+    /// See `player`'s lines again. Answered with [`ServerMsg::Muted`].
+    Unmute { player: Uuid },
+}
+
+/// Client → server, on `/ws/lobby`. Reading the lobby needs nothing; chatting and muting
+/// need a signed-in socket.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LobbyClientMsg {
+    /// Say something in the lobby (see [`check_chat_text`]).
+    Chat {
+        text: String,
+    },
+    Mute {
+        player: Uuid,
+    },
+    Unmute {
+        player: Uuid,
+    },
 }
 
 /// Server → client, on `/ws/table/{id}`.
@@ -454,10 +601,30 @@ pub enum ServerMsg {
         message: String,
         /// The table version when the error was produced; 0 for errors the socket itself
         /// produces before the table sees the message (`malformed`,
-        /// `binary_not_supported`, `rate_limited`, `table_closed`).
+        /// `binary_not_supported`, `rate_limited`, `table_closed`, the chat text checks).
         version: u64,
+        /// For `chat_rate_limited`: milliseconds until a line would be taken again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
     },
     Pong,
+    /// A new chat line or reaction. Chat never changes the table's version: it travels
+    /// beside the state document, not in it.
+    Chat {
+        line: ChatLine,
+    },
+    /// The latest chat lines this socket may see, oldest first (at most
+    /// [`CHAT_HISTORY`]): sent once after the first state, and to players again when the
+    /// match ends (spectators' lines are then shown to them too). Replaces what the client
+    /// holds. `muted`: the players this socket's player has muted.
+    ChatHistory {
+        lines: Vec<ChatLine>,
+        muted: Vec<Uuid>,
+    },
+    /// After `mute` or `unmute`: every player this socket's player has muted now.
+    Muted {
+        players: Vec<Uuid>,
+    },
 }
 
 /// Server → client, on `/ws/lobby`: the public tables that are open or playing.
@@ -473,6 +640,24 @@ pub enum LobbyMsg {
         tables: Vec<TableInfo>,
         removed: Vec<Uuid>,
     },
+    /// A new lobby chat line (lobby chat is kept in memory only).
+    Chat { line: ChatLine },
+    /// The latest lobby chat lines, oldest first: sent on connect after the list of
+    /// tables. `muted`: the players this socket's player has muted (empty when anonymous).
+    ChatHistory {
+        lines: Vec<ChatLine>,
+        muted: Vec<Uuid>,
+    },
+    /// After `mute` or `unmute`: every player this socket's player has muted now.
+    Muted { players: Vec<Uuid> },
+    /// A refused [`LobbyClientMsg`]; nothing changed. `retry_after_ms` as in
+    /// [`ServerMsg::Error`].
+    Error {
+        code: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
+    },
 }
 
 /// The JSON Schema document of the whole protocol: the WebSocket messages, the HTTP bodies,
@@ -487,6 +672,7 @@ pub fn schema(games: Value) -> Value {
             "ClientMsg": schemars::schema_for!(ClientMsg),
             "ServerMsg": schemars::schema_for!(ServerMsg),
             "LobbyMsg": schemars::schema_for!(LobbyMsg),
+            "LobbyClientMsg": schemars::schema_for!(LobbyClientMsg),
         },
         "http": {
             "GuestRequest": schemars::schema_for!(GuestRequest),
@@ -540,5 +726,62 @@ mod tests {
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"act"}"#).is_err());
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"sync","x":1}"#).is_err());
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"dance"}"#).is_err());
+        let react: ClientMsg = serde_json::from_str(r#"{"type":"react","emote":"gg"}"#).unwrap();
+        assert_eq!(react, ClientMsg::React { emote: Emote::Gg });
+        assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"react","emote":"lol"}"#).is_err());
+        assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"chat"}"#).is_err());
+    }
+
+    #[test]
+    fn chat_texts_are_checked() {
+        assert_eq!(check_chat_text("  hello  "), Ok("hello"));
+        assert_eq!(check_chat_text("   ").unwrap_err().0, "chat_empty");
+        let long = "x".repeat(MAX_CHAT_CHARS + 1);
+        assert_eq!(check_chat_text(&long).unwrap_err().0, "chat_too_long");
+        // Characters, not bytes: 300 three-byte characters fit.
+        assert!(check_chat_text(&"é".repeat(MAX_CHAT_CHARS)).is_ok());
+        for bad in ["a\nb", "a\u{7}b", "a\u{202E}b", "a\u{200B}b", "a\u{2028}b"] {
+            assert_eq!(
+                check_chat_text(bad).unwrap_err().0,
+                "chat_bad_character",
+                "{bad:?}"
+            );
+        }
+        // An emoji sequence with a zero-width joiner is fine.
+        assert!(check_chat_text("\u{1F469}\u{200D}\u{1F4BB}").is_ok());
+    }
+
+    #[test]
+    fn chat_lines_on_the_wire() {
+        let line = ChatLine {
+            seq: 3,
+            player: Uuid::nil(),
+            name: "Ada".into(),
+            spectator: false,
+            at: 5,
+            body: ChatBody::Emote { emote: Emote::Wow },
+        };
+        let v = serde_json::to_value(ServerMsg::Chat { line: line.clone() }).unwrap();
+        assert_eq!(v["type"], "chat");
+        assert_eq!(v["line"]["kind"], "emote");
+        assert_eq!(v["line"]["emote"], "wow");
+        let back: ServerMsg = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ServerMsg::Chat { line });
+        for e in Emote::ALL {
+            assert_eq!(Emote::parse(e.as_str()), Some(e));
+            assert_eq!(serde_json::to_value(e).unwrap(), e.as_str());
+        }
+        let err = ServerMsg::Error {
+            code: "x".into(),
+            message: "y".into(),
+            version: 0,
+            retry_after_ms: None,
+        };
+        assert!(
+            serde_json::to_value(err)
+                .unwrap()
+                .get("retry_after_ms")
+                .is_none()
+        );
     }
 }

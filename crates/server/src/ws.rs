@@ -131,6 +131,7 @@ fn error_text(code: &str, message: String) -> String {
         code: code.into(),
         message,
         version: 0,
+        retry_after_ms: None,
     };
     serde_json::to_string(&msg).expect("serializes")
 }

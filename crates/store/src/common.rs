@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 use crate::{
-    ActionRecord, LeaderRow, MatchRow, Occupant, Player, RoundRecord, StoreError, TableRecord,
-    TableStatus, TableWrite, WriteOp,
+    ActionRecord, ChatRecord, LeaderRow, MatchRow, Occupant, Player, RoundRecord, StoreError,
+    TableRecord, TableStatus, TableWrite, WriteOp,
 };
 
 /// `id, name, created_at` of `players`.
@@ -104,6 +104,39 @@ pub(crate) const GAME_AND_STATUS: &str = "SELECT game, status FROM game_tables W
 
 /// `$1` table.
 pub(crate) const FINISH_TABLE: &str = "UPDATE game_tables SET status = 'finished' WHERE id = $1";
+
+/// Stores a chat line: `$1` table, then the [`ChatRecord`] columns.
+pub(crate) const INSERT_CHAT: &str = "INSERT INTO chat_lines (table_id, seq, player_id, name, \
+     spectator, text, emote, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// The latest `$3` lines of one kind (`$2`: spectators' or not) of table `$1`, newest
+/// first, as [`ChatRow`]s.
+pub(crate) const CHAT_HISTORY: &str = "SELECT seq, player_id, name, spectator, text, emote, \
+     created_at FROM chat_lines WHERE table_id = $1 AND spectator = $2 \
+     ORDER BY seq DESC LIMIT $3";
+
+/// `seq, player_id, name, spectator, text, emote, created_at` of `chat_lines`.
+pub(crate) type ChatRow = (
+    i64,
+    String,
+    String,
+    bool,
+    Option<String>,
+    Option<String>,
+    i64,
+);
+
+pub(crate) fn chat(r: ChatRow) -> Result<ChatRecord, StoreError> {
+    Ok(ChatRecord {
+        seq: r.0,
+        player_id: uuid(&r.1, "chat sender")?,
+        name: r.2,
+        spectator: r.3,
+        text: r.4,
+        emote: r.5,
+        created_at: r.6,
+    })
+}
 
 /// `(seat, score)` rows for [`seat_scores`], `(seat, score, won)` for [`seat_results`].
 fn values_rows(rows: usize, width: usize, first: usize) -> String {
@@ -190,6 +223,16 @@ impl<'a> Plan<'a> {
         for unit in group {
             let key = unit.table.to_string();
             for op in &unit.ops {
+                if let WriteOp::Chat(_) = op {
+                    // Chat does not touch the table: it is no change of the match.
+                    plan.steps.push(Step {
+                        table: unit.table,
+                        key: key.clone(),
+                        now: unit.now,
+                        op,
+                    });
+                    continue;
+                }
                 // A round's start touches its table at the round's start time, as
                 // `start_round` always did.
                 let at = match op {
@@ -218,7 +261,7 @@ impl<'a> Plan<'a> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.touches.is_empty()
+        self.steps.is_empty() && self.appends.is_empty()
     }
 
     /// What to call the missing round when the actions, written together, hit an unknown
@@ -532,6 +575,25 @@ macro_rules! impl_store {
                                 format!("seat {seat} of table {table}")
                             })?;
                         }
+                        Ok(())
+                    }
+                    WriteOp::Chat(line) => {
+                        sqlx::query(c::INSERT_CHAT)
+                            .bind(key)
+                            .bind(line.seq)
+                            .bind(line.player_id.to_string())
+                            .bind(&line.name)
+                            .bind(line.spectator)
+                            .bind(&line.text)
+                            .bind(&line.emote)
+                            .bind(line.created_at)
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(|e| {
+                                c::fk_as_not_found(e, || {
+                                    format!("table {table} or chat sender {}", line.player_id)
+                                })
+                            })?;
                         Ok(())
                     }
                     WriteOp::EndRound {
@@ -937,6 +999,71 @@ macro_rules! impl_store {
                     .into_iter()
                     .map($crate::common::match_row)
                     .collect()
+            }
+
+            async fn chat_history(
+                &self,
+                table: ::uuid::Uuid,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::ChatRecord>> {
+                use $crate::common as c;
+                let key = table.to_string();
+                let mut lines = Vec::new();
+                for spectators in [false, true] {
+                    let rows = sqlx::query_as::<_, c::ChatRow>(c::CHAT_HISTORY)
+                        .bind(&key)
+                        .bind(spectators)
+                        .bind(c::limit(limit))
+                        .fetch_all(&self.pool)
+                        .await?;
+                    for r in rows {
+                        lines.push(c::chat(r)?);
+                    }
+                }
+                lines.sort_by_key(|l| l.seq);
+                Ok(lines)
+            }
+
+            async fn mutes_of(&self, player: ::uuid::Uuid) -> $crate::Result<Vec<::uuid::Uuid>> {
+                let rows: Vec<(String,)> =
+                    sqlx::query_as("SELECT muted_id FROM chat_mutes WHERE player_id = $1")
+                        .bind(player.to_string())
+                        .fetch_all(&self.pool)
+                        .await?;
+                rows.iter()
+                    .map(|(id,)| $crate::common::uuid(id, "muted player"))
+                    .collect()
+            }
+
+            async fn set_muted(
+                &self,
+                player: ::uuid::Uuid,
+                target: ::uuid::Uuid,
+                muted: bool,
+                now: i64,
+            ) -> $crate::Result<()> {
+                if player == target {
+                    return Err($crate::StoreError::Conflict(format!(
+                        "player {player} cannot mute themselves"
+                    )));
+                }
+                let q = if muted {
+                    sqlx::query(
+                        "INSERT INTO chat_mutes (player_id, muted_id, created_at) \
+                         VALUES ($1, $2, $3) ON CONFLICT (player_id, muted_id) DO NOTHING",
+                    )
+                    .bind(player.to_string())
+                    .bind(target.to_string())
+                    .bind(now)
+                } else {
+                    sqlx::query("DELETE FROM chat_mutes WHERE player_id = $1 AND muted_id = $2")
+                        .bind(player.to_string())
+                        .bind(target.to_string())
+                };
+                q.execute(&self.write).await.map_err(|e| {
+                    $crate::common::fk_as_not_found(e, || format!("player {target} or {player}"))
+                })?;
+                Ok(())
             }
 
             async fn daily_seed(

@@ -327,6 +327,23 @@ pub struct DailyRow {
     pub table_id: Uuid,
 }
 
+/// One stored line of table chat: a text or a quick reaction (exactly one of the two).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatRecord {
+    /// The table's chat line number (from 1; unique per table, may skip).
+    pub seq: i64,
+    pub player_id: Uuid,
+    /// The sender's name when the line was sent.
+    pub name: String,
+    /// The sender held no seat at the table.
+    pub spectator: bool,
+    pub text: Option<String>,
+    /// The reaction's wire name (`"gg"`, …).
+    pub emote: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+}
+
 /// One table's writes that must land together, in order (an action and the round/match
 /// transitions it caused). A later multi-node step will add an ownership epoch here.
 #[derive(Clone, Debug, PartialEq)]
@@ -365,6 +382,10 @@ pub enum WriteOp {
     Abandon {
         seats: Vec<i32>,
     },
+    /// A line of the table's chat. Unlike every other op it does not touch the table's
+    /// `updated_at` (talking is not a change of the match). A duplicate `seq` is a
+    /// `Conflict`, an unknown sender `NotFound`.
+    Chat(ChatRecord),
 }
 
 impl TableWrite {
@@ -492,6 +513,18 @@ pub trait Store: Send + Sync + 'static {
     /// A player's matches: unfinished (`open`/`playing`) first, then the rest, newest
     /// activity first within each group.
     async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>>;
+
+    // ---- chat ----
+
+    /// The latest table chat: at most `limit` lines of the players and at most `limit`
+    /// lines of spectators, together in `seq` order (so a chatty audience cannot push the
+    /// players' lines out of a history).
+    async fn chat_history(&self, table: Uuid, limit: i64) -> Result<Vec<ChatRecord>>;
+    /// The players `player` has muted, in no particular order.
+    async fn mutes_of(&self, player: Uuid) -> Result<Vec<Uuid>>;
+    /// Mutes (`muted: true`) or unmutes `target` for `player`; doing it twice is no error.
+    /// An unknown `target` is `NotFound`; muting oneself is a `Conflict`.
+    async fn set_muted(&self, player: Uuid, target: Uuid, muted: bool, now: i64) -> Result<()>;
 
     // ---- daily deals ----
 

@@ -313,8 +313,8 @@ mod tests {
 
     use super::*;
     use crate::{
-        ActionRecord, DailyRow, LeaderRow, MatchRow, Occupant, Player, RoundRecord, SqliteStore,
-        StoredTable, TableRecord, TableStatus, WriteOp,
+        ActionRecord, ChatRecord, DailyRow, LeaderRow, MatchRow, Occupant, Player, RoundRecord,
+        SqliteStore, StoredTable, TableRecord, TableStatus, WriteOp,
     };
 
     /// An in-memory store whose `write_group` can be made to fail transiently, hang or
@@ -402,6 +402,15 @@ mod tests {
         }
         async fn daily_board(&self, key: &str, before: i64, limit: i64) -> Result<Vec<DailyRow>> {
             self.inner.daily_board(key, before, limit).await
+        }
+        async fn chat_history(&self, table: Uuid, limit: i64) -> Result<Vec<ChatRecord>> {
+            self.inner.chat_history(table, limit).await
+        }
+        async fn mutes_of(&self, player: Uuid) -> Result<Vec<Uuid>> {
+            self.inner.mutes_of(player).await
+        }
+        async fn set_muted(&self, player: Uuid, target: Uuid, muted: bool, now: i64) -> Result<()> {
+            self.inner.set_muted(player, target, muted, now).await
         }
     }
 

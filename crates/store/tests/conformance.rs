@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use store::{
-    ActionRecord, Occupant, Player, RoundRecord, Store, StoreError, StoredTable, TableRecord,
-    TableStatus, TableWrite, WriteObserver, WriteOp, Writer,
+    ActionRecord, ChatRecord, Occupant, Player, RoundRecord, Store, StoreError, StoredTable,
+    TableRecord, TableStatus, TableWrite, WriteObserver, WriteOp, Writer,
 };
 use uuid::Uuid;
 
@@ -632,6 +632,107 @@ async fn player_matches(s: &dyn Store) {
     );
 }
 
+fn chat_line(seq: i64, p: &Player, spectator: bool, text: &str, at: i64) -> WriteOp {
+    WriteOp::Chat(ChatRecord {
+        seq,
+        player_id: p.id,
+        name: p.name.clone(),
+        spectator,
+        text: (!text.is_empty()).then(|| text.to_string()),
+        emote: text.is_empty().then(|| "gg".to_string()),
+        created_at: at,
+    })
+}
+
+/// Table chat is stored through groups, does not touch the table's `updated_at`, and its
+/// history keeps the latest lines of players and of spectators apart; mutes are a set.
+async fn chat_lines_and_mutes(s: &dyn Store) {
+    let (a, c) = (player(s, "Ada").await, player(s, "Cy").await);
+    let t = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    let mut units = Vec::new();
+    // Players' lines 1..=4 (4 is a reaction), spectators' 5..=10.
+    for seq in 1..=4 {
+        let text = if seq == 4 {
+            String::new()
+        } else {
+            format!("a{seq}")
+        };
+        units.push(unit(
+            t.id,
+            T0 + seq,
+            vec![chat_line(seq, &a, false, &text, T0 + seq)],
+        ));
+    }
+    for seq in 5..=10 {
+        units.push(unit(
+            t.id,
+            T0 + seq,
+            vec![chat_line(seq, &c, true, &format!("c{seq}"), T0 + seq)],
+        ));
+    }
+    s.write_group(&units).await.unwrap();
+    let history = s.chat_history(t.id, 3).await.unwrap();
+    let seqs: Vec<i64> = history.iter().map(|l| l.seq).collect();
+    assert_eq!(seqs, vec![2, 3, 4, 8, 9, 10], "3 of each kind, in order");
+    assert_eq!(history[0].text.as_deref(), Some("a2"));
+    assert_eq!(
+        (history[2].text.as_deref(), history[2].emote.as_deref()),
+        (None, Some("gg"))
+    );
+    assert!(history[3].spectator && !history[0].spectator);
+    assert_eq!(history[3].player_id, c.id);
+    assert_eq!(history[3].created_at, T0 + 8);
+    // Talking is no activity of the match.
+    let mine = s.player_matches(a.id, 5).await.unwrap();
+    assert_eq!(mine[0].updated_at, T0);
+    // A line number is unique per table; an unknown sender or table is refused.
+    let dup = s
+        .write_group(&[unit(t.id, T0, vec![chat_line(2, &a, false, "x", T0)])])
+        .await;
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+    let ghost = Player {
+        id: Uuid::new_v4(),
+        name: "Ghost".into(),
+        created_at: T0,
+    };
+    let unknown = s
+        .write_group(&[unit(t.id, T0, vec![chat_line(11, &ghost, true, "x", T0)])])
+        .await;
+    assert!(
+        matches!(unknown, Err(StoreError::NotFound(_))),
+        "{unknown:?}"
+    );
+    let nowhere = s
+        .write_group(&[unit(
+            Uuid::new_v4(),
+            T0,
+            vec![chat_line(1, &a, false, "x", T0)],
+        )])
+        .await;
+    assert!(
+        matches!(nowhere, Err(StoreError::NotFound(_))),
+        "{nowhere:?}"
+    );
+    assert_eq!(s.chat_history(t.id, 50).await.unwrap().len(), 10);
+    assert!(s.chat_history(Uuid::new_v4(), 50).await.unwrap().is_empty());
+
+    assert!(s.mutes_of(a.id).await.unwrap().is_empty());
+    s.set_muted(a.id, c.id, true, T0).await.unwrap();
+    s.set_muted(a.id, c.id, true, T0 + 1).await.unwrap(); // twice: no error
+    assert_eq!(s.mutes_of(a.id).await.unwrap(), vec![c.id]);
+    assert!(
+        s.mutes_of(c.id).await.unwrap().is_empty(),
+        "a mute is one-way"
+    );
+    let me = s.set_muted(a.id, a.id, true, T0).await;
+    assert!(matches!(me, Err(StoreError::Conflict(_))), "{me:?}");
+    let nobody = s.set_muted(a.id, Uuid::new_v4(), true, T0).await;
+    assert!(matches!(nobody, Err(StoreError::NotFound(_))), "{nobody:?}");
+    s.set_muted(a.id, c.id, false, T0).await.unwrap();
+    s.set_muted(a.id, c.id, false, T0).await.unwrap();
+    assert!(s.mutes_of(a.id).await.unwrap().is_empty());
+}
+
 /// Several tables written at once (as table tasks do): no write may fail with "busy".
 async fn concurrent_writers(s: &dyn Store) {
     let a = player(s, "Ada").await;
@@ -845,6 +946,8 @@ async fn write_singly(s: &dyn Store, unit: &TableWrite) -> Result<(), StoreError
             op @ (WriteOp::SetClock(_) | WriteOp::Abandon { .. }) => {
                 s.write_group(&[TableWrite::one(t, now, op.clone())]).await
             }
+            // Chat has no single-write method: a group of one.
+            WriteOp::Chat(_) => s.write_group(&[TableWrite::one(t, now, op.clone())]).await,
         }?;
     }
     Ok(())
@@ -1348,6 +1451,7 @@ macro_rules! all_cases {
                 player_matches,
                 concurrent_writers,
                 daily_deals,
+                chat_lines_and_mutes,
                 write_group_matches_single_methods,
                 write_group_is_all_or_nothing,
             ],

@@ -298,6 +298,7 @@ impl Table {
             code: code.to_string(),
             message,
             version: self.version,
+            retry_after_ms: None,
         };
         self.send_to(conn, serde_json::to_string(&msg).expect("serializes"));
     }
