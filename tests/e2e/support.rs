@@ -372,8 +372,20 @@ impl Sock {
         st.clone()
     }
 
-    /// The next message, parsed (panics on timeout or close).
+    /// The next message other than chat, parsed (panics on timeout or close). Chat
+    /// (`chat`, `chat_history`, `muted`) travels beside the state document; tests of
+    /// chat read it with [`Sock::next_any`].
     pub async fn next(&mut self) -> Value {
+        loop {
+            let v = self.next_any().await;
+            if !matches!(v["type"].as_str(), Some("chat" | "chat_history" | "muted")) {
+                return v;
+            }
+        }
+    }
+
+    /// The next message, whatever it is, parsed (panics on timeout or close).
+    pub async fn next_any(&mut self) -> Value {
         loop {
             let m = tokio::time::timeout(TIMEOUT, self.ws.next())
                 .await
@@ -383,7 +395,10 @@ impl Sock {
             if let Message::Text(t) = m {
                 let v: Value = serde_json::from_str(&t).unwrap();
                 // Every message must decode as the protocol says.
-                if v["type"] == "tables" || v["type"] == "changes" {
+                // Lobby messages: the lists, and errors (which carry no table version).
+                // Chat messages have the same shape on both sockets.
+                let lobby_error = v["type"] == "error" && v.get("version").is_none();
+                if v["type"] == "tables" || v["type"] == "changes" || lobby_error {
                     serde_json::from_value::<protocol::LobbyMsg>(v.clone())
                         .expect("a valid LobbyMsg");
                 } else {

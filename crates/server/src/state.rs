@@ -33,6 +33,8 @@ pub struct Inner {
     /// The id of every table whose lobby entry changed (or went away); lobby sockets
     /// follow it and send the changes.
     pub lobby_changes: broadcast::Sender<Uuid>,
+    /// The lobby's chat, in memory (`table::chat::LobbyChat`).
+    pub lobby_chat: crate::table::chat::LobbyChat,
     /// Set to true when the server is shutting down; sockets close on it.
     pub shutdown: watch::Sender<bool>,
     /// Request rates and open sockets per client address.
@@ -71,6 +73,7 @@ impl AppState {
             tables: Mutex::new(HashMap::new()),
             lobby: Mutex::new(HashMap::new()),
             lobby_changes: broadcast::channel(LOBBY_BACKLOG).0,
+            lobby_chat: Default::default(),
             shutdown: watch::channel(false).0,
             limits,
         }))

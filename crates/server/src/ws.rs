@@ -22,13 +22,17 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
-use protocol::{ClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg};
+use protocol::{
+    ChatBody, ClientMsg, LobbyClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg, check_chat_text,
+};
 use tokio::sync::mpsc;
+use uuid::Uuid;
 
 use crate::auth;
 use crate::error::ApiError;
 use crate::http::player_from;
 use crate::state::AppState;
+use crate::table::chat::{ChatCmd, ChatError};
 use crate::table::{Cmd, TableHandle, Updates, Who};
 
 /// How long one write to a client's socket may take before the client counts as gone.
@@ -176,6 +180,7 @@ async fn run_table_socket(
     let (mut sink, mut stream) = socket.split();
     let (out_tx, mut out_rx) = mpsc::channel::<Utf8Bytes>(crate::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let me = who.clone();
     let connected = table
         .send(Cmd::Connect {
             who,
@@ -201,6 +206,19 @@ async fn run_table_socket(
     // it open forever, with nothing more coming.
     let local = Local(out_tx.downgrade());
     drop(out_tx);
+    // Chat starts after the first state: the history this connection may see, without
+    // the lines of the players its player muted.
+    match mutes_of(&app, me.as_ref()).await {
+        Ok(muted) => {
+            let _ = table
+                .send(Cmd::Chat {
+                    conn,
+                    cmd: ChatCmd::Hello { muted },
+                })
+                .await;
+        }
+        Err(e) => local.send(chat_error_text(&app, &e)),
+    }
     let mut shutdown = app.shutdown.subscribe();
     let mut limit = RateLimit::new(app.config.ws_messages_per_second);
     loop {
@@ -244,6 +262,28 @@ async fn run_table_socket(
                         Ok(ClientMsg::Ping {}) => {
                             local.send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
                         }
+                        Ok(ClientMsg::Chat { text }) => {
+                            match chat_text(me.as_ref(), &text) {
+                                Ok((name, body)) => {
+                                    let cmd = ChatCmd::Say { name, body };
+                                    if table.send(Cmd::Chat { conn, cmd }).await.is_err() { break; }
+                                }
+                                Err(e) => local.send(chat_error_text(&app, &e)),
+                            }
+                        }
+                        Ok(ClientMsg::React { emote }) => match &me {
+                            Some(w) => {
+                                let cmd = ChatCmd::Say { name: w.name.clone(), body: ChatBody::Emote { emote } };
+                                if table.send(Cmd::Chat { conn, cmd }).await.is_err() { break; }
+                            }
+                            None => local.send(chat_error_text(&app, &ChatError::NotSignedIn)),
+                        },
+                        Ok(ClientMsg::Mute { player }) => {
+                            if !mute_at_table(&app, &table, conn, me.as_ref(), player, true, &local).await { break; }
+                        }
+                        Ok(ClientMsg::Unmute { player }) => {
+                            if !mute_at_table(&app, &table, conn, me.as_ref(), player, false, &local).await { break; }
+                        }
                         Err(e) => {
                             app.metrics.rejected("malformed");
                             local.send(error_text("malformed", format!("not a valid message: {e}")));
@@ -273,6 +313,81 @@ async fn run_table_socket(
     app.metrics.ws_connections.fetch_sub(1, Relaxed);
 }
 
+/// A refused chat message, as the socket sends it (`version` 0: the table never saw it).
+fn chat_error_text(app: &AppState, e: &ChatError) -> String {
+    app.metrics.rejected(e.code());
+    serde_json::to_string(&e.server_msg(0)).expect("serializes")
+}
+
+/// A chat text checked for sending as `who`: the sender's name and the line.
+fn chat_text(who: Option<&Who>, text: &str) -> Result<(String, ChatBody), ChatError> {
+    let who = who.ok_or(ChatError::NotSignedIn)?;
+    let text = check_chat_text(text)?.to_string();
+    Ok((who.name.clone(), ChatBody::Text { text }))
+}
+
+/// The players `who` muted (none for an anonymous socket).
+async fn mutes_of(app: &AppState, who: Option<&Who>) -> Result<Vec<Uuid>, ChatError> {
+    let Some(who) = who else {
+        return Ok(Vec::new());
+    };
+    app.store.mutes_of(who.id).await.map_err(|e| {
+        tracing::error!(error = %e, "could not read a player's mutes");
+        ChatError::Internal
+    })
+}
+
+/// Stores a mute (`on`) or unmute of `target` by `who`; the whole new list of their mutes.
+async fn set_mute(
+    app: &AppState,
+    who: Option<&Who>,
+    target: Uuid,
+    on: bool,
+) -> Result<Vec<Uuid>, ChatError> {
+    let who = who.ok_or(ChatError::NotSignedIn)?;
+    if who.id == target {
+        return Err(ChatError::MuteSelf);
+    }
+    match app
+        .store
+        .set_muted(who.id, target, on, crate::state::now_ms())
+        .await
+    {
+        Ok(()) => {}
+        Err(store::StoreError::NotFound(_)) => return Err(ChatError::UnknownPlayer(target)),
+        Err(e) => {
+            tracing::error!(error = %e, "could not store a mute");
+            return Err(ChatError::Internal);
+        }
+    }
+    let mut players = mutes_of(app, Some(who)).await?;
+    players.sort_unstable();
+    Ok(players)
+}
+
+/// A mute or unmute on a table socket: stored, then the table is told (it filters the
+/// lines it sends, and answers `muted`). `false`: the table is gone.
+async fn mute_at_table(
+    app: &AppState,
+    table: &TableHandle,
+    conn: u64,
+    who: Option<&Who>,
+    target: Uuid,
+    on: bool,
+    local: &Local,
+) -> bool {
+    match set_mute(app, who, target, on).await {
+        Ok(players) => {
+            let cmd = ChatCmd::Muted { players };
+            table.send(Cmd::Chat { conn, cmd }).await.is_ok()
+        }
+        Err(e) => {
+            local.send(chat_error_text(app, &e));
+            true
+        }
+    }
+}
+
 /// What a read error means: oversized and broken frames end here (tungstenite refuses them
 /// before we see them) and get a close code; a client that simply went away (reset, no
 /// close handshake) is not a refusal and has no socket left to tell.
@@ -299,10 +414,12 @@ pub async fn lobby_socket(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     auth::origin_allowed(&headers, &app.config.allowed_origins)?;
+    // Reading the lobby needs nothing; chatting in it needs a player.
+    let who = player_from(&headers, &app).await?;
     let slot = crate::limits::socket_slot(&app, client)?;
     Ok(limits(ws).on_upgrade(move |socket| async move {
         let _slot = slot;
-        run_lobby_socket(socket, app).await
+        run_lobby_socket(socket, app, who).await
     }))
 }
 
@@ -313,9 +430,70 @@ fn lobby_text(msg: &LobbyMsg) -> Utf8Bytes {
     serde_json::to_string(msg).expect("serializes").into()
 }
 
+/// Writes one lobby message within [`WRITE_TIMEOUT`]; `false`: the client is gone or
+/// stopped reading.
+async fn lobby_send(sink: &mut SplitSink<WebSocket, Message>, msg: &LobbyMsg) -> bool {
+    let send = sink.send(Message::Text(lobby_text(msg)));
+    matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(())))
+}
+
+fn lobby_error(app: &AppState, code: &str, message: String, retry: Option<u64>) -> LobbyMsg {
+    app.metrics.rejected(code);
+    LobbyMsg::Error {
+        code: code.into(),
+        message,
+        retry_after_ms: retry,
+    }
+}
+
+fn lobby_chat_error(app: &AppState, e: &ChatError) -> LobbyMsg {
+    lobby_error(app, e.code(), e.message(), e.retry_after_ms())
+}
+
+/// One message from a lobby client: what to answer, if anything.
+async fn lobby_message(
+    app: &AppState,
+    who: Option<&Who>,
+    muted: &mut Vec<Uuid>,
+    text: &str,
+) -> Option<LobbyMsg> {
+    let msg = match serde_json::from_str::<LobbyClientMsg>(text) {
+        Ok(msg) => msg,
+        Err(e) => {
+            return Some(lobby_error(
+                app,
+                "malformed",
+                format!("not a valid message: {e}"),
+                None,
+            ));
+        }
+    };
+    let (target, on) = match msg {
+        LobbyClientMsg::Chat { text } => {
+            // The line comes back through the feed, like everybody's.
+            let said = chat_text(who, &text).and_then(|(name, body)| {
+                let id = who.expect("checked by chat_text").id;
+                app.lobby_chat.say(id, &name, body)
+            });
+            return said.err().map(|e| lobby_chat_error(app, &e));
+        }
+        LobbyClientMsg::Mute { player } => (player, true),
+        LobbyClientMsg::Unmute { player } => (player, false),
+    };
+    Some(match set_mute(app, who, target, on).await {
+        Ok(players) => {
+            *muted = players.clone();
+            LobbyMsg::Muted { players }
+        }
+        Err(e) => lobby_chat_error(app, &e),
+    })
+}
+
 /// The lobby: the whole list on connect, then only what changed (coalesced over
-/// [`LOBBY_COALESCE`]); the whole list again if this socket fell behind the changes.
-async fn run_lobby_socket(socket: WebSocket, app: AppState) {
+/// [`LOBBY_COALESCE`]); the whole list again if this socket fell behind the changes. And
+/// the lobby's chat: its latest lines on connect, then each new one, without the lines of
+/// players this socket's player muted.
+async fn run_lobby_socket(socket: WebSocket, app: AppState, who: Option<Who>) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let (mut sink, mut stream) = socket.split();
     let mut changes = app.lobby_changes.subscribe();
@@ -323,6 +501,21 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState) {
     let mut changed: std::collections::BTreeSet<uuid::Uuid> = Default::default();
     let mut resend_all = true;
     let mut window: Option<tokio::time::Instant> = None;
+    let mut limit = RateLimit::new(app.config.ws_messages_per_second);
+    let feed = app.lobby_chat.subscribe();
+    let mut chat = feed.lines;
+    let mut chat_history = Some(feed.history);
+    // Without its mutes a socket would show lines its player asked not to see: it then
+    // says so and shows no chat (the tables still work).
+    let mut muted = match mutes_of(&app, who.as_ref()).await {
+        Ok(m) => m,
+        Err(e) => {
+            chat_history = None;
+            let _ = lobby_send(&mut sink, &lobby_chat_error(&app, &e)).await;
+            Vec::new()
+        }
+    };
+    let chat_on = chat_history.is_some();
     loop {
         if resend_all {
             resend_all = false;
@@ -331,8 +524,21 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState) {
             let msg = LobbyMsg::Tables {
                 tables: app.lobby_tables(),
             };
-            let send = sink.send(Message::Text(lobby_text(&msg)));
-            if !matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(()))) {
+            if !lobby_send(&mut sink, &msg).await {
+                app.metrics.closed("write_timeout");
+                break;
+            }
+        }
+        if let Some(lines) = chat_history.take() {
+            let lines = lines
+                .into_iter()
+                .filter(|l| !muted.contains(&l.player))
+                .collect();
+            let msg = LobbyMsg::ChatHistory {
+                lines,
+                muted: muted.clone(),
+            };
+            if !lobby_send(&mut sink, &msg).await {
                 app.metrics.closed("write_timeout");
                 break;
             }
@@ -346,6 +552,18 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState) {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => resend_all = true,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
+            line = chat.recv(), if chat_on => match line {
+                Ok(line) => {
+                    if !muted.contains(&line.player) && !lobby_send(&mut sink, &LobbyMsg::Chat { line }).await {
+                        app.metrics.closed("write_timeout");
+                        break;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    chat_history = Some(app.lobby_chat.history());
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            },
             _ = async { tokio::time::sleep_until(window.expect("guarded")).await }, if window.is_some() => {
                 window = None;
                 let (mut tables, mut removed) = (Vec::new(), Vec::new());
@@ -356,8 +574,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState) {
                     }
                 }
                 let msg = LobbyMsg::Changes { tables, removed };
-                let send = sink.send(Message::Text(lobby_text(&msg)));
-                if !matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(()))) {
+                if !lobby_send(&mut sink, &msg).await {
                     app.metrics.closed("write_timeout");
                     break;
                 }
@@ -366,9 +583,9 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState) {
                 close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
-            // Whatever the client sends is ignored without sending anything back (no
-            // reply a client could multiply by flooding); oversized frames close as on
-            // the table socket.
+            // Chat and mutes; anything else is answered `malformed`. As on a table
+            // socket, a flood is answered `rate_limited` and dropped, and oversized frames
+            // close the socket.
             incoming = stream.next() => match incoming {
                 Some(Ok(Message::Close(_))) | None => break,
                 Some(Err(e)) => {
@@ -376,6 +593,34 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState) {
                         close_with(&mut sink, code, reason).await;
                     }
                     break;
+                }
+                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take() => {
+                    let msg = lobby_error(
+                        &app,
+                        "rate_limited",
+                        format!(
+                            "too many messages: at most {} a second on one connection; this one was dropped",
+                            app.config.ws_messages_per_second
+                        ),
+                        None,
+                    );
+                    if !lobby_send(&mut sink, &msg).await {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Text(text))) => {
+                    let answer = lobby_message(&app, who.as_ref(), &mut muted, &text).await;
+                    if let Some(msg) = answer
+                        && !lobby_send(&mut sink, &msg).await
+                    {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    let msg = lobby_error(&app, "binary_not_supported", "send JSON text messages".into(), None);
+                    if !lobby_send(&mut sink, &msg).await {
+                        break;
+                    }
                 }
                 Some(Ok(_)) => {}
             },

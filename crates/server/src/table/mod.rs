@@ -21,6 +21,7 @@
 //! full state; the panic is logged and counted. Connections stay open throughout.
 
 mod bots;
+pub mod chat;
 mod fanout;
 mod online;
 mod play;
@@ -118,6 +119,11 @@ pub enum Cmd {
     },
     /// Test hook (`FIB_TEST_HOOKS`): the table's task panics, to test supervision.
     TestPanic,
+    /// Table chat, reactions and mutes ([`chat`]): never a change of the table's version.
+    Chat {
+        conn: u64,
+        cmd: chat::ChatCmd,
+    },
 }
 
 /// A cheap, cloneable way to reach a table task.
@@ -192,6 +198,7 @@ pub struct Table {
     fan: fanout::Fanout,
     bots: bots::BotState,
     online: online::Online,
+    chat: chat::Chat,
     app: AppState,
 }
 
@@ -237,6 +244,7 @@ impl Table {
             fan: fanout::Fanout::default(),
             bots: bots::BotState::default(),
             online,
+            chat: chat::Chat::default(),
             app,
         })
     }
@@ -387,6 +395,7 @@ impl Table {
                     panic!("test hook: a forced panic in table {}", self.record.id);
                 }
             }
+            Cmd::Chat { conn, cmd } => self.chat(conn, cmd).await,
             Cmd::Act {
                 conn,
                 version,
@@ -516,6 +525,7 @@ impl Table {
             _ = tokio::time::sleep(LINGER), if idle => return false,
         }
         self.bot_answer(answered, pending).await;
+        self.chat_after_change();
         true
     }
 
