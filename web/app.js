@@ -6,6 +6,7 @@
 import { h, mount, toast } from './dom.js';
 import { api, ApiError, dealUrl } from './api.js';
 import { LiveSocket } from './socket.js';
+import { chatPanel } from './chat.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
@@ -231,10 +232,12 @@ function lobbyPage() {
     const sorted = [...tables].sort((x, y) => (x.status === 'open' ? 0 : 1) - (y.status === 'open' ? 0 : 1) || y.created_at - x.created_at);
     mount(list, sorted.map(tableRow));
   };
-  // The lobby sends its whole list on connect, then only what changed.
+  // The lobby sends its whole list on connect, then only what changed; and its chat.
   const listed = new Map();
+  const chat = chatPanel({ title: 'Lobby chat', me: () => session.me, send: (msg) => sock.send(msg), testid: 'lobby-chat' });
   const sock = new LiveSocket('/ws/lobby', {
     onMessage: (m) => {
+      if (chat.onMessage(m)) return;
       if (m.type === 'tables') {
         listed.clear();
         for (const t of m.tables) listed.set(t.id, t);
@@ -253,7 +256,7 @@ function lobbyPage() {
       h('section', { class: 'panel' },
         h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live')),
         list),
-      form));
+      h('div', { class: 'lobby-side' }, form, chat.el)));
 }
 
 function tableRow(t) {
@@ -327,7 +330,9 @@ async function tablePage(visit, id, invite) {
   let busyTimer = null;
   const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
   const gameRoot = h('div', { class: 'game-root' });
-  mount(app, root);
+  // The chat panel sits beside the re-rendered part: typing survives every update.
+  const chat = chatPanel({ title: 'Table chat', me: () => session.me, send: (msg) => sock.send(msg) });
+  mount(app, h('div', { class: 'table-layout' }, root, chat.el));
 
   const seatName = (i) => {
     const s = latest?.table.seats[i];
@@ -515,6 +520,7 @@ async function tablePage(visit, id, invite) {
       }
     },
     onMessage: (m) => {
+      if (chat.onMessage(m)) return;
       if (m.type === 'state') {
         // The whole truth: replace. Ignore a late older one.
         if (latest && !resyncing && m.version < latest.version && m.table.id === latest.table.id) return;
