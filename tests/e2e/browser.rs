@@ -24,6 +24,12 @@ async fn online_clock_and_presence_in_chromium() {
     run_script("online.mjs").await;
 }
 
+/// Chat in the lobby and at a table through the real client (`tests/browser/chat.mjs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_in_chromium() {
+    run_script("chat.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {
