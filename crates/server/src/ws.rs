@@ -471,10 +471,11 @@ async fn lobby_message(
     let (target, on) = match msg {
         LobbyClientMsg::Chat { text } => {
             // The line comes back through the feed, like everybody's.
-            let said = chat_text(who, &text).and_then(|(name, body)| {
-                let id = who.expect("checked by chat_text").id;
-                app.lobby_chat.say(id, &name, body)
-            });
+            let said = match who {
+                Some(w) => chat_text(Some(w), &text)
+                    .and_then(|(name, body)| app.lobby_chat.say(w.id, &name, body)),
+                None => Err(ChatError::NotSignedIn),
+            };
             return said.err().map(|e| lobby_chat_error(app, &e));
         }
         LobbyClientMsg::Mute { player } => (player, true),
