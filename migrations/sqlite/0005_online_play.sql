@@ -9,5 +9,3 @@
 ALTER TABLE game_tables ADD COLUMN pace TEXT NOT NULL DEFAULT '{"kind":"untimed"}';
 ALTER TABLE game_tables ADD COLUMN clock TEXT;
 ALTER TABLE table_seats ADD COLUMN abandoned BOOLEAN NOT NULL DEFAULT FALSE;
--- Open tables per creator, for the cap on open tables per player.
-CREATE INDEX game_tables_by_creator_status ON game_tables (created_by, status);

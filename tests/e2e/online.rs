@@ -97,7 +97,8 @@ async fn pace_is_validated_and_shown() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
     for db in databases().await {
-        let server = Server::start(&db).await;
+        // The stand-in waits 1.5 s before its move: time for the late player to try.
+        let server = Server::start_with_bot_delay(&db, 1500).await;
         let (_, _, _, mut a, mut b) = ada_and_bob_started(
             &server,
             json!({"kind": "live", "move_s": 1, "bank_s": 1}),
@@ -122,6 +123,21 @@ async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
         let timed_out = other.until(|s| !seat(s, late)["stand_in"].is_null()).await;
         assert_eq!(seat(&timed_out, late)["presence"], "away", "{timed_out}");
         assert_eq!(timed_out["table"]["clocks"][late]["bank_ms"], 0);
+        // Coming back now does not buy a fresh clock for this move: it is the bot's.
+        late_sock
+            .send(json!({"type": "presence", "away": false}))
+            .await;
+        let st = late_sock
+            .until(|s| {
+                seat(s, late)["stand_in"].is_null() && s["table"]["clocks"][late]["bank_ms"] == 0
+            })
+            .await;
+        assert!(st["table"]["clocks"][late]["left_ms"].is_null(), "{st}");
+        late_sock
+            .act(st["version"].as_u64().unwrap(), &st["legal"][0])
+            .await;
+        let err = late_sock.next_error().await;
+        assert_eq!(err["code"], "move_timed_out", "{err}");
         let moved = other.until(|s| on_turn(s) != late).await;
         assert_eq!(
             moved["table"]["to_act"][0],
@@ -129,9 +145,6 @@ async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
             "the bot made the late seat's move: {moved}"
         );
         // Back in view: the seat is the player's again, and everyone sees it.
-        late_sock
-            .send(json!({"type": "presence", "away": false}))
-            .await;
         let back = other.until(|s| seat(s, late)["stand_in"].is_null()).await;
         assert_eq!(seat(&back, late)["presence"], "connected", "{back}");
         // A hidden page shows as away, without a stand-in.
@@ -288,7 +301,9 @@ async fn a_table_that_panics_is_restored_from_its_log_and_play_goes_on() {
         sock.act(st["version"].as_u64().unwrap(), &st["legal"][0])
             .await;
         let after = sock.next_state_after_act().await;
-        let view = after["view"].clone();
+        let moved = after["version"].as_u64().unwrap();
+        a.until(|s| s["version"].as_u64().unwrap() >= moved).await;
+        b.until(|s| s["version"].as_u64().unwrap() >= moved).await;
         let r = ada
             .http
             .post(format!("{}/api/tables/{table}/test/panic", server.base))
@@ -297,18 +312,26 @@ async fn a_table_that_panics_is_restored_from_its_log_and_play_goes_on() {
             .await
             .unwrap();
         assert_eq!(r.status(), 202);
-        // Everyone is resynced with a full state of what is stored: the move is there.
-        let resynced = loop {
-            let m = a.next().await;
-            if m["type"] == "state" && m["version"].as_u64() > after["version"].as_u64() {
-                break m;
-            }
-        };
-        if my_seat(&resynced) == my_seat(&after) {
-            assert_eq!(resynced["view"], view);
+        // Everyone is resynced with a full state of what is stored: each player's view is
+        // the one they held, the move included.
+        let mut resynced = Value::Null;
+        for sock in [&mut a, &mut b] {
+            let held = sock.state.clone().unwrap();
+            let fresh = loop {
+                let m = sock.next().await;
+                if m["type"] == "state" && m["version"].as_u64() > after["version"].as_u64() {
+                    break m;
+                }
+            };
+            assert_eq!(
+                fresh["view"], held["view"],
+                "the stored state is the one held"
+            );
+            assert_eq!(fresh["table"]["to_act"], held["table"]["to_act"]);
+            resynced = fresh;
         }
         // Play goes on over the same sockets.
-        let sock = if my_turn(&resynced) { &mut a } else { &mut b };
+        let sock = if my_turn(&resynced) { &mut b } else { &mut a };
         let st = sock.until(my_turn).await;
         sock.act(st["version"].as_u64().unwrap(), &st["legal"][0])
             .await;

@@ -103,21 +103,24 @@ impl Limits {
         if !self.trusted.contains(&peer) {
             return group(peer);
         }
-        let forwarded = headers
+        let hops: Vec<&str> = headers
             .get_all("x-forwarded-for")
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-            .map(|a| a.to_canonical())
-            .collect::<Vec<_>>();
-        let client = forwarded
-            .iter()
-            .rev()
-            .find(|a| !self.trusted.contains(a))
-            .copied()
-            .unwrap_or(peer);
-        group(client)
+            .map(str::trim)
+            .collect();
+        // From the right: the trusted proxies' own hops are skipped; the first other hop
+        // is the client. One that does not parse (`unknown`, a port) ends the walk at the
+        // peer: anything left of it may have been written by the client.
+        for hop in hops.iter().rev() {
+            match hop.parse::<IpAddr>().map(|a| a.to_canonical()) {
+                Ok(a) if self.trusted.contains(&a) => continue,
+                Ok(a) => return group(a),
+                Err(_) => return group(peer),
+            }
+        }
+        group(peer)
     }
 
     /// Takes one request of `class` from `client`'s allowance.
@@ -294,6 +297,12 @@ mod tests {
         );
         assert_eq!(
             proxied.client(Some(peer), &HeaderMap::new()),
+            "10.0.0.1".parse::<IpAddr>().unwrap()
+        );
+        // A hop the proxy wrote in a form that does not parse: nothing left of it is
+        // believed.
+        assert_eq!(
+            proxied.client(Some(peer), &headers("1.2.3.4, unknown")),
             "10.0.0.1".parse::<IpAddr>().unwrap()
         );
     }

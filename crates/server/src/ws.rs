@@ -75,9 +75,10 @@ pub async fn table_socket(
         app.metrics.rejected(e.code());
         return Err(e);
     }
+    // The address's place first: one over its cap costs no table lookup.
+    let slot = crate::limits::socket_slot(&app, client)?;
     let who = player_from(&headers, &app).await?;
     let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
-    let slot = crate::limits::socket_slot(&app, client)?;
     let start = (q.since, q.updates);
     Ok(limits(ws).on_upgrade(move |socket| async move {
         // The address's place is held as long as the socket runs.

@@ -27,6 +27,9 @@ use super::Table;
 pub(super) struct BotState {
     /// When the next bot move is due.
     pub due: Option<tokio::time::Instant>,
+    /// The table's `moved` that `due` was set for: rescheduling for the same position
+    /// never pushes a due move later (presence changes must not stall bots).
+    due_for: Option<u64>,
     counter: u64,
     /// A bot move being computed off the runtime, for the table version it was asked at.
     pub pending: Option<PendingBot>,
@@ -103,7 +106,11 @@ impl Table {
     }
 
     pub(super) fn schedule_bots(&mut self) {
-        self.bots.due = None;
+        let earlier = self
+            .bots
+            .due
+            .take()
+            .filter(|_| self.bots.due_for == Some(self.moved));
         if self.bots.asked == Some(self.moved) {
             // Its move for this very position is on its way.
             return;
@@ -129,7 +136,9 @@ impl Table {
             } else {
                 Duration::ZERO
             };
-            self.bots.due = Some(tokio::time::Instant::now() + delay);
+            let at = tokio::time::Instant::now() + delay;
+            self.bots.due = Some(earlier.map_or(at, |e| e.min(at)));
+            self.bots.due_for = Some(self.moved);
         }
     }
 

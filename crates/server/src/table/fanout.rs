@@ -360,9 +360,14 @@ impl Table {
     /// 1013 and the client reconnects and resyncs. A connection is never left open after a
     /// message to it was lost, so what it holds is always what it was sent.
     fn drop_behind(&mut self, id: u64) {
-        if self.fan.conns.remove(&id).is_some() {
+        if let Some(c) = self.fan.conns.remove(&id) {
             tracing::info!(table = %self.record.id, conn = id, "dropping a connection that fell behind");
             self.app.metrics.closed("fell_behind");
+            // Its socket's own `Disconnect` will find it gone: the player's absence (grace,
+            // desertion) counts from here.
+            if let Some(who) = c.who {
+                self.person_disconnected(who);
+            }
         }
     }
 

@@ -53,6 +53,10 @@ use crate::state::{AppState, now_ms};
 /// for a reader that keeps up, and bounds what one that does not can hold.
 pub const CONN_QUEUE: usize = 64;
 
+/// Panics in a row after which a table's task gives up (its state keeps failing the same
+/// way): it ends, its connections close, and the next visit restores it afresh.
+const MAX_PANICS_IN_A_ROW: u32 = 3;
+
 /// How long a finished, unwatched table stays in memory.
 const LINGER: Duration = Duration::from_secs(30);
 
@@ -427,6 +431,14 @@ impl Table {
                     self.broadcast(&[]);
                     self.schedule_bots();
                 }
+                if self.online.owes[seat] {
+                    self.refuse(
+                        conn,
+                        "move_timed_out",
+                        "your time for this move ran out: a bot is making it for you; your seat is yours again from the next move".into(),
+                    );
+                    return;
+                }
                 if version < self.moved || version > self.version {
                     // A connection taking patches already has every change since its
                     // version (they were queued before this refusal): it needs no state.
@@ -469,20 +481,26 @@ impl Table {
             .metrics
             .live_tables
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // A restored table may stop between an action and the transition it caused.
-        if let Err(e) = self.settle_now().await {
-            tracing::error!(table = %id, error = %e, "could not complete a round transition");
-            self.park(None);
-        }
-        self.publish(self.info());
-        self.schedule_bots();
-        loop {
-            let step = AssertUnwindSafe(self.step(&mut rx)).catch_unwind().await;
-            match step {
-                Ok(true) => {}
+        let begun = AssertUnwindSafe(self.begin()).catch_unwind().await;
+        let mut alive = match begun {
+            Ok(()) => true,
+            Err(panic) => self.recover_or_give_up(panic).await,
+        };
+        let mut panics_in_a_row = 0;
+        while alive {
+            match AssertUnwindSafe(self.step(&mut rx)).catch_unwind().await {
+                Ok(true) => panics_in_a_row = 0,
                 Ok(false) => break,
-                Err(panic) => self.recover(panic).await,
+                Err(panic) => {
+                    panics_in_a_row += 1;
+                    alive = panics_in_a_row <= MAX_PANICS_IN_A_ROW
+                        && self.recover_or_give_up(panic).await;
+                }
             }
+        }
+        if panics_in_a_row > MAX_PANICS_IN_A_ROW || !alive {
+            // Its connections close with it; the next visit restores it from the store.
+            tracing::error!(table = %id, "table task gave up after repeated panics");
         }
         if let Some(p) = self.online.parked.take() {
             drop(p);
@@ -494,6 +512,26 @@ impl Table {
             .metrics
             .live_tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The start of a table's task: a restored table may have stopped between an action and
+    /// the transition it caused.
+    async fn begin(&mut self) {
+        if let Err(e) = self.settle_now().await {
+            tracing::error!(table = %self.record.id, error = %e, "could not complete a round transition");
+            self.park(None);
+        }
+        self.publish(self.info());
+        self.schedule_bots();
+    }
+
+    /// [`Table::recover`], itself guarded: `false` if recovering panicked too (the same
+    /// bug on the stored state), and the task must end.
+    async fn recover_or_give_up(&mut self, panic: Box<dyn std::any::Any + Send>) -> bool {
+        AssertUnwindSafe(self.recover(panic))
+            .catch_unwind()
+            .await
+            .is_ok()
     }
 
     /// One turn of the loop: a command, a bot's move, a bot's answer, or the timer.

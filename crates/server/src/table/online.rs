@@ -69,6 +69,10 @@ pub(super) struct Online {
     /// Per seat: since when its player has had no connection.
     pub gone_since: Vec<Option<Instant>>,
     pub stand_in: Vec<Option<StandIn>>,
+    /// Per seat: its clock ran out on the move the game waits for; that move is the
+    /// stand-in's even if the player comes back before it is made (coming back must not
+    /// give the clock a fresh start).
+    pub owes: Vec<bool>,
     /// Per seat: stored as having abandoned the match.
     pub abandoned: Vec<bool>,
     /// Since when no seated person has been connected.
@@ -97,6 +101,7 @@ impl Online {
             // Nobody is connected when a table starts (or restarts): grace counts from now.
             gone_since: vec![Some(now); seats],
             stand_in: vec![None; seats],
+            owes: vec![false; seats],
             abandoned: vec![false; seats],
             deserted_since: Some(now),
             open_since: now,
@@ -153,7 +158,11 @@ impl Table {
         match self.seats.get(seat)? {
             Occupant::Bot { .. } => self.bot_level(seat),
             Occupant::Player { .. } => {
-                self.online.stand_in.get(seat).copied().flatten()?;
+                if self.online.stand_in.get(seat).copied().flatten().is_none()
+                    && !self.online.owes.get(seat).copied().unwrap_or(false)
+                {
+                    return None;
+                }
                 let allowed = matches!(self.online.pace, Pace::Correspondence { .. })
                     || self.person_connected();
                 allowed.then(|| self.bots_level().unwrap_or(BotLevel::Normal))
@@ -221,7 +230,11 @@ impl Table {
         };
         for seat in 0..self.seats.len() {
             let person = matches!(self.seats[seat], Occupant::Player { .. });
-            let run = self.online.per_move().is_some()
+            if !to_act.contains(&seat) {
+                self.online.owes[seat] = false;
+            }
+            let run = !self.online.owes[seat]
+                && self.online.per_move().is_some()
                 && person
                 && to_act.contains(&seat)
                 && self.online.stand_in[seat].is_none();
@@ -242,6 +255,7 @@ impl Table {
     /// unit stops are charged first, so the stored bank is the one the move left.
     pub(super) fn clock_banks(
         &self,
+        actor: Option<Seat>,
         to_act_after: &[Seat],
         playing_after: bool,
     ) -> Option<Vec<u64>> {
@@ -251,7 +265,9 @@ impl Table {
         if let Some(per_move) = self.online.per_move() {
             for (seat, start) in self.online.running.iter().enumerate() {
                 let Some(start) = *start else { continue };
-                if playing_after && to_act_after.contains(&seat) {
+                // Each action the game waits for is a move: the seat that acted is charged
+                // even when it is on move again (a trick's winner leads the next).
+                if playing_after && to_act_after.contains(&seat) && actor != Some(seat) {
                     continue;
                 }
                 let left = charged(banks[seat], per_move, start, now);
@@ -265,7 +281,7 @@ impl Table {
     /// After a change is stored: its banks become the table's, the clocks it stopped are
     /// stopped without being charged again, and the clocks of the seats now owing a move
     /// start.
-    pub(super) fn adopt_clocks(&mut self, banks: Option<Vec<u64>>) {
+    pub(super) fn adopt_clocks(&mut self, actor: Option<Seat>, banks: Option<Vec<u64>>) {
         if let Some(banks) = banks {
             self.online.banks = banks;
             self.online.banks_dirty = false;
@@ -277,10 +293,13 @@ impl Table {
                 Vec::new()
             };
             for (seat, r) in self.online.running.iter_mut().enumerate() {
-                if !to_act.contains(&seat) {
+                if !to_act.contains(&seat) || actor == Some(seat) {
                     *r = None;
                 }
             }
+        } else if let Some(seat) = actor {
+            // Charged nothing (within its allowance): its next move starts a fresh clock.
+            self.online.running[seat] = None;
         }
         self.sync_clocks();
     }
@@ -288,6 +307,11 @@ impl Table {
     /// Resumes clocks after a restore: a seat the game waits for has been on the clock
     /// since the table's last stored change, but keeps at least [`RESUME_AT_LEAST`].
     pub(super) fn resume_clocks(&mut self, updated_at_ms: i64) {
+        // An open table's expiry counts from its last stored change, not from the restart.
+        let idle = Duration::from_millis(now_ms().saturating_sub(updated_at_ms).max(0) as u64);
+        self.online.open_since = Instant::now()
+            .checked_sub(idle)
+            .unwrap_or_else(Instant::now);
         self.sync_clocks();
         let Some(per_move) = self.online.per_move() else {
             return;
@@ -300,7 +324,10 @@ impl Table {
             }
             let allowance = per_move + Duration::from_millis(self.online.banks[seat]);
             let keep = allowance.min(RESUME_AT_LEAST);
-            let used = waited.min(allowance.saturating_sub(keep));
+            // What the clock had used of this move before the stop counts, downtime
+            // included, but never more than the move's own allowance: the bank is only
+            // spent by a player's own thinking.
+            let used = waited.min(per_move).min(allowance.saturating_sub(keep));
             self.online.running[seat] = Some(now.checked_sub(used).unwrap_or(now));
         }
     }
@@ -381,9 +408,14 @@ impl Table {
     /// Seats a stand-in is playing at the end of the match: they abandoned it.
     pub(super) fn abandoning_seats(&self) -> Vec<i32> {
         (0..self.seats.len())
-            .filter(|&s| {
-                matches!(self.seats[s], Occupant::Player { .. })
-                    && self.online.stand_in[s].is_some()
+            .filter(|&s| match (&self.seats[s], self.online.stand_in[s]) {
+                (Occupant::Player { .. }, Some(StandIn::Gone)) => true,
+                // A clock that ran out on a player who is here (connected, page in view)
+                // is a slow move, not a departure.
+                (Occupant::Player { id, .. }, Some(StandIn::TimedOut)) => {
+                    self.online.hidden[s] || !self.fan.connected(*id)
+                }
+                _ => false,
             })
             .map(|s| s as i32)
             .collect()
@@ -483,6 +515,7 @@ impl Table {
                         self.online.banks[seat] = 0;
                         self.online.banks_dirty = true;
                         self.online.stand_in[seat] = Some(StandIn::TimedOut);
+                        self.online.owes[seat] = true;
                         self.app.metrics.count("timeouts");
                         changed = true;
                     }
@@ -554,9 +587,11 @@ impl Table {
             since,
             retry_at: now + backoff(attempts),
             attempts: attempts + 1,
-            owed: owed.or(old_owed),
+            // The first move owed stays owed: a later one never replaces it.
+            owed: old_owed.or(owed),
         });
-        self.bots.due = None;
+        // A bot's answer on its way would be a change the table cannot store now.
+        self.bots = super::bots::BotState::default();
         self.sync_clocks();
         self.version += 1;
         self.broadcast(&[]);

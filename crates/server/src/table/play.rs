@@ -24,6 +24,8 @@ pub(super) struct Draft {
     pub events: Vec<Value>,
     /// The seats' time banks once the change is made, if they changed.
     pub banks: Option<Vec<u64>>,
+    /// The seat whose action the change is, if any: its move's clock stops.
+    pub actor: Option<Seat>,
 }
 
 /// A fresh round seed from the OS's CSPRNG.
@@ -43,6 +45,7 @@ impl Table {
             ops: Vec::new(),
             events: Vec::new(),
             banks: None,
+            actor: None,
         }
     }
 
@@ -72,6 +75,7 @@ impl Table {
             ops,
             events,
             banks,
+            actor,
         } = d;
         let abandoning = ops.iter().find_map(|op| match op {
             WriteOp::Abandon { seats } => Some(seats.clone()),
@@ -88,7 +92,7 @@ impl Table {
         for s in abandoning.unwrap_or_default() {
             self.online.abandoned[s as usize] = true;
         }
-        self.adopt_clocks(banks);
+        self.adopt_clocks(actor, banks);
         self.version += 1;
         self.moved = self.version;
         self.broadcast(&events);
@@ -191,7 +195,15 @@ impl Table {
         if self.record.status != TableStatus::Playing {
             return Err(("not_started".into(), "the match has not started".into()));
         }
+        if self.online.parked.is_some() {
+            // Nothing can be stored now (a bot's answer that was on its way ends here).
+            return Err((
+                "table_parked".into(),
+                "the table is paused: the server cannot save moves right now".into(),
+            ));
+        }
         let mut d = self.draft();
+        d.actor = Some(seat);
         d.events = match d.game.apply_json(seat, &action) {
             Ok(ev) => ev,
             Err(ActionError::Decode(m)) => {
@@ -259,7 +271,7 @@ impl Table {
     /// any spent by a timeout), stored in the same unit.
     fn add_clock_op(&self, d: &mut Draft) {
         let playing = d.status == TableStatus::Playing && d.game.phase() == Phase::Playing;
-        if let Some(banks) = self.clock_banks(&d.game.to_act(), playing) {
+        if let Some(banks) = self.clock_banks(d.actor, &d.game.to_act(), playing) {
             d.ops.push(WriteOp::SetClock(json!(banks)));
             d.banks = Some(banks);
         }
@@ -276,6 +288,7 @@ impl Table {
             return Err(None);
         }
         let mut d = self.draft();
+        d.actor = Some(seat);
         d.events = d.game.apply_json(seat, &action).map_err(|_| None)?;
         let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
         d.ops.push(WriteOp::AppendAction(ActionRecord {
