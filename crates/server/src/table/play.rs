@@ -28,6 +28,20 @@ pub(super) struct Draft {
     pub actor: Option<Seat>,
 }
 
+impl Draft {
+    /// Logs `seat`'s accepted action as the next of the current round.
+    fn append(&mut self, seat: Seat, action: Value) {
+        let round = self.rounds.last().map(|r| r.round).unwrap_or(0);
+        self.ops.push(WriteOp::AppendAction(ActionRecord {
+            round_no: round as i32,
+            seq: self.seq,
+            seat: seat as i32,
+            action,
+        }));
+        self.seq += 1;
+    }
+}
+
 /// A fresh round seed from the OS's CSPRNG.
 fn fresh_seed() -> Seed {
     let mut b = [0u8; 32];
@@ -216,13 +230,7 @@ impl Table {
         };
         let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
         let action_for_retry = action.clone();
-        d.ops.push(WriteOp::AppendAction(ActionRecord {
-            round_no: round as i32,
-            seq: d.seq,
-            seat: seat as i32,
-            action,
-        }));
-        d.seq += 1;
+        d.append(seat, action);
         let stored = match self.settle(&mut d).await {
             Ok(()) => {
                 self.add_clock_op(&mut d);
@@ -290,14 +298,7 @@ impl Table {
         let mut d = self.draft();
         d.actor = Some(seat);
         d.events = d.game.apply_json(seat, &action).map_err(|_| None)?;
-        let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
-        d.ops.push(WriteOp::AppendAction(ActionRecord {
-            round_no: round as i32,
-            seq: d.seq,
-            seat: seat as i32,
-            action,
-        }));
-        d.seq += 1;
+        d.append(seat, action);
         self.settle(&mut d).await.map_err(Some)?;
         self.add_clock_op(&mut d);
         self.commit(d).await.map_err(Some)?;
