@@ -101,10 +101,10 @@ pub struct Config {
     /// Open tables (not started yet) one player may have created at once; 0: no limit.
     #[arg(long, env = "FIB_OPEN_TABLES_PER_PLAYER", default_value_t = 5)]
     pub open_tables_per_player: u32,
-    /// Addresses of reverse proxies whose `X-Forwarded-For` is believed, comma-separated
-    /// (e.g. `127.0.0.1`). Default: none, every peer is the client.
+    /// Reverse proxies whose `X-Forwarded-For` is believed, comma-separated addresses or
+    /// networks (e.g. `127.0.0.1`, `10.0.0.0/8`). Default: none, every peer is the client.
     #[arg(long, env = "FIB_TRUSTED_PROXIES", value_delimiter = ',')]
-    pub trusted_proxies: Vec<std::net::IpAddr>,
+    pub trusted_proxies: Vec<crate::limits::Proxies>,
     /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
     /// test supervision. Never set this on a real server.
     #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false)]

@@ -157,18 +157,8 @@ pub async fn create_table(
     req.pace
         .validate()
         .map_err(|m| ApiError::BadTable("bad_pace", m))?;
-    let cap = app.config.open_tables_per_player;
-    if cap != 0 && app.store.open_tables_created_by(who.id).await? >= i64::from(cap) {
-        app.metrics.limited("open_tables");
-        return Err(ApiError::RateLimited {
-            code: "too_many_open_tables",
-            message: format!(
-                "you already have {cap} open tables waiting for players, the most allowed: start or leave one first"
-            ),
-            retry_after: 60,
-            limit: "open_tables",
-        });
-    }
+    // Held until the table is stored (`limits`: simultaneous requests count each other).
+    let _cap = app.limits.open_tables(&app, who.id).await?;
     let now = now_ms();
     let invite_code = req.private.then(|| auth::random_hex(12));
     let record = TableRecord {

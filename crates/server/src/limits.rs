@@ -4,16 +4,26 @@
 //! `/metrics`.
 //!
 //! The client's address is the socket's peer, unless that peer is a trusted proxy
-//! (`--trusted-proxies`): then it is the rightmost address of `X-Forwarded-For` that is not
-//! itself a trusted proxy (the leftmost ones can be made up by the client). IPv6 addresses
-//! are grouped by their /64, which one subscriber usually holds whole.
+//! (`--trusted-proxies`, addresses or networks): then it is the rightmost address of
+//! `X-Forwarded-For` that is not itself a trusted proxy (the leftmost ones can be made up
+//! by the client; an entry that is not an address ends the walk at the peer, so garbage
+//! cannot hide a made-up address behind it). IPv6 addresses are grouped by their /64,
+//! which one subscriber usually holds whole.
 //!
-//! Rates are GCRA limiters (`governor`) keyed by address; their state is pruned every
-//! minute so that addresses seen once do not stay in memory.
+//! Rates are GCRA limiters (`governor`) keyed by address, one per [`Class`] of endpoint: a
+//! new kind of endpoint (account sign-up, sign-in) gets a class and a setting, and its
+//! route the [`limit`] layer. Their state is pruned every minute so that addresses seen
+//! once do not stay in memory.
+//!
+//! The cap on open tables per player is checked and the new table stored under a lock of
+//! that player ([`Limits::open_tables`]), so that simultaneous requests cannot all pass the
+//! count before any of them is stored.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
+use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +36,66 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 
 use crate::error::ApiError;
 use crate::state::AppState;
+
+/// How many locks the open-table check is spread over: players whose ids fall on the same
+/// lock wait for each other only while one of them creates a table.
+const OPEN_TABLE_LOCKS: usize = 64;
+
+/// A trusted proxy: one address (`10.0.0.7`) or a network (`10.0.0.0/8`, `fd00::/8`), as
+/// `--trusted-proxies` takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proxies {
+    net: IpAddr,
+    prefix: u8,
+}
+
+impl Proxies {
+    /// Whether `ip` is one of these proxies.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.net, ip.to_canonical()) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl FromStr for Proxies {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let (addr, prefix) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let net = addr
+            .parse::<IpAddr>()
+            .map_err(|_| format!("{s:?} is not an IP address or a network like 10.0.0.0/8"))?
+            // `::ffff:10.0.0.1` is the IPv4 address the peer will be seen as.
+            .to_canonical();
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("{s:?}: the prefix length must be 0 to {max}"))?,
+        };
+        Ok(Proxies { net, prefix })
+    }
+}
 
 /// A class of limited endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,9 +133,11 @@ struct Rate {
 
 pub struct Limits {
     rates: Vec<(Class, Rate)>,
-    trusted: Vec<IpAddr>,
+    trusted: Vec<Proxies>,
     max_sockets: u32,
     sockets: Mutex<HashMap<IpAddr, u32>>,
+    max_open_tables: u32,
+    open_table_locks: Vec<tokio::sync::Mutex<()>>,
     clock: DefaultClock,
 }
 
@@ -93,31 +165,40 @@ impl Limits {
             trusted: config.trusted_proxies.clone(),
             max_sockets: config.sockets_per_address,
             sockets: Mutex::new(HashMap::new()),
+            max_open_tables: config.open_tables_per_player,
+            open_table_locks: (0..OPEN_TABLE_LOCKS)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
             clock: DefaultClock::default(),
         }
+    }
+
+    fn trusts(&self, ip: IpAddr) -> bool {
+        self.trusted.iter().any(|p| p.contains(ip))
     }
 
     /// The address a request comes from (see the module's header).
     pub fn client(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> IpAddr {
         let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| p.ip().to_canonical());
-        if !self.trusted.contains(&peer) {
+        if !self.trusts(peer) {
             return group(peer);
         }
         let hops: Vec<&str> = headers
             .get_all("x-forwarded-for")
             .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
+            // A line that is not even text is garbage, like `unknown`.
+            .flat_map(|v| v.to_str().unwrap_or("?").split(','))
             .map(str::trim)
             .collect();
         // From the right: the trusted proxies' own hops are skipped; the first other hop
-        // is the client. One that does not parse (`unknown`, a port) ends the walk at the
-        // peer: anything left of it may have been written by the client.
+        // is the client. One that does not parse (`unknown`) ends the walk at the peer:
+        // anything left of it may have been written by the client. A port is fine
+        // (`1.2.3.4:5678`, as some proxies write them).
         for hop in hops.iter().rev() {
-            match hop.parse::<IpAddr>().map(|a| a.to_canonical()) {
-                Ok(a) if self.trusted.contains(&a) => continue,
-                Ok(a) => return group(a),
-                Err(_) => return group(peer),
+            match hop_address(hop) {
+                Some(a) if self.trusts(a) => continue,
+                Some(a) => return group(a),
+                None => return group(peer),
             }
         }
         group(peer)
@@ -167,6 +248,38 @@ impl Limits {
         })
     }
 
+    /// Checks the cap on open tables for `player` (`--open-tables-per-player`). The returned
+    /// guard must be held until the new table is stored: requests of the same player wait
+    /// for it, so that each one counts the tables stored before it.
+    pub async fn open_tables(
+        &self,
+        app: &AppState,
+        player: uuid::Uuid,
+    ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, ApiError> {
+        let cap = self.max_open_tables;
+        if cap == 0 {
+            return Ok(None);
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        player.hash(&mut h);
+        let lock = &self.open_table_locks[(h.finish() % OPEN_TABLE_LOCKS as u64) as usize];
+        let guard = lock.lock().await;
+        if app.store.open_tables_created_by(player).await? >= i64::from(cap) {
+            app.metrics.limited("open_tables");
+            return Err(ApiError::RateLimited {
+                code: "too_many_open_tables",
+                message: format!(
+                    "you already have {cap} open tables waiting for players, the most allowed: \
+                     start one, leave one (the last player to leave closes it), or wait until \
+                     one expires"
+                ),
+                retry_after: 60,
+                limit: "open_tables",
+            });
+        }
+        Ok(Some(guard))
+    }
+
     /// Forgets addresses whose allowance is whole again: called every minute.
     pub fn prune(&self) {
         for (_, rate) in &self.rates {
@@ -206,6 +319,16 @@ impl Drop for SocketSlot {
 /// Whole seconds to wait, at least 1.
 fn retry_secs(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0).max(u64::from(d.is_zero()))
+}
+
+/// One `X-Forwarded-For` entry: an address, possibly with a port (`1.2.3.4:5678`,
+/// `[2001:db8::1]:443`, as some proxies write them).
+fn hop_address(hop: &str) -> Option<IpAddr> {
+    let hop = hop.trim();
+    hop.parse::<IpAddr>()
+        .ok()
+        .or_else(|| hop.parse::<SocketAddr>().ok().map(|a| a.ip()))
+        .map(|a| a.to_canonical())
 }
 
 /// IPv6 addresses by their /64; IPv4 as they are.
@@ -305,6 +428,107 @@ mod tests {
             proxied.client(Some(peer), &headers("1.2.3.4, unknown")),
             "10.0.0.1".parse::<IpAddr>().unwrap()
         );
+    }
+
+    #[test]
+    fn trusted_proxies_may_be_networks() {
+        let peer: SocketAddr = "10.1.2.3:5000".parse().unwrap();
+        let l = limits(&["10.0.0.0/8", "fd00::/8"], 1, 0);
+        // Two proxies of the private network, then the client.
+        assert_eq!(
+            l.client(Some(peer), &headers("1.2.3.4, 10.9.9.9")),
+            "1.2.3.4".parse::<IpAddr>().unwrap()
+        );
+        let v6: SocketAddr = "[fd12::1]:443".parse().unwrap();
+        assert_eq!(
+            l.client(Some(v6), &headers("2001:db8:5:6::7")),
+            "2001:db8:5:6::".parse::<IpAddr>().unwrap()
+        );
+        // Outside the networks: the peer itself.
+        let outside: SocketAddr = "11.0.0.1:1".parse().unwrap();
+        assert_eq!(
+            l.client(Some(outside), &headers("1.2.3.4")),
+            "11.0.0.1".parse::<IpAddr>().unwrap()
+        );
+        // An IPv4-mapped peer is its IPv4 address, for the networks too.
+        let mapped: SocketAddr = "[::ffff:10.0.0.1]:1".parse().unwrap();
+        assert_eq!(
+            l.client(Some(mapped), &headers("1.2.3.4")),
+            "1.2.3.4".parse::<IpAddr>().unwrap()
+        );
+        let all: Proxies = "0.0.0.0/0".parse().unwrap();
+        assert!(all.contains("8.8.8.8".parse().unwrap()));
+        assert!(!all.contains("::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_bad_proxy_setting_is_refused_with_what_is_wrong() {
+        for bad in [
+            "",
+            "proxy.local",
+            "10.0.0.0/33",
+            "::/129",
+            "10.0.0.0/x",
+            "1.2.3.4/",
+        ] {
+            let e = bad.parse::<Proxies>().unwrap_err();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
+        assert_eq!(
+            "::ffff:10.0.0.1".parse::<Proxies>().unwrap(),
+            "10.0.0.1".parse::<Proxies>().unwrap()
+        );
+    }
+
+    #[test]
+    fn forwarded_hops_with_ports_count_and_garbage_ends_the_walk() {
+        let peer: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+        let l = limits(&["10.0.0.1", "10.0.0.2"], 1, 0);
+        assert_eq!(
+            l.client(Some(peer), &headers("1.2.3.4:5678")),
+            "1.2.3.4".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            l.client(Some(peer), &headers("[2001:db8::1]:443")),
+            "2001:db8::".parse::<IpAddr>().unwrap()
+        );
+        // Behind garbage, a made-up address is not believed: the peer is the client.
+        assert_eq!(
+            l.client(Some(peer), &headers("6.6.6.6, unknown, 10.0.0.2")),
+            "10.0.0.1".parse::<IpAddr>().unwrap()
+        );
+        let mut h = headers("6.6.6.6");
+        h.append(
+            "x-forwarded-for",
+            axum::http::HeaderValue::from_bytes(b"\xff").unwrap(),
+        );
+        assert_eq!(
+            l.client(Some(peer), &h),
+            "10.0.0.1".parse::<IpAddr>().unwrap(),
+            "a line that is not text is garbage too"
+        );
+        // Several header lines are one list, in order.
+        let mut h = headers("6.6.6.6");
+        h.append("x-forwarded-for", "5.5.5.5".parse().unwrap());
+        assert_eq!(
+            l.client(Some(peer), &h),
+            "5.5.5.5".parse::<IpAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn pruning_forgets_addresses_whose_allowance_is_whole_again() {
+        // 600 a minute: one request is paid back after 100 ms.
+        let l = limits(&[], 600, 0);
+        let a: IpAddr = "1.1.1.1".parse().unwrap();
+        l.check(Class::Guest, a).unwrap();
+        l.check(Class::Guest, "2.2.2.2".parse().unwrap()).unwrap();
+        l.prune();
+        assert_eq!(l.tracked(), 2, "a recent request is remembered");
+        std::thread::sleep(Duration::from_millis(250));
+        l.check(Class::Guest, a).unwrap();
+        l.prune();
+        assert_eq!(l.tracked(), 1, "only the address seen lately is left");
     }
 
     #[test]
