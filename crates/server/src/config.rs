@@ -134,6 +134,13 @@ fn default_web_dir() -> PathBuf {
 }
 
 impl Config {
+    /// The configuration of a server started with no flags: every default (environment
+    /// variables still apply). Tests use it to check that the defaults do not get in the
+    /// way of normal play.
+    pub fn defaults() -> Result<Config, clap::Error> {
+        Cli::try_parse_from(["fibonacci-cards"]).map(|c| c.config)
+    }
+
     /// A configuration for tests: port 0, the given database, no bot delay, and no
     /// practical message rate limit (test clients answer every state at once).
     pub fn for_tests(database_url: &str) -> Self {
