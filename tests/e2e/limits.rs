@@ -339,12 +339,19 @@ async fn websockets_are_capped_per_address_table_and_lobby_together() {
             .err()
             .expect("a third socket is refused");
         assert_429(&refused, "too_many_sockets");
+        // Checked before the table is looked up (no database work for a flood).
+        let nowhere = "/ws/table/00000000-0000-0000-0000-000000000000";
+        let refused = ws_from(&server, "7.7.7.7", None, nowhere)
+            .await
+            .err()
+            .expect("refused");
+        assert_429(&refused, "too_many_sockets");
         // Another address is not affected.
         let _other = ws_from(&server, "8.8.8.8", None, &tpath).await.unwrap();
         let _other2 = ws_from(&server, "8.8.8.8", None, "/ws/lobby")
             .await
             .unwrap();
-        assert_eq!(limited(&server, "sockets").await, 2);
+        assert_eq!(limited(&server, "sockets").await, 3);
         // Closing one frees its place (once the server has seen it close).
         drop(lobby);
         let mut freed = None;
