@@ -331,20 +331,17 @@ async fn websockets_are_capped_per_address_table_and_lobby_together() {
         // The third of either kind is refused before the upgrade.
         let refused = ws_from(&server, "7.7.7.7", Some(&ada.token), &tpath)
             .await
-            .err()
-            .expect("a third socket is refused");
+            .expect_err("a third socket is refused");
         assert_429(&refused, "too_many_sockets");
         let refused = ws_from(&server, "7.7.7.7", None, "/ws/lobby")
             .await
-            .err()
-            .expect("a third socket is refused");
+            .expect_err("a third socket is refused");
         assert_429(&refused, "too_many_sockets");
         // Checked before the table is looked up (no database work for a flood).
         let nowhere = "/ws/table/00000000-0000-0000-0000-000000000000";
         let refused = ws_from(&server, "7.7.7.7", None, nowhere)
             .await
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         assert_429(&refused, "too_many_sockets");
         // Another address is not affected.
         let _other = ws_from(&server, "8.8.8.8", None, &tpath).await.unwrap();
