@@ -97,7 +97,9 @@ impl FromStr for Proxies {
     }
 }
 
-/// A class of limited endpoint.
+/// A class of limited endpoint: one rate per class and address. To limit a new kind of
+/// endpoint (account sign-up, sign-in), add a class here with its setting in `Config` and
+/// its line in [`Limits::new`], and give its route `.layer(limited(Class::…))` in `app`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     /// `POST /api/guest` (and, later, account creation and sign-in).
@@ -477,6 +479,30 @@ mod tests {
         assert_eq!(
             "::ffff:10.0.0.1".parse::<Proxies>().unwrap(),
             "10.0.0.1".parse::<Proxies>().unwrap()
+        );
+    }
+
+    #[test]
+    fn the_proxy_flag_takes_a_list_and_names_a_bad_entry() {
+        use clap::Parser;
+        let cli = crate::config::Cli::try_parse_from([
+            "fibonacci-cards",
+            "--trusted-proxies",
+            "127.0.0.1,10.0.0.0/8,fd00::/8",
+        ])
+        .unwrap();
+        assert_eq!(cli.config.trusted_proxies.len(), 3);
+        assert!(cli.config.trusted_proxies[1].contains("10.200.0.1".parse().unwrap()));
+        let e = crate::config::Cli::try_parse_from([
+            "fibonacci-cards",
+            "--trusted-proxies",
+            "127.0.0.1,10.0.0.0/40",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("\"10.0.0.0/40\": the prefix length must be 0 to 32"),
+            "{e}"
         );
     }
 
