@@ -415,9 +415,10 @@ pub async fn lobby_socket(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     auth::origin_allowed(&headers, &app.config.allowed_origins)?;
+    // Before any database work, as on the table socket.
+    let slot = crate::limits::socket_slot(&app, client)?;
     // Reading the lobby needs nothing; chatting in it needs a player.
     let who = player_from(&headers, &app).await?;
-    let slot = crate::limits::socket_slot(&app, client)?;
     Ok(limits(ws).on_upgrade(move |socket| async move {
         let _slot = slot;
         run_lobby_socket(socket, app, who).await
