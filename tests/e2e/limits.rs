@@ -142,6 +142,9 @@ where
     );
     assert_429(&refusal, "rate_limited");
     let secs: u64 = refusal.1.unwrap().parse().unwrap();
+    // One request comes back every 60/per_minute seconds: no longer a wait than that.
+    let period = 60u64.div_ceil(per_minute as u64);
+    assert!(secs <= period, "Retry-After {secs} s, period {period} s");
     tokio::time::sleep(Duration::from_secs(secs) + Duration::from_millis(50)).await;
 }
 
