@@ -13,6 +13,8 @@ use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
 use serde::Serialize;
 use serde_json::Value;
 
+mod strict;
+
 /// Calls `$m!(Type, "Title", min_note)` once per registered game.
 #[macro_export]
 macro_rules! for_each_game {
@@ -29,17 +31,64 @@ macro_rules! for_each_game {
 pub enum ActionError {
     /// The JSON does not decode as an action of this game (client sees `bad_action`).
     Decode(String),
+    /// The action names a field its type does not have, at any depth (client sees
+    /// `unknown_field`, with the field and where it was: "unknown field `x` in
+    /// `action.card`: expected `colour`, `number`, `symbol`").
+    UnknownField(String),
     /// The rules refused it (client sees the rule's own code).
     Rule(RuleError),
+}
+
+impl ActionError {
+    /// The code a client sees.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ActionError::Decode(_) => "bad_action",
+            ActionError::UnknownField(_) => "unknown_field",
+            ActionError::Rule(e) => e.code,
+        }
+    }
 }
 
 impl std::fmt::Display for ActionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ActionError::Decode(m) => write!(f, "bad_action: {m}"),
+            ActionError::UnknownField(m) => write!(f, "unknown_field: {m}"),
             ActionError::Rule(e) => write!(f, "{e}"),
         }
     }
+}
+
+/// Decodes `action` as an action of game `kind` without applying it: what `apply_json`
+/// checks before the rules see anything (`unknown_field` first, then `bad_action`). The
+/// socket's decoder fuzz target drives it; the server itself decodes in `apply_json`.
+pub fn decode_action(kind: &str, action: &Value) -> Result<(), ActionError> {
+    macro_rules! decode {
+        ($t:ty, $title:expr) => {
+            if kind == <$t as Game>::KIND {
+                return decode_as::<$t>(action).map(|_| ());
+            }
+        };
+    }
+    for_each_game!(decode);
+    Err(ActionError::Decode(format!("no game `{kind}`")))
+}
+
+/// Strictly decodes a JSON action of game `G`: unknown fields anywhere are refused before
+/// serde sees the action (serde would ignore them beside a unit variant's tag).
+fn decode_as<G: Game>(action: &Value) -> Result<G::Action, ActionError> {
+    strict::unknown_field(G::KIND, action).map_err(ActionError::UnknownField)?;
+    serde_json::from_value(action.clone()).map_err(|e| {
+        let m = e.to_string();
+        // The schema walk finds every unknown field serde would; should a type's schema
+        // and its serde ever disagree, serde's own refusal still gets the specific code.
+        if m.starts_with("unknown field") {
+            ActionError::UnknownField(m)
+        } else {
+            ActionError::Decode(m)
+        }
+    })
 }
 
 /// A game the server can run, with everything crossing it as JSON.
@@ -136,8 +185,7 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
         Ok(self.0.start_round(seed)?.iter().map(to_json).collect())
     }
     fn apply_json(&mut self, seat: Seat, action: &Value) -> Result<Vec<Value>, ActionError> {
-        let action: G::Action = serde_json::from_value(action.clone())
-            .map_err(|e| ActionError::Decode(e.to_string()))?;
+        let action = decode_as::<G>(action)?;
         let events = self.0.apply(seat, &action).map_err(ActionError::Rule)?;
         Ok(events.iter().map(to_json).collect())
     }
@@ -426,6 +474,37 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, ActionError::Decode(_)));
         assert_eq!(g.view_json(Viewer::Spectator), before);
+    }
+
+    /// `{"type":"draw","x":1}` used to be applied as a draw: serde ignores keys beside a
+    /// unit variant's tag. Every unknown field is now refused before the rules run.
+    #[test]
+    fn unknown_fields_in_actions_are_refused_and_change_nothing() {
+        let (mut g, _) = new_match("fibfib", &Value::Null, 2).unwrap();
+        g.start_round(&Seed::from_u64(1)).unwrap();
+        let seat = g.to_act()[0];
+        let before = g.view_json(Viewer::Player(seat));
+        let err = g
+            .apply_json(seat, &serde_json::json!({"type": "draw", "x": 1}))
+            .unwrap_err();
+        assert_eq!(err.code(), "unknown_field");
+        assert_eq!(
+            err,
+            ActionError::UnknownField(
+                "unknown field `x` in `action`: it takes no other field".into()
+            )
+        );
+        assert_eq!(g.view_json(Viewer::Player(seat)), before);
+        assert_eq!(
+            decode_action("fibfib", &serde_json::json!({"type": "draw"})),
+            Ok(())
+        );
+        assert_eq!(
+            decode_action("trump", &serde_json::json!({"type": "fly"}))
+                .unwrap_err()
+                .code(),
+            "bad_action"
+        );
     }
 
     #[test]

@@ -551,6 +551,16 @@ pub enum LobbyClientMsg {
     },
 }
 
+impl ClientMsg {
+    /// The table socket's decoder for one text message: strict (an unknown field anywhere
+    /// in the envelope is an error; the `action` inside is a game's to check). An error
+    /// is answered `malformed` with its text. The server uses this and nothing else, so
+    /// the fuzz target `client_msg` exercises exactly the server's path.
+    pub fn decode(text: &str) -> Result<ClientMsg, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
 /// Server → client, on `/ws/table/{id}`.
 // A message is built, serialised and dropped at once, never stored in bulk: boxing the big
 // `State` variant would only add an allocation to every send.

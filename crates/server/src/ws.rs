@@ -249,7 +249,7 @@ async fn run_table_socket(
                     ));
                 }
                 Some(Ok(Message::Text(text))) => {
-                    match serde_json::from_str::<ClientMsg>(&text) {
+                    match ClientMsg::decode(&text) {
                         Ok(ClientMsg::Act { version, action }) => {
                             let received = std::time::Instant::now();
                             if table.send(Cmd::Act { conn, version, action, received }).await.is_err() { break; }

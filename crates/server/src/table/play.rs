@@ -226,6 +226,7 @@ impl Table {
                     format!("not an action of this game: {m}"),
                 ));
             }
+            Err(ActionError::UnknownField(m)) => return Err(("unknown_field".into(), m)),
             Err(ActionError::Rule(e)) => return Err((e.code.to_string(), e.message)),
         };
         let round = d.rounds.last().map(|r| r.round).unwrap_or(0);
