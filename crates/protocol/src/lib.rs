@@ -201,7 +201,8 @@ fn is_format_char(c: char) -> bool {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GuestRequest {
-    /// 1 to 24 characters after trimming; no control characters.
+    /// 1 to 24 characters after trimming; no control or invisible formatting characters
+    /// (Unicode Cc, Cf, Zl, Zp); nothing that could pass for a bot's name ("Bot 2").
     pub name: String,
 }
 

@@ -5,6 +5,8 @@
 
 use axum::http::{HeaderMap, header};
 use sha2::{Digest, Sha256};
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 use crate::error::ApiError;
 
@@ -47,19 +49,82 @@ pub fn set_cookie(token: &str, secure: bool) -> String {
     format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000{secure}")
 }
 
-/// Checks a display name: trimmed, 1 to `MAX_NAME_CHARS` characters, no control characters.
+/// Whether `c` may not appear in a display name: Unicode's control (Cc) and format (Cf)
+/// characters, and the line and paragraph separators (Zl, Zp). Format characters are
+/// invisible but change what a name looks like: bidi overrides and isolates (U+202A–202E,
+/// U+2066–2069) can make "Ada" display as another name, and zero-width characters
+/// (U+200B–200D), the BOM (U+FEFF) and the soft hyphen (U+00AD) make two names that
+/// look alike compare different.
+fn forbidden_in_name(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
+}
+
+/// The form two names are compared in: compatibility-folded (NFKC: fullwidth `Ｂｏｔ` and
+/// mathematical `𝐁𝐨𝐭` become `Bot`), lower-case, every run of whitespace one space.
+fn comparable(name: &str) -> String {
+    let folded: String = name.nfkc().collect::<String>().to_lowercase();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a name could pass for a bot's. The web client shows a bot as `Bot 2`,
+/// `Bot 2 (hard)` or `Bot (hard)` (web/app.js), so a name that is "bot" followed by
+/// anything but a letter ("Bot", "bot 3", "BOT(hard)", "Bot-9") is refused; words that
+/// merely begin with those letters ("Botond", "Bottle") are names like any other.
+fn looks_like_a_bot(name: &str) -> bool {
+    let name = comparable(name);
+    match name.strip_prefix("bot") {
+        Some(rest) => !rest.chars().next().is_some_and(char::is_alphabetic),
+        None => false,
+    }
+}
+
+/// Checks a display name and returns it trimmed. In this order: it must have a visible
+/// character once whitespace and the forbidden characters are set aside (`bad_name`),
+/// contain no forbidden character (`name_forbidden_char`, naming the first one), have
+/// 1 to `MAX_NAME_CHARS` characters (`bad_name`), and not pass for a bot
+/// (`name_looks_like_bot`).
 pub fn clean_name(name: &str) -> Result<String, ApiError> {
+    if name
+        .chars()
+        .all(|c| c.is_whitespace() || forbidden_in_name(c))
+    {
+        return Err(ApiError::BadName(
+            "bad_name",
+            "a name needs at least one visible character".into(),
+        ));
+    }
+    if let Some((i, c)) = name.chars().enumerate().find(|(_, c)| forbidden_in_name(*c)) {
+        return Err(ApiError::BadName(
+            "name_forbidden_char",
+            format!(
+                "a name cannot contain control or invisible formatting characters \
+                 (bidi overrides, zero-width characters, BOM, line breaks): U+{:04X} at \
+                 character {}",
+                u32::from(c),
+                i + 1
+            ),
+        ));
+    }
     let name = name.trim();
     let n = name.chars().count();
-    if n == 0 || n > protocol::MAX_NAME_CHARS {
-        return Err(ApiError::BadName(format!(
-            "a name has 1 to {} characters",
-            protocol::MAX_NAME_CHARS
-        )));
-    }
-    if name.chars().any(char::is_control) {
+    if n > protocol::MAX_NAME_CHARS {
         return Err(ApiError::BadName(
-            "a name cannot contain control characters".into(),
+            "bad_name",
+            format!("a name has 1 to {} characters", protocol::MAX_NAME_CHARS),
+        ));
+    }
+    if looks_like_a_bot(name) {
+        return Err(ApiError::BadName(
+            "name_looks_like_bot",
+            "a name cannot pass for a bot's: it may not be \"Bot\" followed by anything \
+             but a letter"
+                .into(),
         ));
     }
     Ok(name.to_string())
@@ -106,12 +171,77 @@ mod tests {
         assert_eq!(token_from(&h).as_deref(), Some("xyz"));
     }
 
+    fn code_of(name: &str) -> &'static str {
+        match clean_name(name) {
+            Ok(_) => "ok",
+            Err(e) => e.code(),
+        }
+    }
+
     #[test]
     fn names_are_checked() {
         assert_eq!(clean_name("  Ada ").unwrap(), "Ada");
-        assert!(clean_name("   ").is_err());
-        assert!(clean_name(&"x".repeat(25)).is_err());
-        assert!(clean_name("a\u{7}b").is_err());
+        assert_eq!(clean_name("Zoë Ødegård").unwrap(), "Zoë Ødegård");
+        assert_eq!(clean_name("李小龍").unwrap(), "李小龍");
+        assert_eq!(clean_name(&"x".repeat(24)).unwrap(), "x".repeat(24));
+        assert_eq!(code_of("   "), "bad_name");
+        assert_eq!(code_of(""), "bad_name");
+        assert_eq!(code_of(&"x".repeat(25)), "bad_name");
+        assert_eq!(code_of("a\u{7}b"), "name_forbidden_char");
+    }
+
+    /// Every kind of invisible character the issue names, alone (then the name is empty
+    /// once they are removed: `bad_name`) and inside a name (`name_forbidden_char`).
+    #[test]
+    fn invisible_and_control_characters_are_refused() {
+        for c in [
+            '\u{202E}', // right-to-left override
+            '\u{202A}', // left-to-right embedding
+            '\u{2066}', // left-to-right isolate
+            '\u{2069}', // pop directional isolate
+            '\u{200E}', // left-to-right mark
+            '\u{200B}', // zero-width space
+            '\u{200C}', // zero-width non-joiner
+            '\u{200D}', // zero-width joiner
+            '\u{2060}', // word joiner
+            '\u{FEFF}', // byte order mark
+            '\u{00AD}', // soft hyphen
+            '\u{2028}', // line separator
+            '\u{2029}', // paragraph separator
+            '\u{0000}',
+            '\n',
+            '\u{0085}', // next line (C1 control)
+        ] {
+            assert_eq!(code_of(&format!("Ada{c}")), "name_forbidden_char", "{c:?}");
+            assert_eq!(code_of(&format!("A{c}da")), "name_forbidden_char", "{c:?}");
+            assert_eq!(code_of(&c.to_string()), "bad_name", "{c:?}");
+            assert_eq!(code_of(&format!(" {c} {c} ")), "bad_name", "{c:?}");
+        }
+        let err = clean_name("Ad\u{202E}a").unwrap_err();
+        assert!(err.to_string().contains("U+202E at character 3"), "{err}");
+    }
+
+    #[test]
+    fn names_that_pass_for_bots_are_refused() {
+        for name in [
+            "Bot",
+            "bot",
+            "BOT 2",
+            "Bot 2 (hard)",
+            "Bot (easy)",
+            "Bot\u{00A0}1",
+            "  bot   3  ",
+            "Bot-9",
+            "bot_hard",
+            "Bot2",
+            "Ｂｏｔ 1",
+            "𝐁𝐨𝐭 (hard)",
+        ] {
+            assert_eq!(code_of(name), "name_looks_like_bot", "{name:?}");
+        }
+        for name in ["Botond", "Bottle", "Abbot", "Robot", "Ada the bot", "B0b"] {
+            assert_eq!(code_of(name), "ok", "{name:?}");
+        }
     }
 
     #[test]

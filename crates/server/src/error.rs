@@ -11,9 +11,11 @@ pub enum ApiError {
     /// 400 `malformed`: the body or message is not valid JSON of the expected shape.
     #[error("{0}")]
     Malformed(String),
-    /// 400 `bad_name`: a display name that is empty, too long or has control characters.
-    #[error("{0}")]
-    BadName(String),
+    /// 400, a display name that is refused: `bad_name` (no visible character, or over 24
+    /// characters), `name_forbidden_char` (a control or invisible formatting character:
+    /// Unicode Cc, Cf, Zl, Zp), `name_looks_like_bot` (it could pass for a bot's name).
+    #[error("{1}")]
+    BadName(&'static str, String),
     /// 400 `bad_options` / `unknown_game` / `bad_player_count`: a table that cannot be set up.
     #[error("{1}")]
     BadTable(&'static str, String),
@@ -61,7 +63,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::Malformed(_) => "malformed",
-            ApiError::BadName(_) => "bad_name",
+            ApiError::BadName(c, _) => c,
             ApiError::BadTable(c, _) => c,
             ApiError::TooLarge => "too_large",
             ApiError::Unauthorized => "unauthorized",
@@ -77,7 +79,7 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::Malformed(_) | ApiError::BadName(_) | ApiError::BadTable(..) => {
+            ApiError::Malformed(_) | ApiError::BadName(..) | ApiError::BadTable(..) => {
                 StatusCode::BAD_REQUEST
             }
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
