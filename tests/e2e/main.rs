@@ -13,6 +13,7 @@ mod nachos;
 mod online;
 mod realtime;
 mod rummy;
+mod strict;
 mod support;
 
 use serde_json::{Value, json};

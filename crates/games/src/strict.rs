@@ -104,7 +104,8 @@ fn walk(
                         let expected = if known.is_empty() {
                             "it takes no other field".to_string()
                         } else {
-                            let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                            let list: Vec<String> =
+                                known.iter().map(|k| format!("`{k}`")).collect();
                             format!("expected {}", list.join(", "))
                         };
                         return Err(format!("unknown field `{key}` in `{path}`: {expected}"));
@@ -115,9 +116,10 @@ fn walk(
             Ok(())
         }
         Value::Array(items) => match schema.get("items") {
-            Some(sub) => items.iter().enumerate().try_for_each(|(i, v)| {
-                walk(v, sub, defs, &format!("{path}[{i}]"), depth + 1)
-            }),
+            Some(sub) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| walk(v, sub, defs, &format!("{path}[{i}]"), depth + 1)),
             None => Ok(()),
         },
         _ => Ok(()),
@@ -177,10 +179,22 @@ mod tests {
     fn known_actions_pass_and_unknown_fields_are_named_with_their_path() {
         let ok = [
             ("fibfib", json!({"type": "draw"})),
-            ("fibfib", json!({"type": "play_joker", "card": {"id": 0, "rank": "joker"}, "bonus": null})),
-            ("rummy", json!({"type": "open", "sets": [[{"card": 20, "number": null}]]})),
-            ("trump", json!({"type": "play", "card": {"colour": "red", "number": 7, "symbol": "star"}})),
-            ("nachos", json!({"type": "play", "card": {"suit": "red", "number": 1}})),
+            (
+                "fibfib",
+                json!({"type": "play_joker", "card": {"id": 0, "rank": "joker"}, "bonus": null}),
+            ),
+            (
+                "rummy",
+                json!({"type": "open", "sets": [[{"card": 20, "number": null}]]}),
+            ),
+            (
+                "trump",
+                json!({"type": "play", "card": {"colour": "red", "number": 7, "symbol": "star"}}),
+            ),
+            (
+                "nachos",
+                json!({"type": "play", "card": {"suit": "red", "number": 1}}),
+            ),
             // Not an unknown field: serde refuses these as `bad_action`.
             ("trump", json!({"type": "fly", "x": 1})),
             ("trump", json!([1, 2])),
@@ -190,8 +204,16 @@ mod tests {
             assert_eq!(unknown_field(kind, &a), Ok(()), "{kind} {a}");
         }
         let bad = [
-            ("fibfib", json!({"type": "draw", "x": 1}), "unknown field `x` in `action`: it takes no other field"),
-            ("fibfib", json!({"type": "pass", "card": null}), "unknown field `card` in `action`: it takes no other field"),
+            (
+                "fibfib",
+                json!({"type": "draw", "x": 1}),
+                "unknown field `x` in `action`: it takes no other field",
+            ),
+            (
+                "fibfib",
+                json!({"type": "pass", "card": null}),
+                "unknown field `card` in `action`: it takes no other field",
+            ),
             (
                 "fibfib",
                 json!({"type": "play_joker", "card": {"id": 0, "rank": "joker"}, "bonus": {"card": {"id": 2, "rank": "two", "x": 0}, "side": 1}}),
@@ -202,7 +224,11 @@ mod tests {
                 json!({"type": "open", "sets": [[{"card": 20}], [{"card": 1, "wild": 3}]]}),
                 "unknown field `wild` in `action.sets[1][0]`: expected `card`, `number`",
             ),
-            ("rummy", json!({"type": "draw_stock", "n": 2}), "unknown field `n` in `action`: it takes no other field"),
+            (
+                "rummy",
+                json!({"type": "draw_stock", "n": 2}),
+                "unknown field `n` in `action`: it takes no other field",
+            ),
             (
                 "trump",
                 json!({"type": "play", "card": {"colour": "red", "number": 7}, "seat": 1}),

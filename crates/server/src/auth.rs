@@ -99,7 +99,11 @@ pub fn clean_name(name: &str) -> Result<String, ApiError> {
             "a name needs at least one visible character".into(),
         ));
     }
-    if let Some((i, c)) = name.chars().enumerate().find(|(_, c)| forbidden_in_name(*c)) {
+    if let Some((i, c)) = name
+        .chars()
+        .enumerate()
+        .find(|(_, c)| forbidden_in_name(*c))
+    {
         return Err(ApiError::BadName(
             "name_forbidden_char",
             format!(
@@ -208,9 +212,7 @@ mod tests {
             '\u{00AD}', // soft hyphen
             '\u{2028}', // line separator
             '\u{2029}', // paragraph separator
-            '\u{0000}',
-            '\n',
-            '\u{0085}', // next line (C1 control)
+            '\u{0000}', '\n', '\u{0085}', // next line (C1 control)
         ] {
             assert_eq!(code_of(&format!("Ada{c}")), "name_forbidden_char", "{c:?}");
             assert_eq!(code_of(&format!("A{c}da")), "name_forbidden_char", "{c:?}");
