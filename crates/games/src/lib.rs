@@ -13,6 +13,7 @@ use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
 use serde::Serialize;
 use serde_json::Value;
 
+pub mod conformance;
 mod strict;
 
 /// Calls `$m!(Type, "Title", min_note)` once per registered game.
