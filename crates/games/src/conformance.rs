@@ -503,10 +503,10 @@ fn viewers(players: usize) -> impl Iterator<Item = Viewer> {
 /// absent): a client may omit a card's printed symbol or a `copy` of 0.
 fn subsumes(legal: &Value, action: &Value) -> bool {
     match (legal, action) {
-        (Value::Object(l), Value::Object(a)) => a.iter().all(|(k, v)| match l.get(k) {
-            Some(lv) => subsumes(lv, v),
-            None => v.is_null(),
-        }),
+        // An accepted `null` can only be an optional field left out.
+        (Value::Object(l), Value::Object(a)) => a
+            .iter()
+            .all(|(k, v)| v.is_null() || l.get(k).is_some_and(|lv| subsumes(lv, v))),
         (Value::Array(l), Value::Array(a)) => {
             l.len() == a.len() && l.iter().zip(a).all(|(l, a)| subsumes(l, a))
         }

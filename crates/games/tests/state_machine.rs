@@ -114,12 +114,18 @@ fn run_to_the_end(kind: &str, options: &Value, players: usize, seed: u64, steps:
     s.check_replay();
 }
 
+/// 24 cases per engine in the normal suite; `PROPTEST_CASES=N` for a longer hunt.
 fn config() -> ProptestConfig {
+    let default = ProptestConfig::default();
     ProptestConfig {
-        cases: 24,
+        cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+            default.cases
+        } else {
+            24
+        },
         // Shrinking a failing sequence is what makes a failure readable.
         max_shrink_iters: 2_000,
-        ..ProptestConfig::default()
+        ..default
     }
 }
 
