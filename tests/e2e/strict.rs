@@ -155,8 +155,8 @@ async fn fragmented_message(sock: &mut Sock) {
 }
 
 /// The lobby socket closes with 1009 on an oversized frame and on an oversized message
-/// made of small frames, like the table socket; both count in `/metrics`, and the lobby
-/// keeps serving others.
+/// made of small frames, like the table socket; both count in `/metrics`, and a message
+/// right at the limit is only refused (`malformed`), the socket staying open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_lobby_and_table_frames_close_with_1009() {
     let db = sqlite_db();
@@ -173,16 +173,28 @@ async fn oversized_lobby_and_table_frames_close_with_1009() {
     fragmented_message(&mut lobby).await;
     assert_eq!(lobby.close_code().await, Some(1009), "oversized message");
 
-    // A frame right at the limit is no offence: the lobby ignores it and stays open.
+    // A message right at the limit is no offence: the lobby refuses it as `malformed` (it
+    // is no lobby message) and stays open.
     let mut lobby = Sock::open(&lobby_url, None, None).await;
     assert_eq!(lobby.next().await["type"], "tables");
-    lobby
-        .send_raw(&format!(r#"{{"pad":"{}"}}"#, "x".repeat(16 * 1024 - 10)))
-        .await;
+    let at_limit = format!(r#"{{"pad":"{}"}}"#, "x".repeat(16 * 1024 - 10));
+    assert_eq!(at_limit.len(), 16 * 1024);
+    lobby.send_raw(&at_limit).await;
     let ada = Player::guest(&server.base, &server.ws, "Ada").await;
     let table = ada.create_trump(2, false).await;
-    let change = lobby.next().await;
-    assert_eq!(change["type"], "changes", "{change}");
+    let mut refused = false;
+    let change = loop {
+        let m = lobby.next().await;
+        match m["type"].as_str() {
+            Some("error") => {
+                assert_eq!(m["code"], "malformed", "{m}");
+                refused = true;
+            }
+            Some("changes") => break m,
+            _ => {} // the chat history after the list
+        }
+    };
+    assert!(refused, "the padded message was answered");
     assert_eq!(change["tables"][0]["id"], table.as_str());
 
     // The table socket, the same two ways.

@@ -552,6 +552,14 @@ pub enum LobbyClientMsg {
     },
 }
 
+impl LobbyClientMsg {
+    /// The lobby socket's decoder for one text message, strict like [`ClientMsg::decode`];
+    /// an error is answered `malformed`. The fuzz target `lobby_msg` drives it.
+    pub fn decode(text: &str) -> Result<LobbyClientMsg, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
 impl ClientMsg {
     /// The table socket's decoder for one text message: strict (an unknown field anywhere
     /// in the envelope is an error; the `action` inside is a game's to check). An error

@@ -459,7 +459,7 @@ async fn lobby_message(
     muted: &mut Vec<Uuid>,
     text: &str,
 ) -> Option<LobbyMsg> {
-    let msg = match serde_json::from_str::<LobbyClientMsg>(text) {
+    let msg = match LobbyClientMsg::decode(text) {
         Ok(msg) => msg,
         Err(e) => {
             return Some(lobby_error(
