@@ -59,8 +59,6 @@ pub(crate) type SeatRow = (
 pub(crate) type RoundRow = (i32, String, String, i64, Option<i64>, Option<String>);
 /// `round_no, seq, seat, action` of `actions`.
 pub(crate) type ActionRow = (i32, i64, i32, String);
-/// `player_id, name, matches, wins, points, rating, rated matches` of the leaderboard query.
-pub(crate) type LeaderTuple = (String, String, i64, i64, i64, Option<f64>, Option<i64>);
 /// The columns of the player-matches query.
 pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i64, i64);
 
@@ -103,7 +101,8 @@ pub(crate) const ROUND_EXISTS: &str =
 pub(crate) const GAME_AND_STATUS: &str = "SELECT game, status FROM game_tables WHERE id = $1";
 
 /// `$1` table.
-pub(crate) const FINISH_TABLE: &str = "UPDATE game_tables SET status = 'finished' WHERE id = $1";
+pub(crate) const FINISH_TABLE: &str =
+    "UPDATE game_tables SET status = 'finished', finished_at = $2 WHERE id = $1";
 
 /// Stores a chat line: `$1` table, then the [`ChatRecord`] columns.
 pub(crate) const INSERT_CHAT: &str = "INSERT INTO chat_lines (table_id, seq, player_id, name, \
@@ -171,18 +170,46 @@ pub(crate) fn seat_results(seats: usize) -> String {
     )
 }
 
-/// Stores the new ratings of `people` people in a game after one more rated match, in one
-/// statement: `$1` game, `$2` Unix ms, then `player, rating` per person (each at most once:
-/// Postgres refuses to update a row twice in one statement).
-pub(crate) fn upsert_ratings(people: usize) -> String {
+/// Creates the rating rows that do not exist yet, at the pool's initial values, for
+/// `people` people: `$1` game, `$2` pool, `$3` Unix ms, `$4..$6` μ, σ, volatility, `$7`
+/// conservative rating, then one player id per person.
+pub(crate) fn ensure_ratings(people: usize) -> String {
     let rows: Vec<String> = (0..people)
-        .map(|i| format!("(${}, $1, ${}, 1, $2)", 3 + 2 * i, 4 + 2 * i))
+        .map(|i| format!("(${}, $1, $2, $4, $5, $6, $7, 0, 0, $3)", 8 + i))
         .collect();
     format!(
-        "INSERT INTO ratings (player_id, game, rating, matches, updated_at) VALUES {} \
-         ON CONFLICT (player_id, game) DO UPDATE SET rating = excluded.rating, \
-         matches = ratings.matches + 1, updated_at = excluded.updated_at",
+        "INSERT INTO player_ratings (player_id, game, pool, mu, sigma, volatility, \
+         conservative, matches, wins, updated_at) VALUES {} \
+         ON CONFLICT (player_id, game, pool) DO NOTHING",
         rows.join(", ")
+    )
+}
+
+/// Reads the ratings of `people` people in a game's pool (`$1` game, `$2` pool, then one
+/// player id per person), by player id, with `lock` appended: Postgres locks the rows (in
+/// that order, the same in every transaction, so two never deadlock) until the commit, so
+/// a concurrent match of the same player waits instead of losing this update.
+pub(crate) fn select_ratings(people: usize, lock: &str) -> String {
+    let ids: Vec<String> = (0..people).map(|i| format!("${}", 3 + i)).collect();
+    format!(
+        "SELECT player_id, mu, sigma, volatility FROM player_ratings \
+         WHERE game = $1 AND pool = $2 AND player_id IN ({}) ORDER BY player_id{lock}",
+        ids.join(", ")
+    )
+}
+
+/// Stores the new ratings of `people` people after one more rated match, in one
+/// statement: `$1` game, `$2` pool, `$3` Unix ms, then `player, μ, σ, volatility,
+/// conservative, won` per person.
+pub(crate) fn update_ratings(people: usize) -> String {
+    format!(
+        "UPDATE player_ratings SET mu = v.column2, sigma = v.column3, \
+         volatility = v.column4, conservative = v.column5, matches = matches + 1, \
+         wins = wins + CASE WHEN v.column6 THEN 1 ELSE 0 END, updated_at = $3 \
+         FROM (VALUES {}) AS v \
+         WHERE player_ratings.game = $1 AND player_ratings.pool = $2 \
+           AND player_ratings.player_id = v.column1",
+        values_rows(people, 6, 4)
     )
 }
 
@@ -280,32 +307,84 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// Finished matches only; bots and empty seats never rank; Solitaire (one seat) has its own
-/// daily board. Sums are cast because
-/// Postgres widens `SUM(bigint)` to `numeric`.
+/// One page of a pool's leaderboard: `$1` game, `$2` pool, `$3` minimum rated matches,
+/// `$4` limit, `$5` offset. Best conservative rating first; equal ones by more matches,
+/// then by player id, so that pages never overlap or skip a row.
 pub(crate) const LEADERBOARD: &str = "\
-    SELECT p.id, p.name, \
-           CAST(COUNT(*) AS BIGINT) AS matches, \
-           CAST(SUM(CASE WHEN s.won THEN 1 ELSE 0 END) AS BIGINT) AS wins, \
-           CAST(SUM(s.score) AS BIGINT) AS points, \
-           r.rating, r.matches AS rated_matches \
+    SELECT p.id, p.name, r.mu, r.sigma, r.volatility, r.conservative, r.matches, r.wins \
+    FROM player_ratings r \
+    JOIN players p ON p.id = r.player_id \
+    WHERE r.game = $1 AND r.pool = $2 AND r.matches >= $3 \
+    ORDER BY r.conservative DESC, r.matches DESC, p.id ASC \
+    LIMIT $4 OFFSET $5";
+
+/// How many players the leaderboard of [`LEADERBOARD`]'s `$1..$3` ranks in all.
+pub(crate) const LEADERBOARD_SIZE: &str = "\
+    SELECT COUNT(*) FROM player_ratings WHERE game = $1 AND pool = $2 AND matches >= $3";
+
+/// `player_id, name, μ, σ, volatility, conservative, matches, wins` of [`LEADERBOARD`].
+pub(crate) type LeaderTuple = (String, String, f64, f64, f64, f64, i64, i64);
+
+/// The people seated at a table (`$1`): `player_id, won, score, abandoned`, by seat.
+pub(crate) const RATED_SEATS: &str = "\
+    SELECT s.player_id, s.won, s.score, s.abandoned \
+    FROM table_seats s \
+    WHERE s.table_id = $1 AND s.kind = 'player' \
+    ORDER BY s.seat";
+
+/// Every finished match, in the order they finished: what re-rating replays.
+pub(crate) const FINISHED_IN_ORDER: &str = "\
+    SELECT id, game, finished_at FROM game_tables \
+    WHERE status = 'finished' AND finished_at IS NOT NULL \
+    ORDER BY finished_at, id";
+
+/// The highest final totals of people in finished matches of a game (`$1`) of two seats or
+/// more, `$2` of them; the earlier finish first among equals. `player_id, name, score,
+/// table_id, finished_at, people, bots`.
+pub(crate) const BEST_TOTALS: &str = "\
+    SELECT p.id, p.name, s.score, t.id, t.finished_at, \
+           (SELECT COUNT(*) FROM table_seats o WHERE o.table_id = t.id AND o.kind = 'player'), \
+           (SELECT COUNT(*) FROM table_seats o WHERE o.table_id = t.id AND o.kind = 'bot') \
     FROM table_seats s \
     JOIN game_tables t ON t.id = s.table_id \
     JOIN players p ON p.id = s.player_id \
-    LEFT JOIN ratings r ON r.player_id = p.id AND r.game = $1 \
-    WHERE t.game = $1 AND t.status = 'finished' AND s.kind = 'player' AND t.seat_count > 1 \
-    GROUP BY p.id, p.name, r.rating, r.matches \
-    ORDER BY wins DESC, points DESC, matches ASC, p.name ASC, p.id ASC \
+    WHERE t.game = $1 AND t.status = 'finished' AND t.seat_count > 1 AND s.kind = 'player' \
+      AND t.finished_at IS NOT NULL \
+    ORDER BY s.score DESC, t.finished_at ASC, t.id ASC \
     LIMIT $2";
 
-/// The people seated at a table (`$1`), with their rating in its game (`$2`) if they have
-/// one: `player_id, rating, won, score`, by seat.
-pub(crate) const RATED_SEATS: &str = "\
-    SELECT s.player_id, r.rating, s.won, s.score, s.abandoned \
-    FROM table_seats s \
-    LEFT JOIN ratings r ON r.player_id = s.player_id AND r.game = $2 \
-    WHERE s.table_id = $1 AND s.kind = 'player' \
-    ORDER BY s.seat";
+/// Solitaire games played out (a one-seat `rummy` table whose player won, R-25) to a
+/// target, by fewest discards, the earlier finish first among equals: `$1` and `$2` the
+/// target as it appears in the stored options (`"target":21,` or `"target":21}`: the
+/// options are stored as compact JSON), `$3` the daily deal or NULL for any game, `$4`
+/// finished before (Unix ms), `$5` limit. Same columns as [`BEST_TOTALS`].
+pub(crate) const SOLITAIRE_BEST: &str = "\
+    SELECT p.id, p.name, s.score, t.id, t.finished_at, 1, 0 \
+    FROM game_tables t \
+    JOIN table_seats s ON s.table_id = t.id \
+    JOIN players p ON p.id = s.player_id \
+    WHERE t.game = 'rummy' AND t.seat_count = 1 AND t.status = 'finished' \
+      AND s.kind = 'player' AND s.won AND t.finished_at IS NOT NULL AND t.finished_at < $4 \
+      AND (t.options LIKE $1 OR t.options LIKE $2) \
+      AND ($3 IS NULL OR t.daily = $3) \
+    ORDER BY s.score ASC, t.finished_at ASC, t.id ASC \
+    LIMIT $5";
+
+/// `player_id, name, score, table_id, finished_at, people, bots` of [`BEST_TOTALS`] and
+/// [`SOLITAIRE_BEST`].
+pub(crate) type RecordTuple = (String, String, i64, String, i64, i64, i64);
+
+pub(crate) fn record_row(r: RecordTuple) -> Result<crate::ScoreRecord, StoreError> {
+    Ok(crate::ScoreRecord {
+        player_id: uuid(&r.0, "player id")?,
+        name: r.1,
+        score: r.2,
+        table_id: uuid(&r.3, "table id")?,
+        finished_at: r.4,
+        people: r.5,
+        bots: r.6,
+    })
+}
 
 pub(crate) const PLAYER_MATCHES: &str = "\
     SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at \
@@ -472,11 +551,14 @@ pub(crate) fn leader(r: LeaderTuple) -> Result<LeaderRow, StoreError> {
     Ok(LeaderRow {
         player_id: uuid(&r.0, "player id")?,
         name: r.1,
-        matches: r.2,
-        wins: r.3,
-        points: r.4,
-        rating: r.5.map(|x| x.round() as i64),
-        rated_matches: r.6.unwrap_or(0),
+        rating: crate::rating::Rating {
+            mu: r.2,
+            sigma: r.3,
+            volatility: r.4,
+        },
+        conservative: r.5,
+        matches: r.6,
+        wins: r.7,
     })
 }
 
@@ -649,6 +731,7 @@ macro_rules! impl_store {
                         let rate = status != "finished";
                         sqlx::query(c::FINISH_TABLE)
                             .bind(key)
+                            .bind(now)
                             .execute(&mut *conn)
                             .await?;
                         if !totals.is_empty() {
@@ -669,43 +752,122 @@ macro_rules! impl_store {
                 }
             }
 
-            /// Rates the people of a match just finished, if two or more played.
+            /// Rates the people of a match just finished, if two or more played: in the
+            /// duel pool of its game (Glicko-2) when two did, else in the multi pool
+            /// (Weng-Lin). Bot seats are not rated and do not count ([`crate::rating`]).
+            ///
+            /// Atomic: the ratings are read and written in the transaction that finishes
+            /// the match, and read under [`Self::LOCK`] (Postgres: `FOR UPDATE`; SQLite
+            /// holds its one write lock from `BEGIN IMMEDIATE`), so two matches of the same
+            /// player finishing at once run one after the other, the second from the
+            /// first's result.
             async fn rate(
                 conn: &mut $conn,
                 key: &str,
                 game: &str,
                 now: i64,
             ) -> $crate::Result<()> {
-                let people: Vec<(String, Option<f64>, Option<bool>, i64, bool)> =
+                use $crate::rating::{self, Entry, Pool};
+                let people: Vec<(String, Option<bool>, i64, bool)> =
                     sqlx::query_as($crate::common::RATED_SEATS)
                         .bind(key)
-                        .bind(game)
                         .fetch_all(&mut *conn)
                         .await?;
                 let mut ids: Vec<&str> = people.iter().map(|p| p.0.as_str()).collect();
                 ids.sort_unstable();
                 ids.dedup();
-                // Two or more people, each in one seat (nobody rated against themself).
-                if ids.len() < 2 || ids.len() != people.len() {
+                // Each person in one seat (nobody rated against themself).
+                if ids.len() != people.len() {
                     return Ok(());
                 }
-                let entries: Vec<$crate::rating::Entry> = people
-                    .iter()
-                    .map(|p| $crate::rating::Entry {
-                        rating: p.1.unwrap_or($crate::rating::INITIAL),
-                        // Who abandoned the match lost it to everyone who stayed, whatever
-                        // their stand-in scored.
-                        won: p.2.unwrap_or(false) && !p.4,
-                        score: if p.4 { i64::MIN } else { p.3 },
-                    })
-                    .collect();
-                let sql = $crate::common::upsert_ratings(people.len());
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(game).bind(now);
-                for (p, rating) in people.iter().zip($crate::rating::update(&entries)) {
-                    q = q.bind(&p.0).bind(rating);
+                let Some(pool) = Pool::for_people(people.len()) else {
+                    return Ok(());
+                };
+                let start = pool.initial();
+                let sql = $crate::common::ensure_ratings(ids.len());
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(game)
+                    .bind(pool.as_str())
+                    .bind(now)
+                    .bind(start.mu)
+                    .bind(start.sigma)
+                    .bind(start.volatility)
+                    .bind(rating::conservative(&start));
+                for id in &ids {
+                    q = q.bind(*id);
                 }
                 q.execute(&mut *conn).await?;
-                Ok(())
+                let sql = $crate::common::select_ratings(ids.len(), Self::LOCK);
+                let mut q = sqlx::query_as::<_, (String, f64, f64, f64)>(sqlx::AssertSqlSafe(sql))
+                    .bind(game)
+                    .bind(pool.as_str());
+                for id in &ids {
+                    q = q.bind(*id);
+                }
+                let current: std::collections::HashMap<String, rating::Rating> = q
+                    .fetch_all(&mut *conn)
+                    .await?
+                    .into_iter()
+                    .map(|(id, mu, sigma, volatility)| {
+                        (id, rating::Rating { mu, sigma, volatility })
+                    })
+                    .collect();
+                let mut entries = Vec::with_capacity(people.len());
+                for p in &people {
+                    let Some(r) = current.get(&p.0) else {
+                        return Err($crate::StoreError::Corrupt(format!(
+                            "no {} rating of player {} in {game} after creating it",
+                            pool.as_str(),
+                            p.0
+                        )));
+                    };
+                    entries.push(Entry {
+                        rating: *r,
+                        won: p.1.unwrap_or(false),
+                        score: p.2,
+                        abandoned: p.3,
+                    });
+                }
+                let sql = $crate::common::update_ratings(people.len());
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(game)
+                    .bind(pool.as_str())
+                    .bind(now);
+                let updated = rating::update(pool, &entries);
+                for (p, r) in people.iter().zip(updated) {
+                    q = q
+                        .bind(&p.0)
+                        .bind(r.mu)
+                        .bind(r.sigma)
+                        .bind(r.volatility)
+                        .bind(rating::conservative(&r))
+                        // A win as the match counts it (a shared win too), never for a
+                        // seat that abandoned.
+                        .bind(p.1.unwrap_or(false) && !p.3);
+                }
+                let done = q.execute(&mut *conn).await?;
+                $crate::common::seats_found(done.rows_affected(), people.len(), ::uuid::Uuid::nil())
+                    .map_err(|_| {
+                        $crate::StoreError::Corrupt(format!("ratings of table {key} not all updated"))
+                    })
+            }
+
+            /// Re-rates every finished match from the stored history, in the order they
+            /// finished, on `conn` (inside the caller's transaction): the ratings are
+            /// deleted and rebuilt exactly as live play built them. The number of matches
+            /// replayed.
+            async fn rerate_on(conn: &mut $conn) -> $crate::Result<u64> {
+                sqlx::query("DELETE FROM player_ratings")
+                    .execute(&mut *conn)
+                    .await?;
+                let finished: Vec<(String, String, i64)> =
+                    sqlx::query_as($crate::common::FINISHED_IN_ORDER)
+                        .fetch_all(&mut *conn)
+                        .await?;
+                for (id, game, at) in &finished {
+                    Self::rate(conn, id, game, *at).await?;
+                }
+                Ok(finished.len() as u64)
             }
 
             /// Loads one table on `conn`: used by both `load_table` and
@@ -974,16 +1136,97 @@ macro_rules! impl_store {
             async fn leaderboard(
                 &self,
                 game: &str,
+                pool: $crate::rating::Pool,
+                offset: i64,
                 limit: i64,
-            ) -> $crate::Result<Vec<$crate::LeaderRow>> {
-                sqlx::query_as::<_, $crate::common::LeaderTuple>($crate::common::LEADERBOARD)
+            ) -> $crate::Result<$crate::LeaderPage> {
+                use $crate::common as c;
+                let min = $crate::rating::MIN_RANKED_MATCHES;
+                let (total,): (i64,) = sqlx::query_as(c::LEADERBOARD_SIZE)
                     .bind(game)
-                    .bind($crate::common::limit(limit))
+                    .bind(pool.as_str())
+                    .bind(min)
+                    .fetch_one(&self.pool)
+                    .await?;
+                let rows = sqlx::query_as::<_, c::LeaderTuple>(c::LEADERBOARD)
+                    .bind(game)
+                    .bind(pool.as_str())
+                    .bind(min)
+                    .bind(c::limit(limit))
+                    .bind(offset.max(0))
                     .fetch_all(&self.pool)
                     .await?
                     .into_iter()
-                    .map($crate::common::leader)
+                    .map(c::leader)
+                    .collect::<$crate::Result<Vec<_>>>()?;
+                Ok($crate::LeaderPage { total, rows })
+            }
+
+            async fn best_totals(
+                &self,
+                game: &str,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::ScoreRecord>> {
+                use $crate::common as c;
+                sqlx::query_as::<_, c::RecordTuple>(c::BEST_TOTALS)
+                    .bind(game)
+                    .bind(c::limit(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map(c::record_row)
                     .collect()
+            }
+
+            async fn solitaire_best(
+                &self,
+                target: u32,
+                daily: Option<&str>,
+                finished_before: i64,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::ScoreRecord>> {
+                use $crate::common as c;
+                sqlx::query_as::<_, c::RecordTuple>(c::SOLITAIRE_BEST)
+                    .bind(format!("%\"target\":{target},%"))
+                    .bind(format!("%\"target\":{target}}}%"))
+                    .bind(daily)
+                    .bind(finished_before)
+                    .bind(c::limit(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map(c::record_row)
+                    .collect()
+            }
+
+            async fn rerate(&self, force: bool) -> $crate::Result<Option<u64>> {
+                let mut tx = self.begin_write().await?;
+                // The marker row, locked (Postgres) so that two servers starting at once
+                // re-rate once: the second waits, then sees the new version.
+                sqlx::query(
+                    "INSERT INTO store_meta (key, value) VALUES ('rating_version', 0) \
+                     ON CONFLICT (key) DO NOTHING",
+                )
+                .execute(&mut *tx)
+                .await?;
+                let sql = format!(
+                    "SELECT value FROM store_meta WHERE key = 'rating_version'{}",
+                    Self::LOCK
+                );
+                let (version,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if version == $crate::rating::VERSION && !force {
+                    tx.commit().await?;
+                    return Ok(None);
+                }
+                let n = Self::rerate_on(&mut tx).await?;
+                sqlx::query("UPDATE store_meta SET value = $1 WHERE key = 'rating_version'")
+                    .bind($crate::rating::VERSION)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(Some(n))
             }
 
             async fn player_matches(

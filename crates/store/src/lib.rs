@@ -284,19 +284,40 @@ pub struct StoredTable {
     pub abandoned: Vec<bool>,
 }
 
-/// A leaderboard row for one game.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A ranked player on a pool's leaderboard ([`rating`]).
+#[derive(Clone, Debug, PartialEq)]
 pub struct LeaderRow {
     pub player_id: Uuid,
     pub name: String,
+    /// μ, σ and (Glicko-2 only) volatility in the pool.
+    pub rating: rating::Rating,
+    /// μ − 3σ: what the board ranks by.
+    pub conservative: f64,
+    /// Rated matches in the pool.
     pub matches: i64,
+    /// Of those, the ones the player won (a shared win too).
     pub wins: i64,
-    /// Sum of the player's final match scores.
-    pub points: i64,
-    /// Elo rating in this game, rounded ([`rating`]); `None` before a first rated match
-    /// (one against at least one other person).
-    pub rating: Option<i64>,
-    pub rated_matches: i64,
+}
+
+/// One page of a leaderboard, and how many players it ranks in all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaderPage {
+    pub total: i64,
+    pub rows: Vec<LeaderRow>,
+}
+
+/// A person's final score in a finished match, as a record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScoreRecord {
+    pub player_id: Uuid,
+    pub name: String,
+    pub score: i64,
+    pub table_id: Uuid,
+    /// When the match finished, Unix ms.
+    pub finished_at: i64,
+    /// People and bots seated in that match.
+    pub people: i64,
+    pub bots: i64,
 }
 
 /// One of a player's matches, for "my matches".
@@ -508,8 +529,33 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- queries ----
 
-    /// Players of finished matches of `game`, by wins, then points, then fewest matches.
-    async fn leaderboard(&self, game: &str, limit: i64) -> Result<Vec<LeaderRow>>;
+    /// One page of the leaderboard of `game`'s `pool`: the players with at least
+    /// [`rating::MIN_RANKED_MATCHES`] rated matches there, by conservative rating (best
+    /// first, then more matches, then player id), `limit` of them from `offset`.
+    async fn leaderboard(
+        &self,
+        game: &str,
+        pool: rating::Pool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<LeaderPage>;
+    /// The highest final totals of people in finished matches of `game` with two seats or
+    /// more (bots seated or not), the earlier finish first among equals.
+    async fn best_totals(&self, game: &str, limit: i64) -> Result<Vec<ScoreRecord>>;
+    /// Solitaire games to `target` played out and finished before
+    /// `finished_before`, by fewest discards: of the daily deal `daily`, or of any game.
+    async fn solitaire_best(
+        &self,
+        target: u32,
+        daily: Option<&str>,
+        finished_before: i64,
+        limit: i64,
+    ) -> Result<Vec<ScoreRecord>>;
+    /// Rebuilds every rating from the finished matches, in the order they finished, in one
+    /// transaction, if the stored ratings were made under another [`rating::VERSION`] (or
+    /// always, with `force`), and records the version. `connect` calls it; running it
+    /// again changes nothing. The number of matches replayed, `None` when nothing was to do.
+    async fn rerate(&self, force: bool) -> Result<Option<u64>>;
     /// A player's matches: unfinished (`open`/`playing`) first, then the rest, newest
     /// activity first within each group.
     async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>>;

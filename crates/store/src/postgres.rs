@@ -57,10 +57,13 @@ impl PgStore {
         sqlx::migrate!("../../migrations/postgres")
             .run(&pool)
             .await?;
-        Ok(Self {
+        let store = Self {
             write: pool.clone(),
             pool,
-        })
+        };
+        // Ratings computed under other rules are rebuilt from the history.
+        crate::Store::rerate(&store, false).await?;
+        Ok(store)
     }
 
     /// Closes the pool, waiting for connections in use.
@@ -70,6 +73,10 @@ impl PgStore {
 
     /// See `impl_store!`: [`APPEND_AND_TOUCH`] is the whole tail.
     const TAIL_IS_ONE_STATEMENT: bool = true;
+
+    /// What `impl_store!` appends to a read it must keep until its commit: the rows stay
+    /// locked against other transactions' updates (and their own `FOR UPDATE`).
+    const LOCK: &str = " FOR UPDATE";
 
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
         Ok(self.write.begin().await?)

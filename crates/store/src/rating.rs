@@ -1,112 +1,365 @@
-//! Ratings: an Elo number per player and game, updated when a match between people ends.
+//! Ratings: how a finished match between people moves their skill estimates, computed by
+//! the `skillratings` crate (no hand-written rating maths here). `docs/ratings.md` is the
+//! player-facing description of every choice below.
 //!
-//! A match of n people counts as every pair of them playing one game: a winner beats a
-//! non-winner, two winners (a shared win) draw, and between two non-winners the higher
-//! final score wins (equal scores draw). Each pair moves both ratings by
-//! `K / (n - 1) × (result − expected)`, with `expected = 1 / (1 + 10^((Rb − Ra) / 400))`,
-//! so a match is worth the same K however many play. Bot seats are left out: a rating
-//! says how someone does against people (matches against bots alone are unrated).
+//! Each game has two pools, rated separately and ranked on separate leaderboards:
+//!
+//! - [`Pool::Duel`]: matches with exactly two people, rated with **Glicko-2** (Glickman,
+//!   "Example of the Glicko-2 system", 2013): start at 1500 / RD 350 / volatility 0.06,
+//!   τ = 0.5, each match its own rating period (so RD shrinks as one plays and does not
+//!   grow with idle time: there is no decay between matches).
+//! - [`Pool::Multi`]: matches with three to five people, rated with **Weng-Lin**
+//!   (Weng & Lin 2011, the Bradley–Terry full-pairing model, known as OpenSkill): start at
+//!   μ 25 / σ 25/3, β = 25/6, every person a team of one, ranked by their place.
+//!
+//! Only people count: bot seats are left out before anything is rated, so a match with a
+//! bot and two people is a duel between those two, and one with fewer than two people is
+//! not rated at all (nobody can farm rating against bots).
+//!
+//! Places: winners share first place; the others follow by final score, higher first
+//! (equal scores share a place); a seat that abandoned the match comes after everyone who
+//! stayed, whatever its stand-in scored (they share last place with each other).
+//!
+//! The leaderboard ranks by a conservative rating, [`conservative`] = μ − 3σ (in
+//! Glicko-2, rating − 3 RD): someone who played little ranks low until the system is sure.
 
-/// Where every player starts.
-pub const INITIAL: f64 = 1500.0;
-/// How far one match can move a rating.
-pub const K: f64 = 32.0;
+use skillratings::glicko2::{Glicko2Config, Glicko2Rating, glicko2};
+use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+use skillratings::{MultiTeamOutcome, Outcomes};
+
+/// How many σ (RD) the conservative rating lies below μ.
+pub const CONSERVATIVE_SIGMAS: f64 = 3.0;
+/// Glicko-2's τ: how much volatility may change (Glickman suggests 0.3 to 1.2; 0.5 is
+/// the value of his worked example and the crate's default).
+pub const GLICKO2_TAU: f64 = 0.5;
+/// Rated matches a player needs in a pool to appear on its leaderboard.
+pub const MIN_RANKED_MATCHES: i64 = 3;
+/// The version of the rating rules. When the stored ratings were computed under another
+/// version, the store re-rates every finished match at start-up.
+pub const VERSION: i64 = 2;
+
+/// Which rating system and leaderboard a match belongs to, by how many people played.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pool {
+    /// Two people: Glicko-2.
+    Duel,
+    /// Three or more people: Weng-Lin (Bradley–Terry).
+    Multi,
+}
+
+impl Pool {
+    /// The pool of a match with `people` people; `None` (unrated) below two.
+    pub fn for_people(people: usize) -> Option<Pool> {
+        match people {
+            0 | 1 => None,
+            2 => Some(Pool::Duel),
+            _ => Some(Pool::Multi),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pool::Duel => "duel",
+            Pool::Multi => "multi",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Pool> {
+        match s {
+            "duel" => Some(Pool::Duel),
+            "multi" => Some(Pool::Multi),
+            _ => None,
+        }
+    }
+
+    /// Where a player starts in this pool.
+    pub fn initial(self) -> Rating {
+        match self {
+            Pool::Duel => {
+                let r = Glicko2Rating::new();
+                Rating {
+                    mu: r.rating,
+                    sigma: r.deviation,
+                    volatility: r.volatility,
+                }
+            }
+            Pool::Multi => {
+                let r = WengLinRating::new();
+                Rating {
+                    mu: r.rating,
+                    sigma: r.uncertainty,
+                    // Weng-Lin has no volatility.
+                    volatility: 0.0,
+                }
+            }
+        }
+    }
+}
+
+/// One player's skill estimate in one pool: μ (Glicko-2: the rating), σ (Glicko-2: RD)
+/// and, in Glicko-2 only, the volatility.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rating {
+    pub mu: f64,
+    pub sigma: f64,
+    pub volatility: f64,
+}
+
+/// The rating the leaderboard ranks by: μ − 3σ.
+pub fn conservative(r: &Rating) -> f64 {
+    r.mu - CONSERVATIVE_SIGMAS * r.sigma
+}
 
 /// One person's side of a finished match.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Entry {
-    pub rating: f64,
+    pub rating: Rating,
     pub won: bool,
     pub score: i64,
+    /// They left the match (a stand-in finished it): last place.
+    pub abandoned: bool,
 }
 
-/// The new ratings, in the order of `entries`. Fewer than two people: unchanged.
-pub fn update(entries: &[Entry]) -> Vec<f64> {
-    let n = entries.len();
-    if n < 2 {
-        return entries.iter().map(|e| e.rating).collect();
-    }
-    let k = K / (n - 1) as f64;
+/// Each entry's place, 1 = best; equal entries share a place (the next place skips, as in
+/// "1, 1, 3").
+pub fn places(entries: &[Entry]) -> Vec<usize> {
+    // Better key = better place: stayed, then won, then score.
+    let key = |e: &Entry| match e.abandoned {
+        true => (false, false, 0),
+        false => (true, e.won, e.score),
+    };
     entries
         .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let change: f64 = entries
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != i)
-                .map(|(_, b)| {
-                    let expected = 1.0 / (1.0 + 10f64.powf((b.rating - a.rating) / 400.0));
-                    k * (result(a, b) - expected)
-                })
-                .sum();
-            a.rating + change
-        })
+        .map(|a| 1 + entries.iter().filter(|b| key(b) > key(a)).count())
         .collect()
 }
 
-/// `a`'s result against `b`: 1 win, 0.5 draw, 0 loss.
-fn result(a: &Entry, b: &Entry) -> f64 {
-    match (a.won, b.won) {
-        (true, false) => 1.0,
-        (false, true) => 0.0,
-        (true, true) => 0.5,
-        (false, false) => match a.score.cmp(&b.score) {
-            std::cmp::Ordering::Greater => 1.0,
-            std::cmp::Ordering::Less => 0.0,
-            std::cmp::Ordering::Equal => 0.5,
-        },
+/// The new ratings after one match, in the order of `entries`, all of `pool`. Fewer than
+/// two entries: unchanged.
+pub fn update(pool: Pool, entries: &[Entry]) -> Vec<Rating> {
+    if entries.len() < 2 {
+        return entries.iter().map(|e| e.rating).collect();
+    }
+    let places = places(entries);
+    match pool {
+        Pool::Duel => {
+            assert_eq!(entries.len(), 2, "a duel has two people");
+            let outcome = match places[0].cmp(&places[1]) {
+                std::cmp::Ordering::Less => Outcomes::WIN,
+                std::cmp::Ordering::Greater => Outcomes::LOSS,
+                std::cmp::Ordering::Equal => Outcomes::DRAW,
+            };
+            let config = Glicko2Config {
+                tau: GLICKO2_TAU,
+                ..Glicko2Config::new()
+            };
+            let (a, b) = glicko2(
+                &to_glicko(&entries[0].rating),
+                &to_glicko(&entries[1].rating),
+                &outcome,
+                &config,
+            );
+            vec![from_glicko(a), from_glicko(b)]
+        }
+        Pool::Multi => {
+            let teams: Vec<[WengLinRating; 1]> = entries
+                .iter()
+                .map(|e| {
+                    [WengLinRating {
+                        rating: e.rating.mu,
+                        uncertainty: e.rating.sigma,
+                    }]
+                })
+                .collect();
+            let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+                .iter()
+                .zip(&places)
+                .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(p)))
+                .collect();
+            weng_lin_multi_team(&ranked, &WengLinConfig::new())
+                .into_iter()
+                .map(|team| Rating {
+                    mu: team[0].rating,
+                    sigma: team[0].uncertainty,
+                    volatility: 0.0,
+                })
+                .collect()
+        }
+    }
+}
+
+fn to_glicko(r: &Rating) -> Glicko2Rating {
+    Glicko2Rating {
+        rating: r.mu,
+        deviation: r.sigma,
+        volatility: r.volatility,
+    }
+}
+
+fn from_glicko(r: Glicko2Rating) -> Rating {
+    Rating {
+        mu: r.rating,
+        sigma: r.deviation,
+        volatility: r.volatility,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skillratings::glicko2::glicko2_rating_period;
 
-    fn e(rating: f64, won: bool, score: i64) -> Entry {
-        Entry { rating, won, score }
+    fn e(rating: Rating, won: bool, score: i64) -> Entry {
+        Entry {
+            rating,
+            won,
+            score,
+            abandoned: false,
+        }
+    }
+
+    fn close(a: f64, b: f64, tolerance: f64) -> bool {
+        (a - b).abs() <= tolerance
+    }
+
+    /// Glickman's worked example ("Example of the Glicko-2 system", section "Example
+    /// calculation"): a 1500 / 200 / 0.06 player, τ = 0.5, beats 1400/30, loses to 1550/100
+    /// and to 1700/300 in one rating period and becomes 1464.06 / 151.52 / 0.05999.
+    #[test]
+    fn glicko2_reproduces_glickmans_worked_example() {
+        let player = Glicko2Rating {
+            rating: 1500.0,
+            deviation: 200.0,
+            volatility: 0.06,
+        };
+        let opponent = |rating, deviation| Glicko2Rating {
+            rating,
+            deviation,
+            volatility: 0.06,
+        };
+        let config = Glicko2Config {
+            tau: GLICKO2_TAU,
+            ..Glicko2Config::new()
+        };
+        let after = glicko2_rating_period(
+            &player,
+            &[
+                (opponent(1400.0, 30.0), Outcomes::WIN),
+                (opponent(1550.0, 100.0), Outcomes::LOSS),
+                (opponent(1700.0, 300.0), Outcomes::LOSS),
+            ],
+            &config,
+        );
+        assert!(close(after.rating, 1464.06, 0.05), "{after:?}");
+        assert!(close(after.deviation, 151.52, 0.01), "{after:?}");
+        assert!(close(after.volatility, 0.05999, 0.00001), "{after:?}");
+    }
+
+    /// A duel through [`update`]: newcomers move symmetrically (1662.3 / 1337.7, RD 290.3,
+    /// the figures of the Glicko-2 formulas for 1500/350/0.06 against the same), a shared
+    /// win is a draw, and an abandoner loses even with the better score.
+    #[test]
+    fn duel_between_newcomers() {
+        let new = Pool::Duel.initial();
+        assert_eq!(
+            new,
+            Rating {
+                mu: 1500.0,
+                sigma: 350.0,
+                volatility: 0.06
+            }
+        );
+        let r = update(Pool::Duel, &[e(new, true, 10), e(new, false, 3)]);
+        assert!(close(r[0].mu, 1662.31, 0.01), "{r:?}");
+        assert!(close(r[1].mu, 1337.69, 0.01), "{r:?}");
+        assert!(close(r[0].sigma, 290.32, 0.01) && close(r[1].sigma, 290.32, 0.01));
+        let draw = update(Pool::Duel, &[e(new, true, 10), e(new, true, 10)]);
+        assert!(close(draw[0].mu, 1500.0, 1e-9) && close(draw[1].mu, 1500.0, 1e-9));
+        let gone = Entry {
+            abandoned: true,
+            ..e(new, true, 99)
+        };
+        let r = update(Pool::Duel, &[gone, e(new, false, 1)]);
+        assert!(r[0].mu < 1500.0 && r[1].mu > 1500.0, "{r:?}");
+    }
+
+    /// The reference implementation of Weng-Lin, openskill.py 6.2.0, model
+    /// `BradleyTerryFull(tau=0)` (skillratings adds no dynamics factor τ, so openskill's is
+    /// set to 0), `rate([[a], [b], [c], [d]], ranks=[2, 1, 3, 4])` with a = 25 / 25/3,
+    /// b = 30 / 5, c = 20 / 7, d = 25 / 25/3; and `rate` of three newcomers with
+    /// `ranks=[1, 2, 2]` (a tie). Its printed results, to 1e-6.
+    #[test]
+    fn weng_lin_reproduces_openskill_bradley_terry_full() {
+        let r = |mu, sigma| Rating {
+            mu,
+            sigma,
+            volatility: 0.0,
+        };
+        let new = Pool::Multi.initial();
+        assert_eq!((new.mu, new.sigma), (25.0, 25.0 / 3.0));
+        // Places 2, 1, 3, 4 through wins and scores: b won; a, c, d by score.
+        let after = update(
+            Pool::Multi,
+            &[
+                e(new, false, 50),
+                e(r(30.0, 5.0), true, 10),
+                e(r(20.0, 7.0), false, 40),
+                e(new, false, 30),
+            ],
+        );
+        let expected = [
+            (27.48793578254313, 7.310237187127031),
+            (32.38779800578272, 4.840801687823766),
+            (19.48703879724357, 6.463228920626947),
+            (16.606277810742434, 7.310237187127031),
+        ];
+        for (got, want) in after.iter().zip(expected) {
+            assert!(close(got.mu, want.0, 1e-6), "{after:?}");
+            assert!(close(got.sigma, want.1, 1e-6), "{after:?}");
+        }
+        let tie = update(
+            Pool::Multi,
+            &[e(new, true, 1), e(new, false, 0), e(new, false, 0)],
+        );
+        let expected = [
+            (30.2704627669473, 7.788474807872566),
+            (22.36476861652635, 7.788474807872566),
+            (22.36476861652635, 7.788474807872566),
+        ];
+        for (got, want) in tie.iter().zip(expected) {
+            assert!(close(got.mu, want.0, 1e-6), "{tie:?}");
+            assert!(close(got.sigma, want.1, 1e-6), "{tie:?}");
+        }
     }
 
     #[test]
-    fn equal_players_move_by_half_k() {
-        let r = update(&[e(INITIAL, true, 144), e(INITIAL, false, 90)]);
-        assert_eq!(r, vec![1516.0, 1484.0]);
-    }
-
-    #[test]
-    fn a_shared_win_between_equals_changes_nothing() {
-        let r = update(&[e(1500.0, true, 10), e(1500.0, true, 10)]);
-        assert_eq!(r, vec![1500.0, 1500.0]);
-    }
-
-    #[test]
-    fn beating_a_stronger_player_gains_more() {
-        let upset = update(&[e(1400.0, true, 1), e(1600.0, false, 0)]);
-        let expected = update(&[e(1600.0, true, 1), e(1400.0, false, 0)]);
-        assert!(upset[0] - 1400.0 > expected[0] - 1600.0);
-        // Zero-sum between two.
-        assert!((upset[0] + upset[1] - 3000.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn four_players_rank_by_win_then_score_and_sum_to_zero() {
-        let r = update(&[
-            e(1500.0, false, 50),
-            e(1500.0, true, 144),
-            e(1500.0, false, 80),
-            e(1500.0, false, 50),
+    fn places_rank_winners_then_scores_then_abandoners() {
+        let new = Pool::Multi.initial();
+        let gone = |score| Entry {
+            abandoned: true,
+            ..e(new, true, score)
+        };
+        let p = places(&[
+            e(new, false, 50),
+            e(new, true, 10),
+            gone(500),
+            e(new, false, 50),
+            e(new, true, 10),
+            gone(1),
         ]);
-        // Winner +16 (three wins at 32/3 × 0.5), second +5.33, the two tied last −10.67.
-        assert!((r[1] - 1516.0).abs() < 1e-9, "{r:?}");
-        assert!((r[2] - (1500.0 + 32.0 / 3.0 * 0.5)).abs() < 1e-9, "{r:?}");
-        assert!((r[0] - r[3]).abs() < 1e-9);
-        assert!(r[0] < 1500.0);
-        assert!((r.iter().sum::<f64>() - 6000.0).abs() < 1e-9);
+        assert_eq!(p, vec![3, 1, 5, 3, 1, 5]);
     }
 
     #[test]
-    fn one_person_is_unrated() {
-        assert_eq!(update(&[e(1500.0, true, 20)]), vec![1500.0]);
-        assert!(update(&[]).is_empty());
+    fn pools_by_people_and_conservative_rating() {
+        assert_eq!(Pool::for_people(1), None);
+        assert_eq!(Pool::for_people(2), Some(Pool::Duel));
+        assert_eq!(Pool::for_people(5), Some(Pool::Multi));
+        assert_eq!(Pool::parse("multi"), Some(Pool::Multi));
+        assert_eq!(Pool::parse("Duel"), None);
+        assert_eq!(conservative(&Pool::Duel.initial()), 450.0);
+        assert!(close(conservative(&Pool::Multi.initial()), 0.0, 1e-9));
+        let one = [e(Pool::Duel.initial(), true, 1)];
+        assert_eq!(update(Pool::Duel, &one), vec![Pool::Duel.initial()]);
     }
 }

@@ -62,10 +62,12 @@ impl SqliteStore {
                 .connect_with(options)
                 .await?;
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
-            return Ok(Self {
+            let store = Self {
                 pool: pool.clone(),
                 write: pool,
-            });
+            };
+            crate::Store::rerate(&store, false).await?;
+            return Ok(store);
         }
         let write_options = options
             .clone()
@@ -95,7 +97,10 @@ impl SqliteStore {
             .max_connections(READ_CONNECTIONS)
             .connect_with(options.read_only(true))
             .await?;
-        Ok(Self { pool, write })
+        let store = Self { pool, write };
+        // Ratings computed under other rules are rebuilt from the history.
+        crate::Store::rerate(&store, false).await?;
+        Ok(store)
     }
 
     /// Closes the pools, waiting for connections in use; the writer closes last, so that
@@ -108,6 +113,10 @@ impl SqliteStore {
     /// See `impl_store!`: the tail is several statements, so it always runs in the
     /// group's transaction.
     const TAIL_IS_ONE_STATEMENT: bool = false;
+
+    /// What `impl_store!` appends to a read it must keep until its commit: nothing, since
+    /// every write transaction holds SQLite's one write lock from its start.
+    const LOCK: &str = "";
 
     /// A write transaction on the write connection, holding SQLite's write lock from its
     /// first statement.

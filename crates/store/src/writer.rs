@@ -313,7 +313,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        ActionRecord, ChatRecord, DailyRow, LeaderRow, MatchRow, Occupant, Player, RoundRecord,
+        ActionRecord, ChatRecord, DailyRow, MatchRow, Occupant, Player, RoundRecord,
         SqliteStore, StoredTable, TableRecord, TableStatus, WriteOp,
     };
 
@@ -383,8 +383,29 @@ mod tests {
         async fn rounds(&self, table: Uuid) -> Result<Vec<RoundRecord>> {
             self.inner.rounds(table).await
         }
-        async fn leaderboard(&self, game: &str, limit: i64) -> Result<Vec<LeaderRow>> {
-            self.inner.leaderboard(game, limit).await
+        async fn leaderboard(
+            &self,
+            game: &str,
+            pool: crate::rating::Pool,
+            offset: i64,
+            limit: i64,
+        ) -> Result<crate::LeaderPage> {
+            self.inner.leaderboard(game, pool, offset, limit).await
+        }
+        async fn best_totals(&self, game: &str, limit: i64) -> Result<Vec<crate::ScoreRecord>> {
+            self.inner.best_totals(game, limit).await
+        }
+        async fn solitaire_best(
+            &self,
+            target: u32,
+            daily: Option<&str>,
+            before: i64,
+            limit: i64,
+        ) -> Result<Vec<crate::ScoreRecord>> {
+            self.inner.solitaire_best(target, daily, before, limit).await
+        }
+        async fn rerate(&self, force: bool) -> Result<Option<u64>> {
+            self.inner.rerate(force).await
         }
         async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>> {
             self.inner.player_matches(player, limit).await
