@@ -359,7 +359,7 @@ pub(crate) const BEST_TOTALS: &str = "\
 /// options are stored as compact JSON), `$3` the daily deal or NULL for any game, `$4`
 /// finished before (Unix ms), `$5` limit. Same columns as [`BEST_TOTALS`].
 pub(crate) const SOLITAIRE_BEST: &str = "\
-    SELECT p.id, p.name, s.score, t.id, t.finished_at, 1, 0 \
+    SELECT p.id, p.name, s.score, t.id, t.finished_at, CAST(1 AS BIGINT), CAST(0 AS BIGINT) \
     FROM game_tables t \
     JOIN table_seats s ON s.table_id = t.id \
     JOIN players p ON p.id = s.player_id \
@@ -1160,6 +1160,38 @@ macro_rules! impl_store {
                     .map(c::leader)
                     .collect::<$crate::Result<Vec<_>>>()?;
                 Ok($crate::LeaderPage { total, rows })
+            }
+
+            async fn player_ratings(
+                &self,
+                player: ::uuid::Uuid,
+            ) -> $crate::Result<Vec<$crate::PlayerRating>> {
+                let rows: Vec<(String, String, f64, f64, f64, f64, i64, i64)> = sqlx::query_as(
+                    "SELECT game, pool, mu, sigma, volatility, conservative, matches, wins \
+                     FROM player_ratings WHERE player_id = $1 ORDER BY game, pool",
+                )
+                .bind(player.to_string())
+                .fetch_all(&self.pool)
+                .await?;
+                rows.into_iter()
+                    .map(|r| {
+                        let pool = $crate::rating::Pool::parse(&r.1).ok_or_else(|| {
+                            $crate::StoreError::Corrupt(format!("rating pool {:?}", r.1))
+                        })?;
+                        Ok($crate::PlayerRating {
+                            game: r.0,
+                            pool,
+                            rating: $crate::rating::Rating {
+                                mu: r.2,
+                                sigma: r.3,
+                                volatility: r.4,
+                            },
+                            conservative: r.5,
+                            matches: r.6,
+                            wins: r.7,
+                        })
+                    })
+                    .collect()
             }
 
             async fn best_totals(

@@ -299,6 +299,17 @@ pub struct LeaderRow {
     pub wins: i64,
 }
 
+/// A player's rating in one game's pool, ranked or not yet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayerRating {
+    pub game: String,
+    pub pool: rating::Pool,
+    pub rating: rating::Rating,
+    pub conservative: f64,
+    pub matches: i64,
+    pub wins: i64,
+}
+
 /// One page of a leaderboard, and how many players it ranks in all.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeaderPage {
@@ -539,6 +550,8 @@ pub trait Store: Send + Sync + 'static {
         offset: i64,
         limit: i64,
     ) -> Result<LeaderPage>;
+    /// Every rating of `player`, by game and pool (duel first).
+    async fn player_ratings(&self, player: Uuid) -> Result<Vec<PlayerRating>>;
     /// The highest final totals of people in finished matches of `game` with two seats or
     /// more (bots seated or not), the earlier finish first among equals.
     async fn best_totals(&self, game: &str, limit: i64) -> Result<Vec<ScoreRecord>>;

@@ -313,8 +313,8 @@ mod tests {
 
     use super::*;
     use crate::{
-        ActionRecord, ChatRecord, DailyRow, MatchRow, Occupant, Player, RoundRecord,
-        SqliteStore, StoredTable, TableRecord, TableStatus, WriteOp,
+        ActionRecord, ChatRecord, DailyRow, MatchRow, Occupant, Player, RoundRecord, SqliteStore,
+        StoredTable, TableRecord, TableStatus, WriteOp,
     };
 
     /// An in-memory store whose `write_group` can be made to fail transiently, hang or
@@ -392,6 +392,9 @@ mod tests {
         ) -> Result<crate::LeaderPage> {
             self.inner.leaderboard(game, pool, offset, limit).await
         }
+        async fn player_ratings(&self, player: Uuid) -> Result<Vec<crate::PlayerRating>> {
+            self.inner.player_ratings(player).await
+        }
         async fn best_totals(&self, game: &str, limit: i64) -> Result<Vec<crate::ScoreRecord>> {
             self.inner.best_totals(game, limit).await
         }
@@ -402,7 +405,9 @@ mod tests {
             before: i64,
             limit: i64,
         ) -> Result<Vec<crate::ScoreRecord>> {
-            self.inner.solitaire_best(target, daily, before, limit).await
+            self.inner
+                .solitaire_best(target, daily, before, limit)
+                .await
         }
         async fn rerate(&self, force: bool) -> Result<Option<u64>> {
             self.inner.rerate(force).await

@@ -15,6 +15,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use serde_json::json;
+use store::rating::{self, Entry, Pool, Rating};
 use store::{
     ActionRecord, ChatRecord, Occupant, Player, RoundRecord, Store, StoreError, StoredTable,
     TableRecord, TableStatus, TableWrite, WriteObserver, WriteOp, Writer,
@@ -498,14 +499,37 @@ async fn unfinished_tables(s: &dyn Store) {
     assert_eq!(got[1].actions, vec![action(0, 0)]);
 }
 
+/// One rated step by hand: `people` (rating, won, score) through [`rating::update`].
+fn step(pool: Pool, people: &mut [(&mut Rating, bool, i64)]) {
+    let entries: Vec<Entry> = people
+        .iter()
+        .map(|(r, won, score)| Entry {
+            rating: **r,
+            won: *won,
+            score: *score,
+            abandoned: false,
+        })
+        .collect();
+    for ((r, _, _), new) in people.iter_mut().zip(rating::update(pool, &entries)) {
+        **r = new;
+    }
+}
+
+fn same(a: &Rating, b: &Rating) -> bool {
+    (a.mu - b.mu).abs() < 1e-9
+        && (a.sigma - b.sigma).abs() < 1e-9
+        && (a.volatility - b.volatility).abs() < 1e-12
+}
+
 async fn leaderboard(s: &dyn Store) {
     let a = player(s, "Ada").await;
     let b = player(s, "Bob").await;
     let c = player(s, "Cy").await;
     let d = player(s, "Dee").await;
     let (pa, pb, pc, pd) = (seat_of(&a), seat_of(&b), seat_of(&c), seat_of(&d));
-    // Ada: 2 wins, 30 points, 2 matches. Bob: 1 win, 25 points, 3 matches.
-    // Cy: 1 win, 25 points, 2 matches (beats Bob on fewer matches). Dee: 0 wins.
+    let duel = Pool::Duel.initial();
+    let (mut ra, mut rb, mut rc, mut rd) = (duel, duel, duel, duel);
+    // Duels (a bot seat does not count: Ada against Bob with a bot is a duel).
     finished_match(
         s,
         "trump",
@@ -515,87 +539,404 @@ async fn leaderboard(s: &dyn Store) {
         T0,
     )
     .await;
-    finished_match(s, "trump", &[pa.clone(), pc.clone()], &[10, 5], &[0], T0).await;
-    let bc = finished_match(s, "trump", &[pb.clone(), pc.clone()], &[10, 20], &[1], T0).await;
-    finished_match(s, "trump", &[pb.clone(), pd.clone()], &[10, 1], &[0], T0).await;
+    step(Pool::Duel, &mut [(&mut ra, true, 20), (&mut rb, false, 5)]);
+    finished_match(
+        s,
+        "trump",
+        &[pa.clone(), pc.clone()],
+        &[10, 5],
+        &[0],
+        T0 + 1,
+    )
+    .await;
+    step(Pool::Duel, &mut [(&mut ra, true, 10), (&mut rc, false, 5)]);
+    let bc = finished_match(
+        s,
+        "trump",
+        &[pb.clone(), pc.clone()],
+        &[10, 20],
+        &[1],
+        T0 + 2,
+    )
+    .await;
+    step(Pool::Duel, &mut [(&mut rb, false, 10), (&mut rc, true, 20)]);
+    finished_match(
+        s,
+        "trump",
+        &[pa.clone(), pb.clone()],
+        &[3, 3],
+        &[0, 1],
+        T0 + 3,
+    )
+    .await;
+    step(Pool::Duel, &mut [(&mut ra, true, 3), (&mut rb, true, 3)]);
+    finished_match(
+        s,
+        "trump",
+        &[pb.clone(), pd.clone()],
+        &[10, 1],
+        &[0],
+        T0 + 4,
+    )
+    .await;
+    step(Pool::Duel, &mut [(&mut rb, true, 10), (&mut rd, false, 1)]);
+    finished_match(s, "trump", &[pc.clone(), pa.clone()], &[9, 1], &[0], T0 + 5).await;
+    step(Pool::Duel, &mut [(&mut rc, true, 9), (&mut ra, false, 1)]);
     // Finishing a match again (a retry after a crash) does not rate it twice.
-    s.finish_match(bc, &[10, 20], &[1], T0).await.unwrap();
+    s.finish_match(bc, &[10, 20], &[1], T0 + 2).await.unwrap();
     // Against bots alone: unrated.
-    finished_match(s, "trump", &[pd.clone(), bot()], &[144, 0], &[0], T0).await;
+    for i in 0..4 {
+        finished_match(
+            s,
+            "trump",
+            &[pd.clone(), bot()],
+            &[144, 0],
+            &[0],
+            T0 + 10 + i,
+        )
+        .await;
+    }
+    // A three-person match: the multi pool (Weng-Lin), not the duel one.
+    let multi = Pool::Multi.initial();
+    let (mut ma, mut mb, mut mc) = (multi, multi, multi);
+    finished_match(
+        s,
+        "trump",
+        &[pa.clone(), pb.clone(), pc.clone()],
+        &[5, 9, 7],
+        &[1],
+        T0 + 20,
+    )
+    .await;
+    step(
+        Pool::Multi,
+        &mut [(&mut ma, false, 5), (&mut mb, true, 9), (&mut mc, false, 7)],
+    );
     // Neither unfinished nor abandoned matches nor other games count.
-    let playing = new_table(s, "trump", &[pd.clone(), Occupant::Empty], T0).await;
+    let playing = new_table(s, "trump", &[pd.clone(), pa.clone()], T0).await;
     s.set_status(playing.id, TableStatus::Playing, T0)
         .await
         .unwrap();
-    s.start_round(playing.id, &round(0, T0)).await.unwrap();
-    s.end_round(playing.id, 0, &json!({}), &[500, 0], T0)
-        .await
-        .unwrap();
-    let gone = new_table(s, "trump", std::slice::from_ref(&pd), T0).await;
+    let gone = new_table(s, "trump", &[pd.clone(), pa.clone()], T0).await;
     s.set_status(gone.id, TableStatus::Abandoned, T0)
         .await
         .unwrap();
     finished_match(s, "rummy", &[pd.clone(), pa.clone()], &[1000, 0], &[0], T0).await;
 
-    let rows = s.leaderboard("trump", 10).await.unwrap();
-    let summary: Vec<_> = rows
-        .iter()
-        .map(|r| (r.player_id, r.name.as_str(), r.matches, r.wins, r.points))
-        .collect();
-    assert_eq!(
-        summary,
-        vec![
-            (a.id, "Ada", 2, 2, 30),
-            (d.id, "Dee", 2, 1, 145),
-            (c.id, "Cy", 2, 1, 25),
-            (b.id, "Bob", 3, 1, 25),
-        ]
-    );
-    // Ratings: the same matches, in order, through the Elo update (bots left out).
-    use store::rating::{Entry, INITIAL, update};
-    let (mut ra, mut rb, mut rc, mut rd) = (INITIAL, INITIAL, INITIAL, INITIAL);
-    let e = |rating, won, score| Entry { rating, won, score };
-    let r = update(&[e(ra, true, 20), e(rb, false, 5)]);
-    (ra, rb) = (r[0], r[1]);
-    assert_eq!((ra, rb), (1516.0, 1484.0));
-    let r = update(&[e(ra, true, 10), e(rc, false, 5)]);
-    (ra, rc) = (r[0], r[1]);
-    let r = update(&[e(rb, false, 10), e(rc, true, 20)]);
-    (rb, rc) = (r[0], r[1]);
-    let r = update(&[e(rb, true, 10), e(rd, false, 1)]);
-    (rb, rd) = (r[0], r[1]);
-    let ratings: Vec<_> = rows
-        .iter()
-        .map(|r| (r.name.as_str(), r.rating, r.rated_matches))
-        .collect();
-    let round = |x: f64| Some(x.round() as i64);
-    assert_eq!(
-        ratings,
-        vec![
-            ("Ada", round(ra), 2),
-            ("Dee", round(rd), 1),
-            ("Cy", round(rc), 2),
-            ("Bob", round(rb), 3),
-        ]
+    // Ada 4 duels, Bob 4, Cy 3, Dee 1 (below the minimum of 3): three ranked.
+    assert_eq!(rating::MIN_RANKED_MATCHES, 3);
+    let page = s.leaderboard("trump", Pool::Duel, 0, 10).await.unwrap();
+    assert_eq!(page.total, 3);
+    let mut expected = vec![(a.id, ra, 4, 3), (b.id, rb, 4, 2), (c.id, rc, 3, 2)];
+    expected.sort_by(|x, y| rating::conservative(&y.1).total_cmp(&rating::conservative(&x.1)));
+    assert_eq!(page.rows.len(), 3);
+    for (row, (id, r, matches, wins)) in page.rows.iter().zip(&expected) {
+        assert_eq!(
+            (row.player_id, row.matches, row.wins),
+            (*id, *matches, *wins),
+            "{page:?}"
+        );
+        assert!(same(&row.rating, r), "{row:?} vs {r:?}");
+        assert!((row.conservative - rating::conservative(r)).abs() < 1e-9);
+    }
+    // Paging: pages do not overlap and cover the board; past the end is empty.
+    let first = s.leaderboard("trump", Pool::Duel, 0, 2).await.unwrap();
+    let second = s.leaderboard("trump", Pool::Duel, 2, 2).await.unwrap();
+    assert_eq!((first.total, second.total), (3, 3));
+    assert_eq!(first.rows, page.rows[..2].to_vec());
+    assert_eq!(second.rows, page.rows[2..].to_vec());
+    assert!(
+        s.leaderboard("trump", Pool::Duel, 3, 2)
+            .await
+            .unwrap()
+            .rows
+            .is_empty()
     );
     assert!(
-        ra > rc && rc > INITIAL && rb < INITIAL && rd < INITIAL,
-        "{ratings:?}"
+        s.leaderboard("trump", Pool::Duel, 0, 0)
+            .await
+            .unwrap()
+            .rows
+            .is_empty()
     );
-    assert_eq!(s.leaderboard("trump", 2).await.unwrap(), rows[..2].to_vec());
-    assert!(s.leaderboard("trump", 0).await.unwrap().is_empty());
-    let rummy = s.leaderboard("rummy", 10).await.unwrap();
+    // The multi pool has its own ratings; one match each is not enough to rank.
+    let board = s.leaderboard("trump", Pool::Multi, 0, 10).await.unwrap();
+    assert_eq!((board.total, board.rows.len()), (0, 0));
+    // Ratings are per game: one rummy duel each.
     assert_eq!(
-        (rummy[0].player_id, rummy[0].wins, rummy[0].points),
-        (d.id, 1, 1000)
+        s.leaderboard("rummy", Pool::Duel, 0, 10)
+            .await
+            .unwrap()
+            .total,
+        0
     );
-    // Ratings are per game.
-    assert_eq!((rummy[0].rating, rummy[1].rating), (Some(1516), Some(1484)));
+    assert!(
+        s.leaderboard("nachos", Pool::Duel, 0, 10)
+            .await
+            .unwrap()
+            .rows
+            .is_empty()
+    );
+    // Re-rating from the history reproduces the live ratings (multi ones too) exactly.
+    let before_duel = page.clone();
+    let replayed = s.rerate(true).await.unwrap();
+    // 6 duels + 4 against bots + 1 multi + 1 rummy, finished.
+    assert_eq!(replayed, Some(12));
     assert_eq!(
-        (rummy[1].player_id, rummy[1].wins, rummy[1].points),
-        (a.id, 0, 0)
+        s.leaderboard("trump", Pool::Duel, 0, 10).await.unwrap(),
+        before_duel
     );
-    assert!(s.leaderboard("nachos", 10).await.unwrap().is_empty());
+    assert_eq!(
+        s.rerate(false).await.unwrap(),
+        None,
+        "the version is recorded"
+    );
+    // Two multi matches more, both won by Ada: three each, so the multi board ranks them,
+    // with exactly the ratings of the three Weng-Lin steps.
+    for i in 0..2 {
+        finished_match(
+            s,
+            "trump",
+            &[pa.clone(), pb.clone(), pc.clone()],
+            &[50, 9, 7],
+            &[0],
+            T0 + 30 + i,
+        )
+        .await;
+        step(
+            Pool::Multi,
+            &mut [
+                (&mut ma, true, 50),
+                (&mut mb, false, 9),
+                (&mut mc, false, 7),
+            ],
+        );
+    }
+    let board = s.leaderboard("trump", Pool::Multi, 0, 10).await.unwrap();
+    assert_eq!(board.total, 3);
+    assert_eq!(board.rows[0].player_id, a.id, "Ada won twice: {board:?}");
+    for row in &board.rows {
+        let want = [(a.id, ma), (b.id, mb), (c.id, mc)]
+            .into_iter()
+            .find(|(id, _)| *id == row.player_id)
+            .unwrap()
+            .1;
+        assert!(same(&row.rating, &want), "{row:?} vs {want:?}");
+        assert_eq!(row.matches, 3);
+    }
+}
+
+/// A match whose seat abandoned it: written as the table task does (abandon, then finish).
+async fn abandoned_match(s: &dyn Store, seats: &[Occupant], gone: i32, now: i64) {
+    let t = new_table(s, "fibfib", seats, now).await;
+    s.set_status(t.id, TableStatus::Playing, now).await.unwrap();
+    s.write_group(&[unit(
+        t.id,
+        now,
+        vec![
+            WriteOp::Abandon { seats: vec![gone] },
+            finish(&vec![10; seats.len()], &[gone]),
+        ],
+    )])
+    .await
+    .unwrap();
+}
+
+/// Who abandons loses to everyone who stayed, even as the match's winner with the best
+/// score; in a multi match the stayers keep their order among themselves.
+async fn abandoning_loses_to_everyone(s: &dyn Store) {
+    let (a, b, c) = (
+        player(s, "Ada").await,
+        player(s, "Bob").await,
+        player(s, "Cy").await,
+    );
+    for i in 0..3 {
+        abandoned_match(s, &[seat_of(&a), seat_of(&b)], 0, T0 + i).await;
+        abandoned_match(s, &[seat_of(&a), seat_of(&b), seat_of(&c)], 0, T0 + 10 + i).await;
+    }
+    let duel = s.leaderboard("fibfib", Pool::Duel, 0, 10).await.unwrap();
+    let ids: Vec<Uuid> = duel.rows.iter().map(|r| r.player_id).collect();
+    assert_eq!(ids, vec![b.id, a.id], "{duel:?}");
+    assert_eq!(
+        (duel.rows[0].wins, duel.rows[1].wins),
+        (0, 0),
+        "an abandoner never wins"
+    );
+    let multi = s.leaderboard("fibfib", Pool::Multi, 0, 10).await.unwrap();
+    assert_eq!(multi.rows.last().unwrap().player_id, a.id, "{multi:?}");
+    // Bob and Cy drew (equal scores, neither won): equal ratings.
+    let (rb, rc) = (&multi.rows[0].rating, &multi.rows[1].rating);
+    assert!((rb.mu - rc.mu).abs() < 1e-9, "{multi:?}");
+}
+
+/// No lost update: one player's matches finishing at the same time (on Postgres really
+/// concurrently, each in its own transaction) each start from the previous one's result.
+/// Ada beats a newcomer in every match, so whatever the order, her rating must be that of
+/// `N` wins in a row against newcomers; a lost update would leave it lower.
+async fn concurrent_ratings_lose_no_update(s: Arc<dyn Store>) {
+    const N: usize = 12;
+    let ada = player(&*s, "Ada").await;
+    let mut tables = Vec::new();
+    for i in 0..N {
+        let other = player(&*s, &format!("P{i}")).await;
+        let t = new_table(&*s, "nachos", &[seat_of(&ada), seat_of(&other)], T0).await;
+        s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+        tables.push(t.id);
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let tasks: Vec<_> = tables
+        .iter()
+        .map(|&t| {
+            let (s, barrier) = (s.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                s.finish_match(t, &[10, 0], &[0], T0 + 5).await
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().expect("finish");
+    }
+    let mut expected = Pool::Duel.initial();
+    for _ in 0..N {
+        let mut fresh = Pool::Duel.initial();
+        step(
+            Pool::Duel,
+            &mut [(&mut expected, true, 10), (&mut fresh, false, 0)],
+        );
+    }
+    let board = s.leaderboard("nachos", Pool::Duel, 0, 50).await.unwrap();
+    assert_eq!(board.total, 1, "only Ada has 3 or more matches");
+    let row = &board.rows[0];
+    assert_eq!(
+        (row.player_id, row.matches, row.wins),
+        (ada.id, N as i64, N as i64)
+    );
+    assert!(
+        (row.rating.mu - expected.mu).abs() < 1e-6
+            && (row.rating.sigma - expected.sigma).abs() < 1e-6,
+        "{row:?} vs {expected:?}"
+    );
+}
+
+/// Records: a game's best totals (people only, bots counted per match); Solitaire's best
+/// played-out games per target, overall and for one daily deal.
+async fn records(s: &dyn Store) {
+    let (a, b) = (player(s, "Ada").await, player(s, "Bob").await);
+    finished_match(s, "trump", &[seat_of(&a), bot()], &[90, 200], &[1], T0).await;
+    finished_match(
+        s,
+        "trump",
+        &[seat_of(&a), seat_of(&b)],
+        &[120, 90],
+        &[0],
+        T0 + 1,
+    )
+    .await;
+    finished_match(
+        s,
+        "nachos",
+        &[seat_of(&b), seat_of(&a)],
+        &[500, 1],
+        &[0],
+        T0,
+    )
+    .await;
+    // Unfinished: no record.
+    let t = new_table(s, "trump", &[seat_of(&b), seat_of(&a)], T0).await;
+    s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    let best = s.best_totals("trump", 10).await.unwrap();
+    let rows: Vec<(&str, i64, i64, i64)> = best
+        .iter()
+        .map(|r| (r.name.as_str(), r.score, r.people, r.bots))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![("Ada", 120, 2, 0), ("Ada", 90, 1, 1), ("Bob", 90, 2, 0)]
+    );
+    assert_eq!(best[0].finished_at, T0 + 1);
+    assert_eq!(s.best_totals("trump", 1).await.unwrap().len(), 1);
+
+    let solitaire = |p: &Player, target: u32, daily: Option<&str>, at: i64| {
+        let mut r = record("rummy", 1, p.id, at);
+        r.options = json!({"match_length": {"count": 1, "kind": "rounds"}, "non_rabbit": false, "target": target});
+        r.daily = daily.map(str::to_string);
+        (r, seat_of(p))
+    };
+    let day = "solitaire-21/2026-11-22";
+    for (p, target, daily, score, won, at) in [
+        (&a, 21, Some(day), 30, true, 10),
+        (&b, 21, None, 12, true, 20),
+        (&b, 21, Some(day), 20, true, 25),
+        (&a, 13, None, 5, true, 5),
+        (&a, 21, None, 3, false, 5),
+    ] {
+        let (r, seat) = solitaire(p, target, daily, at);
+        s.create_table(&r, &[seat]).await.unwrap();
+        s.set_status(r.id, TableStatus::Playing, at).await.unwrap();
+        let winners: &[i32] = if won { &[0] } else { &[] };
+        s.finish_match(r.id, &[score], winners, at).await.unwrap();
+    }
+    let names = |v: Vec<store::ScoreRecord>| -> Vec<(String, i64)> {
+        v.into_iter().map(|r| (r.name, r.score)).collect()
+    };
+    assert_eq!(
+        names(s.solitaire_best(21, None, i64::MAX, 10).await.unwrap()),
+        [("Bob".into(), 12), ("Bob".into(), 20), ("Ada".into(), 30)]
+    );
+    assert_eq!(
+        names(s.solitaire_best(21, Some(day), i64::MAX, 10).await.unwrap()),
+        [("Bob".into(), 20), ("Ada".into(), 30)]
+    );
+    // Only games finished before the cut-off.
+    assert_eq!(
+        names(s.solitaire_best(21, Some(day), 15, 10).await.unwrap()),
+        [("Ada".into(), 30)]
+    );
+    assert_eq!(
+        names(s.solitaire_best(13, None, i64::MAX, 10).await.unwrap()),
+        [("Ada".into(), 5)]
+    );
+    assert!(
+        s.solitaire_best(8, None, i64::MAX, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// One daily game per player and deal, even when two requests race: the store refuses the
+/// second table with a `Conflict`, so the caller can hand back the first.
+async fn one_daily_table_per_player(s: Arc<dyn Store>) {
+    let ada = player(&*s, "Ada").await;
+    let key = "solitaire-8/2026-11-22";
+    let tries: Vec<_> = (0..4)
+        .map(|i| {
+            let s = s.clone();
+            let mut r = record("rummy", 1, ada.id, T0 + i);
+            r.daily = Some(key.into());
+            let seat = seat_of(&ada);
+            tokio::spawn(async move { (r.id, s.create_table(&r, &[seat]).await) })
+        })
+        .collect();
+    let mut won = Vec::new();
+    for t in tries {
+        let (id, r) = t.await.unwrap();
+        match r {
+            Ok(()) => won.push(id),
+            Err(e) => assert!(matches!(e, StoreError::Conflict(_)), "{e:?}"),
+        }
+    }
+    assert_eq!(won.len(), 1, "exactly one daily table");
+    assert_eq!(s.daily_table_of(key, ada.id).await.unwrap(), Some(won[0]));
+    // Another player, or another deal, is no conflict.
+    let bob = player(&*s, "Bob").await;
+    let mut r = record("rummy", 1, bob.id, T0);
+    r.daily = Some(key.into());
+    s.create_table(&r, &[seat_of(&bob)]).await.unwrap();
+    let mut r = record("rummy", 1, ada.id, T0);
+    r.daily = Some("solitaire-8/2026-11-23".into());
+    s.create_table(&r, &[seat_of(&ada)]).await.unwrap();
 }
 
 async fn player_matches(s: &dyn Store) {
@@ -1026,7 +1367,12 @@ async fn snapshot(s: &dyn Store, game: &str, tables: &[Uuid], people: &[Player])
     for p in people {
         out += &format!("{:?}\n", s.player_matches(p.id, 10).await.unwrap());
     }
-    out += &format!("{:?}\n", s.leaderboard(game, 10).await.unwrap());
+    for p in people {
+        out += &format!("{:?}\n", s.player_ratings(p.id).await.unwrap());
+    }
+    for pool in [Pool::Duel, Pool::Multi] {
+        out += &format!("{:?}\n", s.leaderboard(game, pool, 0, 10).await.unwrap());
+    }
     for (i, t) in tables.iter().enumerate() {
         out = out.replace(&t.to_string(), &format!("T{i}"));
     }
@@ -1067,26 +1413,23 @@ async fn write_group_matches_single_methods(s: &dyn Store) {
         .map(|m| m.updated_at)
         .collect();
     assert_eq!(updated, [T0 + 14, T0 + 11], "each table's last op");
-    use store::rating::{Entry, INITIAL, update};
-    let e = |rating, won, score| Entry { rating, won, score };
-    let r0 = update(&[e(INITIAL, true, 9), e(INITIAL, false, 4)]);
-    let r1 = update(&[e(r0[0], false, 2), e(INITIAL, true, 7)]);
-    let board: Vec<_> = s
-        .leaderboard("rummy", 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.name, r.rating, r.rated_matches))
-        .collect();
-    let round = |x: f64| Some(x.round() as i64);
-    assert_eq!(
-        board,
-        [
-            ("Ada".to_string(), round(r1[0]), 2),
-            ("Cy".to_string(), round(r1[1]), 1),
-            ("Bob".to_string(), round(r0[1]), 1),
-        ]
-    );
+    let duel = Pool::Duel.initial();
+    let (mut ra, mut rb, mut rc) = (duel, duel, duel);
+    step(Pool::Duel, &mut [(&mut ra, true, 9), (&mut rb, false, 4)]);
+    step(Pool::Duel, &mut [(&mut ra, false, 2), (&mut rc, true, 7)]);
+    for (p, r, matches) in [
+        (&people[0], ra, 2),
+        (&people[1], rb, 1),
+        (&people[2], rc, 1),
+    ] {
+        let got = s.player_ratings(p.id).await.unwrap();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(
+            (got[0].game.as_str(), got[0].pool, got[0].matches),
+            ("rummy", Pool::Duel, matches)
+        );
+        assert!(same(&got[0].rating, &r), "{} {got:?} vs {r:?}", p.name);
+    }
 }
 
 async fn write_group_is_all_or_nothing(s: &dyn Store) {
@@ -1371,16 +1714,19 @@ async fn tables_finish_at_once(s: Arc<dyn Store>, direct: usize, side_traffic: b
         };
         assert_eq!((won(a).await, won(b).await), (Some(true), Some(false)));
     }
-    // Each person rated once: winners 1500 + 16, losers 1500 - 16.
-    let board = s.leaderboard(game, 1000).await.unwrap();
-    assert_eq!(board.len(), 2 * TABLES);
-    for row in &board {
-        let want = if row.name.starts_with('A') {
-            1516
-        } else {
-            1484
-        };
-        assert_eq!((row.rating, row.rated_matches), (Some(want), 1), "{row:?}");
+    // Each person rated once, as a newcomer's win or loss against a newcomer.
+    let (mut win, mut loss) = (Pool::Duel.initial(), Pool::Duel.initial());
+    step(
+        Pool::Duel,
+        &mut [(&mut win, true, 1), (&mut loss, false, 0)],
+    );
+    for (a, b) in &people {
+        for (p, want) in [(a, win), (b, loss)] {
+            let got = s.player_ratings(p.id).await.unwrap();
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].matches, 1);
+            assert!(same(&got[0].rating, &want), "{got:?}");
+        }
     }
     assert!(
         s.unfinished_tables()
@@ -1448,6 +1794,8 @@ macro_rules! all_cases {
                 finish_match,
                 unfinished_tables,
                 leaderboard,
+                abandoning_loses_to_everyone,
+                records,
                 player_matches,
                 concurrent_writers,
                 daily_deals,
@@ -1459,6 +1807,8 @@ macro_rules! all_cases {
                 writer_isolates_a_bad_unit,
                 writer_64_tables_finish_at_once,
                 old_and_new_paths_at_once,
+                concurrent_ratings_lose_no_update,
+                one_daily_table_per_player,
             ]
         );
     };
