@@ -1850,6 +1850,96 @@ async fn postgres_persists_across_reconnect() {
     second.close().await;
 }
 
+/// A little rated history (duels and a multi match): each person's ratings.
+async fn rated_history(s: &dyn Store) -> Vec<(Player, Vec<store::PlayerRating>)> {
+    let people = [
+        player(s, "Ada").await,
+        player(s, "Bob").await,
+        player(s, "Cy").await,
+    ];
+    let [a, b, c] = people.each_ref().map(seat_of);
+    finished_match(s, "trump", &[a.clone(), b.clone()], &[10, 5], &[0], T0).await;
+    finished_match(
+        s,
+        "trump",
+        &[b.clone(), c.clone(), bot()],
+        &[10, 5, 0],
+        &[0],
+        T0 + 1,
+    )
+    .await;
+    finished_match(
+        s,
+        "trump",
+        &[a.clone(), b.clone(), c.clone()],
+        &[1, 3, 2],
+        &[1],
+        T0 + 2,
+    )
+    .await;
+    finished_match(
+        s,
+        "trump",
+        &[c.clone(), a.clone()],
+        &[7, 7],
+        &[0, 1],
+        T0 + 3,
+    )
+    .await;
+    let mut out = Vec::new();
+    for p in people {
+        let r = s.player_ratings(p.id).await.unwrap();
+        assert!(!r.is_empty());
+        out.push((p, r));
+    }
+    out
+}
+
+/// The stored ratings made under other rules (an older `rating_version`, here also
+/// scrambled) are rebuilt from the history when the store opens, once.
+async fn check_rerated(s: &dyn Store, before: &[(Player, Vec<store::PlayerRating>)]) {
+    for (p, want) in before {
+        assert_eq!(&s.player_ratings(p.id).await.unwrap(), want, "{}", p.name);
+    }
+    assert_eq!(s.rerate(false).await.unwrap(), None, "nothing left to do");
+}
+
+const STALE: &str = "UPDATE store_meta SET value = 1 WHERE key = 'rating_version'; \
+    UPDATE player_ratings SET mu = 0, sigma = 1, matches = 99";
+
+#[tokio::test]
+async fn sqlite_rerates_stale_ratings_at_startup() {
+    use sqlx::Connection;
+    let dir = temp_dir();
+    let _guard = Guard(Cleanup::Dir(dir.clone()));
+    let url = format!("sqlite://{}/fib.db", dir.display());
+    let first = store::SqliteStore::connect(&url).await.unwrap();
+    let before = rated_history(&first).await;
+    first.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(STALE).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    let second = store::SqliteStore::connect(&url).await.unwrap();
+    check_rerated(&second, &before).await;
+    second.close().await;
+}
+
+#[tokio::test]
+async fn postgres_rerates_stale_ratings_at_startup() {
+    let Some(admin_url) = pg_admin_url() else {
+        return;
+    };
+    let (name, url) = pg_database(&admin_url).await;
+    let _guard = Guard(Cleanup::PgDatabase { admin_url, name });
+    let first = store::PgStore::connect(&url).await.unwrap();
+    let before = rated_history(&first).await;
+    first.close().await;
+    pg_admin(&url, STALE).await;
+    let second = store::PgStore::connect(&url).await.unwrap();
+    check_rerated(&second, &before).await;
+    second.close().await;
+}
+
 #[tokio::test]
 async fn connect_dispatches_on_scheme() {
     assert_eq!(
