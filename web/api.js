@@ -53,7 +53,7 @@ export const api = {
   start: (id) => call('POST', `/api/tables/${enc(id)}/start`),
   seatBot: (id, seat, level) => call('POST', `/api/tables/${enc(id)}/bots`, { seat, level }),
   rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
-  leaderboard: (game) => call('GET', `/api/leaderboard/${enc(game)}`),
+  leaderboard: (game, pool) => call('GET', `/api/leaderboard/${enc(game)}?pool=${enc(pool || 'duel')}`),
   dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),
   dailyBoard: (target, day) =>
     call('GET', `/api/daily/solitaire?target=${enc(target)}${day ? `&day=${enc(day)}` : ''}`),

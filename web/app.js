@@ -1,6 +1,6 @@
 // The browser client: sign-in, lobby, table pages, the daily Solitaire deal, my matches,
 // leaderboard and rules, routed by the URL hash (#/, #/table/<id>[/<invite>],
-// #/daily/<target>[/<day>], #/matches, #/leaderboard/<game>, #/rules/<kind>). The server is the authority: a table page renders only the latest
+// #/daily/<target>[/<day>], #/matches, #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
 import { h, mount, toast } from './dom.js';
@@ -76,7 +76,7 @@ async function route() {
   window.scrollTo(0, 0);
   try {
     if (page === 'rules') return await rulesPage(visit, a || 'trump');
-    if (page === 'leaderboard') return await leaderboardPage(visit, a || 'trump');
+    if (page === 'leaderboard') return await leaderboardPage(visit, a || 'trump', b === 'multi' ? 'multi' : 'duel');
     if (!session.me) return signInPage();
     if (page === 'table' && a) return await tablePage(visit, a, b || localStorage.getItem(inviteKey(a)) || null);
     if (page === 'matches') return await matchesPage(visit);
@@ -676,29 +676,36 @@ async function dailyPage(visit, target, day) {
       board.seed ? ` · seed: ${board.seed}` : ' · the seed is published when the day (UTC) is over.')));
 }
 
-async function leaderboardPage(visit, game) {
+// A game's leaderboard in one rating pool (docs/ratings.md): duels (Glicko-2) or matches
+// of three or more people (Weng-Lin), ranked by the conservative rating.
+async function leaderboardPage(visit, game, pool) {
   mount(app, h('p', { class: 'muted' }, 'Loading the leaderboard…'));
-  const rows = await api.leaderboard(game);
+  const board = await api.leaderboard(game, pool);
   if (stale(visit)) return;
+  const rows = board.rows;
   const tabs = (session.games.length ? session.games : [{ kind: 'trump' }]).map((g) =>
-    h('a', { href: `#/leaderboard/${g.kind}`, class: `tab ${g.kind === game ? 'active' : ''}` }, gameTitle(g.kind)));
+    h('a', { href: `#/leaderboard/${g.kind}/${pool}`, class: `tab ${g.kind === game ? 'active' : ''}` }, gameTitle(g.kind)));
+  const pools = [['duel', 'Duels'], ['multi', '3–5 players']].map(([p, title]) =>
+    h('a', { href: `#/leaderboard/${game}/${p}`, class: `tab ${p === pool ? 'active' : ''}`, testid: `pool-${p}` }, title));
+  const fmt = (x) => (board.system === 'glicko2' ? x.toFixed(0) : x.toFixed(2));
   mount(app, h('section', { class: 'panel' },
     h('h2', null, `Leaderboard: ${gameTitle(game)}`),
     h('div', { class: 'tabs' }, tabs),
-    rows.length === 0 ? h('p', { class: 'muted' }, 'No finished matches yet.') : h('div', { class: 'table-wrap' },
+    h('div', { class: 'tabs' }, pools),
+    rows.length === 0 ? h('p', { class: 'muted' }, `Nobody has ${board.min_matches} rated matches here yet.`) : h('div', { class: 'table-wrap' },
       h('table', { class: 'grid', testid: 'leaderboard' },
         h('thead', null, h('tr', null, h('th', { class: 'num' }, '#'), h('th', null, 'Player'), h('th', { class: 'num' }, 'Matches'),
-          h('th', { class: 'num' }, 'Wins'), h('th', { class: 'num' }, 'Points'),
-          h('th', { class: 'num', title: 'Elo rating from matches against other people (everyone starts at 1500)' }, 'Rating'))),
-        h('tbody', null, rows.map((r, i) =>
+          h('th', { class: 'num' }, 'Wins'),
+          h('th', { class: 'num', title: 'rating ± deviation' }, 'Rating'),
+          h('th', { class: 'num', title: 'rating − 3 × deviation: what the board ranks by' }, 'Ranked by'))),
+        h('tbody', null, rows.map((r) =>
           h('tr', { class: r.player.id === session.me?.id ? 'me' : '', testid: 'leader-row' },
-            h('td', { class: 'num' }, String(i + 1)),
+            h('td', { class: 'num' }, String(r.rank)),
             h('td', null, r.player.name),
             h('td', { class: 'num' }, String(r.matches)),
             h('td', { class: 'num' }, String(r.wins)),
-            h('td', { class: 'num' }, String(r.points)),
-            h('td', { class: 'num', testid: 'leader-rating', title: r.rating === null ? 'no match against people yet' : `${r.rated_matches} rated match${r.rated_matches === 1 ? '' : 'es'}` },
-              r.rating === null ? '–' : String(r.rating)))))))));
+            h('td', { class: 'num', testid: 'leader-rating' }, `${fmt(r.rating)} ± ${fmt(r.deviation)}`),
+            h('td', { class: 'num' }, fmt(r.conservative)))))))));
 }
 
 async function rulesPage(visit, kind) {

@@ -444,18 +444,102 @@ pub struct DealRecord {
     pub deal: Value,
 }
 
-/// One row of `GET /api/leaderboard/{game}`.
+/// A rating pool of a game (docs/ratings.md): matches with exactly two people are rated
+/// in `duel` (Glicko-2), matches with three to five people in `multi` (Weng-Lin,
+/// Bradley–Terry). Bot seats do not count as people.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RatingPool {
+    Duel,
+    Multi,
+}
+
+/// The rating system of a pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RatingSystem {
+    /// Glicko-2: `rating` starts at 1500, `deviation` (RD) at 350, `volatility` at 0.06.
+    Glicko2,
+    /// Weng-Lin (OpenSkill) Bradley–Terry: `rating` (μ) starts at 25, `deviation` (σ) at
+    /// 25/3; there is no volatility.
+    WengLin,
+}
+
+/// `GET /api/leaderboard/{game}?pool=&offset=&limit=`: one page of a pool's leaderboard.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Leaderboard {
+    /// The game's `kind`.
+    pub game: String,
+    pub pool: RatingPool,
+    pub system: RatingSystem,
+    /// Rated matches in this pool a player needs to be on the board.
+    pub min_matches: i64,
+    /// Rows skipped before this page (as asked).
+    pub offset: i64,
+    /// The most rows a page holds (as asked, after clamping to 1..=100).
+    pub limit: i64,
+    /// Players the whole board ranks: pages go on while `offset + limit < total`.
+    pub total: i64,
+    /// Best first: highest `conservative`, then more `matches`, then player id.
+    pub rows: Vec<LeaderRow>,
+}
+
+/// One ranked player of a [`Leaderboard`].
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LeaderRow {
+    /// Position on the whole board, from 1 (`offset` + position in `rows`).
+    pub rank: i64,
     pub player: PlayerInfo,
+    /// The skill estimate: Glicko-2 rating, or Weng-Lin μ (unrounded).
+    pub rating: f64,
+    /// Its uncertainty: Glicko-2 RD, or Weng-Lin σ. Shrinks with every rated match.
+    pub deviation: f64,
+    /// Glicko-2's volatility (how erratic the player's results are); `null` in Weng-Lin.
+    pub volatility: Option<f64>,
+    /// `rating − 3 × deviation`: the number the board ranks by, a value the player's skill
+    /// is very likely above.
+    pub conservative: f64,
+    /// Rated matches in this pool.
     pub matches: i64,
+    /// Of those, matches the player won (a shared win counts; an abandoned match never).
     pub wins: i64,
-    pub points: i64,
-    /// Elo rating in this game (everyone starts at 1500), rounded; `null` until the
-    /// player's first rated match. Only matches between two or more people are rated.
-    pub rating: Option<i64>,
-    /// Matches that counted for the rating.
-    pub rated_matches: i64,
+}
+
+/// `GET /api/records/{game}`: a game's own records. Only Trump and Solitaire have them.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "game", rename_all = "snake_case")]
+pub enum Records {
+    /// Fibonacci's Trump: the highest final totals of people in finished matches (of two
+    /// seats or more), highest first, the earlier finish first among equals; at most 20.
+    Trump { highest_totals: Vec<RecordRow> },
+    /// Solitaire to `target`: games played out, fewest discards first, the earlier
+    /// finish first among equals; at most 20 each.
+    Solitaire {
+        target: u32,
+        /// Today, UTC, `YYYY-MM-DD`: the day of `today`.
+        day: String,
+        /// Any Solitaire game to `target`, daily or not (a daily game only if it ended
+        /// within its deal's day, before the seed was published).
+        best: Vec<RecordRow>,
+        /// Games of today's daily deal to `target`.
+        today: Vec<RecordRow>,
+    },
+}
+
+/// One record: a person's final score in a finished match.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RecordRow {
+    pub player: PlayerInfo,
+    /// Trump: the final total. Solitaire: cards in the discard pile (lower is better).
+    pub score: i64,
+    /// The match (open its fairness records with `/api/tables/{id}/rounds`).
+    pub table_id: Uuid,
+    /// When the match finished, Unix ms.
+    pub finished_at: i64,
+    /// People seated in that match (the player included).
+    pub people: i64,
+    /// Bots seated in that match.
+    pub bots: i64,
 }
 
 /// One row of `GET /api/me/matches`.
@@ -702,7 +786,8 @@ pub fn schema(games: Value) -> Value {
             "SeatBotRequest": schemars::schema_for!(SeatBotRequest),
             "ErrorBody": schemars::schema_for!(ErrorBody),
             "DealRecord": schemars::schema_for!(DealRecord),
-            "LeaderRow": schemars::schema_for!(LeaderRow),
+            "Leaderboard": schemars::schema_for!(Leaderboard),
+            "Records": schemars::schema_for!(Records),
             "MatchRow": schemars::schema_for!(MatchRow),
             "DailyRequest": schemars::schema_for!(DailyRequest),
             "DailyBoard": schemars::schema_for!(DailyBoard),

@@ -418,33 +418,136 @@ pub struct LimitQuery {
     pub limit: Option<i64>,
 }
 
+#[derive(Deserialize)]
+pub struct LeaderboardQuery {
+    pub pool: Option<String>,
+    pub offset: Option<i64>,
+    pub limit: Option<i64>,
+}
+
+/// The most rows of one leaderboard page.
+const LEADERBOARD_PAGE_MAX: i64 = 100;
+
+/// One page of a game's leaderboard in one rating pool (docs/ratings.md).
 pub async fn leaderboard(
     State(app): State<AppState>,
     Path(game): Path<String>,
-    Query(q): Query<LimitQuery>,
-) -> Result<Json<Vec<protocol::LeaderRow>>, ApiError> {
+    Query(q): Query<LeaderboardQuery>,
+) -> Result<Json<protocol::Leaderboard>, ApiError> {
+    use store::rating::{self, Pool};
     if !games::catalogue().iter().any(|g| g.kind == game) {
         return Err(ApiError::NotFound(format!("there is no game {game:?}")));
     }
-    let rows = app
-        .store
-        .leaderboard(&game, q.limit.unwrap_or(50).clamp(1, 500))
-        .await?;
-    Ok(Json(
-        rows.into_iter()
-            .map(|r| protocol::LeaderRow {
+    let pool = match q.pool.as_deref() {
+        None => Pool::Duel,
+        Some(p) => Pool::parse(p).ok_or_else(|| {
+            ApiError::Malformed(format!("pool must be \"duel\" or \"multi\", not {p:?}"))
+        })?,
+    };
+    let offset = q.offset.unwrap_or(0);
+    if offset < 0 {
+        return Err(ApiError::Malformed(format!(
+            "offset must be 0 or more, not {offset}"
+        )));
+    }
+    let limit = q.limit.unwrap_or(50).clamp(1, LEADERBOARD_PAGE_MAX);
+    let page = app.store.leaderboard(&game, pool, offset, limit).await?;
+    let (proto_pool, system) = match pool {
+        Pool::Duel => (protocol::RatingPool::Duel, protocol::RatingSystem::Glicko2),
+        Pool::Multi => (protocol::RatingPool::Multi, protocol::RatingSystem::WengLin),
+    };
+    Ok(Json(protocol::Leaderboard {
+        game,
+        pool: proto_pool,
+        system,
+        min_matches: rating::MIN_RANKED_MATCHES,
+        offset,
+        limit,
+        total: page.total,
+        rows: page
+            .rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| protocol::LeaderRow {
+                rank: offset + i as i64 + 1,
                 player: PlayerInfo {
                     id: r.player_id,
                     name: r.name,
                 },
+                rating: r.rating.mu,
+                deviation: r.rating.sigma,
+                volatility: (pool == Pool::Duel).then_some(r.rating.volatility),
+                conservative: r.conservative,
                 matches: r.matches,
                 wins: r.wins,
-                points: r.points,
-                rating: r.rating,
-                rated_matches: r.rated_matches,
             })
             .collect(),
-    ))
+    }))
+}
+
+#[derive(Deserialize)]
+pub struct RecordsQuery {
+    pub target: Option<u32>,
+}
+
+/// How many rows each list of records holds.
+const RECORDS: i64 = 20;
+
+fn record_rows(rows: Vec<store::ScoreRecord>) -> Vec<protocol::RecordRow> {
+    rows.into_iter()
+        .map(|r| protocol::RecordRow {
+            player: PlayerInfo {
+                id: r.player_id,
+                name: r.name,
+            },
+            score: r.score,
+            table_id: r.table_id,
+            finished_at: r.finished_at,
+            people: r.people,
+            bots: r.bots,
+        })
+        .collect()
+}
+
+/// A game's own records: Trump's highest totals; Solitaire's fewest discards, overall
+/// and for today's daily deal.
+pub async fn records(
+    State(app): State<AppState>,
+    Path(game): Path<String>,
+    Query(q): Query<RecordsQuery>,
+) -> Result<Json<protocol::Records>, ApiError> {
+    match game.as_str() {
+        "trump" => Ok(Json(protocol::Records::Trump {
+            highest_totals: record_rows(app.store.best_totals("trump", RECORDS).await?),
+        })),
+        "solitaire" => {
+            let target = daily_target(q.target.unwrap_or(21))?;
+            let now = now_ms();
+            let day = crate::state::utc_day(now);
+            let end_of_day = crate::state::day_start_ms(&day).ok_or_else(|| {
+                tracing::error!(day, "today is not a day");
+                ApiError::Internal
+            })? + 86_400_000;
+            let key = daily_key(target, &day);
+            let best = app
+                .store
+                .solitaire_best(target, None, i64::MAX, RECORDS)
+                .await?;
+            let today = app
+                .store
+                .solitaire_best(target, Some(&key), end_of_day, RECORDS)
+                .await?;
+            Ok(Json(protocol::Records::Solitaire {
+                target,
+                day,
+                best: record_rows(best),
+                today: record_rows(today),
+            }))
+        }
+        _ => Err(ApiError::NotFound(format!(
+            "there are no records of {game:?}: records exist for \"trump\" and \"solitaire\""
+        ))),
+    }
 }
 
 pub async fn my_matches(
@@ -517,6 +620,7 @@ pub async fn start_daily(
     let target = daily_target(req.target)?;
     let now = now_ms();
     let key = daily_key(target, &crate::state::utc_day(now));
+    // The common case, a player coming back to their game, needs no insert.
     if let Some(existing) = app.store.daily_table_of(&key, who.id).await?
         && let Some(h) = table::open(&app, existing).await?
     {
@@ -538,7 +642,7 @@ pub async fn start_daily(
         created_at: now,
         status: TableStatus::Open,
         bots: None,
-        daily: Some(key),
+        daily: Some(key.clone()),
         pace: serde_json::to_value(protocol::Pace::Untimed).expect("a pace serializes"),
         clock: None,
         updated_at: now,
@@ -547,7 +651,25 @@ pub async fn start_daily(
         id: who.id,
         name: who.name.clone(),
     }];
-    let handle = create_and_spawn(&app, record, seats).await?;
+    // As `create_and_spawn`, except that a second daily table of the same player and deal
+    // is a `Conflict` of the store (a unique index): another request of this player created
+    // it in between, so that one is handed back (R-25: one game per player and deal).
+    let mut t = Table::new(app.clone(), record, seats.clone())?;
+    let record = t.set_rules_version();
+    let handle = match app.store.create_table(&record, &seats).await {
+        Ok(()) => table::spawn(t),
+        Err(store::StoreError::Conflict(_)) => {
+            let existing = app.store.daily_table_of(&key, who.id).await?.ok_or_else(|| {
+                tracing::error!(key, "a daily table conflicted but none is stored");
+                ApiError::Internal
+            })?;
+            let h = table::open(&app, existing)
+                .await?
+                .ok_or_else(|| ApiError::conflict("table_closed", "this table has closed"))?;
+            return Ok(Json(h.info().await?));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let info = handle.ask(|reply| Cmd::Start { who, reply }).await?;
     Ok(Json(info))
 }

@@ -81,6 +81,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tables/{id}/rounds", get(http::table_rounds))
         .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
         .route("/leaderboard/{game}", get(http::leaderboard))
+        .route("/records/{game}", get(http::records))
         .route(
             "/daily/solitaire",
             get(http::daily_board).post(http::start_daily.layer(limited(Class::CreateTable))),

@@ -357,7 +357,9 @@ pub(crate) const BEST_TOTALS: &str = "\
 /// target, by fewest discards, the earlier finish first among equals: `$1` and `$2` the
 /// target as it appears in the stored options (`"target":21,` or `"target":21}`: the
 /// options are stored as compact JSON), `$3` the daily deal or NULL for any game, `$4`
-/// finished before (Unix ms), `$5` limit. Same columns as [`BEST_TOTALS`].
+/// finished before (Unix ms), `$5` limit. A daily game counts only if it ended within the
+/// UTC day it was started, which is its deal's day: afterwards the deal's seed is public.
+/// Same columns as [`BEST_TOTALS`].
 pub(crate) const SOLITAIRE_BEST: &str = "\
     SELECT p.id, p.name, s.score, t.id, t.finished_at, CAST(1 AS BIGINT), CAST(0 AS BIGINT) \
     FROM game_tables t \
@@ -367,6 +369,7 @@ pub(crate) const SOLITAIRE_BEST: &str = "\
       AND s.kind = 'player' AND s.won AND t.finished_at IS NOT NULL AND t.finished_at < $4 \
       AND (t.options LIKE $1 OR t.options LIKE $2) \
       AND ($3 IS NULL OR t.daily = $3) \
+      AND (t.daily IS NULL OR t.finished_at < (t.created_at / 86400000 + 1) * 86400000) \
     ORDER BY s.score ASC, t.finished_at ASC, t.id ASC \
     LIMIT $5";
 
