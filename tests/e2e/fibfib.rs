@@ -313,16 +313,9 @@ async fn fibfib_whole_game_vs_bot_on_every_database() {
             Some(w) => assert_eq!(row["won"], json!(w == me), "{row}"),
             None => assert_ne!(row["won"], json!(true), "{row}"),
         }
-        let (s, lb) = ada.get("/api/leaderboard/fibfib").await;
-        assert_eq!(s, 200, "{lb}");
-        let r = lb
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["player"]["name"] == "Ada")
-            .unwrap_or_else(|| panic!("Ada is on the fibfib leaderboard: {lb}"));
-        assert_eq!(r["matches"], 1);
-        assert_eq!(r["wins"], i64::from(winner == Some(me)));
+        // Against bots: not rated.
+        let (s, r) = ada.get(&format!("/api/players/{}/ratings", ada.id)).await;
+        assert_eq!((s, &r), (200, &json!([])), "{r}");
         let (s, rounds) = ada.get(&format!("/api/tables/{table}/rounds")).await;
         assert_eq!(s, 200, "{rounds}");
         assert!(rounds[0]["seed"].is_string(), "{rounds}");
@@ -338,8 +331,8 @@ async fn fibfib_browser_joker_and_first_run_card() {
 }
 
 /// Two people play a whole game through the server on every database; the match is rated
-/// (ratings): the winner gains what the loser loses (16 each between newcomers), a draw
-/// leaves both at 1500, and both have one rated match. A match against a bot is not rated
+/// (ratings, Glicko-2): the winner gains what the loser loses (162.31 each between
+/// newcomers), a draw leaves both at 1500, and both have one rated match. A match against a bot is not rated
 /// (see `whole_trump_match_on_every_database`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fibfib_between_two_people_is_rated() {
@@ -373,19 +366,19 @@ async fn fibfib_between_two_people_is_rated() {
             .iter()
             .filter_map(Value::as_u64)
             .collect();
-        let (s, lb) = ada.get("/api/leaderboard/fibfib").await;
-        assert_eq!(s, 200, "{lb}");
-        let rating = |name: &str| {
-            let row = lb
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["player"]["name"] == name)
-                .unwrap_or_else(|| panic!("{name} on the board: {lb}"));
-            assert_eq!(row["rated_matches"], 1, "{row}");
-            row["rating"].as_i64().unwrap()
+        // A duel (Glicko-2) between newcomers (1500, RD 350): the winner goes to 1662.31,
+        // the loser to 1337.69; a draw leaves both at 1500; one rated match each.
+        let rating = |p: &Player| {
+            let p = p.clone();
+            async move {
+                let (s, r) = p.get(&format!("/api/players/{}/ratings", p.id)).await;
+                assert_eq!(s, 200, "{r}");
+                assert_eq!((&r[0]["game"], &r[0]["pool"]), (&json!("fibfib"), &json!("duel")), "{r}");
+                assert_eq!(r[0]["matches"], 1, "{r}");
+                (r[0]["rating"].as_f64().unwrap() * 100.0).round() / 100.0
+            }
         };
-        let (ra, rb) = (rating("Ada"), rating("Bob"));
+        let (ra, rb) = (rating(&ada).await, rating(&bob).await);
         let seat_of = |name: &str| {
             end["table"]["seats"]
                 .as_array()
@@ -395,9 +388,9 @@ async fn fibfib_between_two_people_is_rated() {
                 .unwrap() as u64
         };
         let expected = match winners.as_slice() {
-            [w] if *w == seat_of("Ada") => (1516, 1484),
-            [w] if *w == seat_of("Bob") => (1484, 1516),
-            _ => (1500, 1500),
+            [w] if *w == seat_of("Ada") => (1662.31, 1337.69),
+            [w] if *w == seat_of("Bob") => (1337.69, 1662.31),
+            _ => (1500.0, 1500.0),
         };
         assert_eq!((ra, rb), expected, "{}: winners {winners:?}", db.label);
         server.stop().await;

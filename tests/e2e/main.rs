@@ -12,6 +12,7 @@ mod load;
 mod nachos;
 mod online;
 mod realtime;
+mod ratings;
 mod rummy;
 mod strict;
 mod support;
@@ -73,22 +74,16 @@ async fn whole_trump_match_on_every_database() {
         assert!(deal["deal"].is_object() && !deal["deal"].as_object().unwrap().is_empty());
 
         // Leaderboard and my matches.
+        // Against bots alone: unrated, so not on the leaderboard; her total is a record.
         let (s, lb) = ada.get("/api/leaderboard/trump").await;
         assert_eq!(s, 200);
-        let me = lb
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["player"]["name"] == "Ada")
-            .unwrap();
-        assert_eq!(me["matches"], 1);
-        assert_eq!(me["points"], scores[0]);
-        assert_eq!(me["wins"], i64::from(winners[0] == 0));
-        // Against bots alone: unrated.
-        assert_eq!(
-            (&me["rating"], &me["rated_matches"]),
-            (&Value::Null, &json!(0))
-        );
+        assert_eq!(lb["total"], 0, "{lb}");
+        let (s, ratings) = ada.get(&format!("/api/players/{}/ratings", ada.id)).await;
+        assert_eq!((s, &ratings), (200, &json!([])));
+        let (s, rec) = ada.get("/api/records/trump").await;
+        assert_eq!(s, 200, "{rec}");
+        assert_eq!(rec["highest_totals"][0]["score"], scores[0], "{rec}");
+        assert_eq!(rec["highest_totals"][0]["bots"], 2, "{rec}");
         let (s, mine) = ada.get("/api/me/matches").await;
         assert_eq!(s, 200);
         assert_eq!(mine[0]["table_id"], table.as_str());

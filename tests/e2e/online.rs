@@ -204,18 +204,13 @@ async fn staying_away_to_the_end_is_an_abandoned_match_rated_as_a_loss() {
         let (end, _) = play_until(&mut a, first, |s| status(s) == "finished").await;
         assert_eq!(seat(&end, 1)["abandoned"], true, "{end}");
         assert_eq!(seat(&end, 0)["abandoned"], false, "{end}");
-        let (_, board) = ada.get("/api/leaderboard/trump").await;
-        let rating = |id: &str| {
-            board
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["player"]["id"] == id)
-                .map(|r| r["rating"].as_i64().unwrap())
-                .unwrap()
-        };
-        assert!(rating(&ada.id) > 1500, "{board}");
-        assert!(rating(&bob.id) < 1500, "{board}");
+        // A duel (Glicko-2, everyone starts at 1500): Bob lost it.
+        for (p, above) in [(&ada, true), (&bob, false)] {
+            let (_, r) = ada.get(&format!("/api/players/{}/ratings", p.id)).await;
+            let rating = r[0]["rating"].as_f64().unwrap();
+            assert_eq!(rating > 1500.0, above, "{r}");
+            assert_eq!(r[0]["wins"], i64::from(above), "{r}");
+        }
         // Stored: the same after the table is read back.
         let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
         assert_eq!(info["seats"][1]["abandoned"], true, "{info}");

@@ -505,6 +505,25 @@ pub struct LeaderRow {
     pub wins: i64,
 }
 
+/// One row of `GET /api/players/{id}/ratings`: a player's rating in one game's pool,
+/// ranked on its leaderboard or not yet.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PlayerRating {
+    /// The game's `kind`.
+    pub game: String,
+    pub pool: RatingPool,
+    pub system: RatingSystem,
+    /// As in [`LeaderRow`].
+    pub rating: f64,
+    pub deviation: f64,
+    pub volatility: Option<f64>,
+    pub conservative: f64,
+    pub matches: i64,
+    pub wins: i64,
+    /// Whether `matches` reaches the pool's minimum, so the player is on its leaderboard.
+    pub ranked: bool,
+}
+
 /// `GET /api/records/{game}`: a game's own records. Only Trump and Solitaire have them.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "game", rename_all = "snake_case")]
@@ -788,6 +807,7 @@ pub fn schema(games: Value) -> Value {
             "DealRecord": schemars::schema_for!(DealRecord),
             "Leaderboard": schemars::schema_for!(Leaderboard),
             "Records": schemars::schema_for!(Records),
+            "PlayerRating": schemars::schema_for!(PlayerRating),
             "MatchRow": schemars::schema_for!(MatchRow),
             "DailyRequest": schemars::schema_for!(DailyRequest),
             "DailyBoard": schemars::schema_for!(DailyBoard),

@@ -452,10 +452,7 @@ pub async fn leaderboard(
     }
     let limit = q.limit.unwrap_or(50).clamp(1, LEADERBOARD_PAGE_MAX);
     let page = app.store.leaderboard(&game, pool, offset, limit).await?;
-    let (proto_pool, system) = match pool {
-        Pool::Duel => (protocol::RatingPool::Duel, protocol::RatingSystem::Glicko2),
-        Pool::Multi => (protocol::RatingPool::Multi, protocol::RatingSystem::WengLin),
-    };
+    let (proto_pool, system) = pool_names(pool);
     Ok(Json(protocol::Leaderboard {
         game,
         pool: proto_pool,
@@ -483,6 +480,47 @@ pub async fn leaderboard(
             })
             .collect(),
     }))
+}
+
+/// The protocol's name of a store pool, and its system.
+fn pool_names(pool: store::rating::Pool) -> (protocol::RatingPool, protocol::RatingSystem) {
+    match pool {
+        store::rating::Pool::Duel => (protocol::RatingPool::Duel, protocol::RatingSystem::Glicko2),
+        store::rating::Pool::Multi => {
+            (protocol::RatingPool::Multi, protocol::RatingSystem::WengLin)
+        }
+    }
+}
+
+/// Every rating of a player (public, like the leaderboards), ranked or not yet: by game,
+/// duel first. An unknown player has none.
+pub async fn player_ratings(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<protocol::PlayerRating>>, ApiError> {
+    let id = Uuid::parse_str(&id)
+        .map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))?;
+    let rows = app.store.player_ratings(id).await?;
+    Ok(Json(
+        rows.into_iter()
+            .map(|r| {
+                let (pool, system) = pool_names(r.pool);
+                protocol::PlayerRating {
+                    game: r.game,
+                    pool,
+                    system,
+                    rating: r.rating.mu,
+                    deviation: r.rating.sigma,
+                    volatility: (r.pool == store::rating::Pool::Duel)
+                        .then_some(r.rating.volatility),
+                    conservative: r.conservative,
+                    matches: r.matches,
+                    wins: r.wins,
+                    ranked: r.matches >= store::rating::MIN_RANKED_MATCHES,
+                }
+            })
+            .collect(),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -659,10 +697,14 @@ pub async fn start_daily(
     let handle = match app.store.create_table(&record, &seats).await {
         Ok(()) => table::spawn(t),
         Err(store::StoreError::Conflict(_)) => {
-            let existing = app.store.daily_table_of(&key, who.id).await?.ok_or_else(|| {
-                tracing::error!(key, "a daily table conflicted but none is stored");
-                ApiError::Internal
-            })?;
+            let existing = app
+                .store
+                .daily_table_of(&key, who.id)
+                .await?
+                .ok_or_else(|| {
+                    tracing::error!(key, "a daily table conflicted but none is stored");
+                    ApiError::Internal
+                })?;
             let h = table::open(&app, existing)
                 .await?
                 .ok_or_else(|| ApiError::conflict("table_closed", "this table has closed"))?;

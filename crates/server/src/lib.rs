@@ -82,6 +82,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
         .route("/leaderboard/{game}", get(http::leaderboard))
         .route("/records/{game}", get(http::records))
+        .route("/players/{id}/ratings", get(http::player_ratings))
         .route(
             "/daily/solitaire",
             get(http::daily_board).post(http::start_daily.layer(limited(Class::CreateTable))),
