@@ -373,7 +373,11 @@ async fn fibfib_between_two_people_is_rated() {
             async move {
                 let (s, r) = p.get(&format!("/api/players/{}/ratings", p.id)).await;
                 assert_eq!(s, 200, "{r}");
-                assert_eq!((&r[0]["game"], &r[0]["pool"]), (&json!("fibfib"), &json!("duel")), "{r}");
+                assert_eq!(
+                    (&r[0]["game"], &r[0]["pool"]),
+                    (&json!("fibfib"), &json!("duel")),
+                    "{r}"
+                );
                 assert_eq!(r[0]["matches"], 1, "{r}");
                 (r[0]["rating"].as_f64().unwrap() * 100.0).round() / 100.0
             }

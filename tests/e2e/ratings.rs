@@ -23,7 +23,9 @@ async fn trump_between(people: &[&Player]) -> String {
     assert_eq!(s, 201, "{v}");
     let table = v["table"]["id"].as_str().unwrap().to_string();
     for p in &people[1..] {
-        let (s, v) = p.post(&format!("/api/tables/{table}/join"), json!({})).await;
+        let (s, v) = p
+            .post(&format!("/api/tables/{table}/join"), json!({}))
+            .await;
         assert_eq!(s, 200, "{v}");
     }
     let (s, v) = people[0]
@@ -130,7 +132,12 @@ async fn results_move_ratings_onto_paged_leaderboards() {
     for db in databases().await {
         let server = Server::start(&db).await;
         let guest = |name: &'static str| Player::guest(&server.base, &server.ws, name);
-        let (ada, bob, cy, dee) = (guest("Ada").await, guest("Bob").await, guest("Cy").await, guest("Dee").await);
+        let (ada, bob, cy, dee) = (
+            guest("Ada").await,
+            guest("Bob").await,
+            guest("Cy").await,
+            guest("Dee").await,
+        );
         let (mut duel, mut multi) = (HashMap::new(), HashMap::new());
         let (mut duel_wins, mut multi_wins) = (HashMap::new(), HashMap::new());
         let mut totals = Vec::new();
@@ -161,28 +168,50 @@ async fn results_move_ratings_onto_paged_leaderboards() {
         let (s, board) = ada.get("/api/leaderboard/trump").await;
         assert_eq!(s, 200, "{board}");
         assert_eq!(
-            (&board["game"], &board["pool"], &board["system"], &board["min_matches"]),
-            (&json!("trump"), &json!("duel"), &json!("glicko2"), &json!(3)),
+            (
+                &board["game"],
+                &board["pool"],
+                &board["system"],
+                &board["min_matches"]
+            ),
+            (
+                &json!("trump"),
+                &json!("duel"),
+                &json!("glicko2"),
+                &json!(3)
+            ),
             "{board}"
         );
-        assert_eq!((&board["total"], &board["offset"], &board["limit"]), (&json!(2), &json!(0), &json!(50)));
+        assert_eq!(
+            (&board["total"], &board["offset"], &board["limit"]),
+            (&json!(2), &json!(0), &json!(50))
+        );
         assert_eq!(board["rows"].as_array().unwrap().len(), 2, "{board}");
         check_board(&board, &duel, &duel_wins);
         assert!(board["rows"][0]["volatility"].is_f64(), "{board}");
         // Multi: all three ranked, Weng-Lin.
         let (s, board) = ada.get("/api/leaderboard/trump?pool=multi").await;
         assert_eq!(s, 200, "{board}");
-        assert_eq!((&board["system"], &board["total"]), (&json!("weng_lin"), &json!(3)), "{board}");
+        assert_eq!(
+            (&board["system"], &board["total"]),
+            (&json!("weng_lin"), &json!(3)),
+            "{board}"
+        );
         check_board(&board, &multi, &multi_wins);
         assert!(board["rows"][0]["volatility"].is_null(), "{board}");
         // Paging: the second page of one row is the second-ranked player.
-        let (_, page) = ada.get("/api/leaderboard/trump?pool=multi&offset=1&limit=1").await;
+        let (_, page) = ada
+            .get("/api/leaderboard/trump?pool=multi&offset=1&limit=1")
+            .await;
         assert_eq!(page["rows"].as_array().unwrap().len(), 1, "{page}");
         assert_eq!(page["rows"][0]["rank"], 2);
         assert_eq!(page["rows"][0]["player"], board["rows"][1]["player"]);
         check_board(&page, &multi, &multi_wins);
         let (_, past) = ada.get("/api/leaderboard/trump?pool=multi&offset=3").await;
-        assert_eq!((&past["total"], past["rows"].as_array().unwrap().len()), (&json!(3), 0));
+        assert_eq!(
+            (&past["total"], past["rows"].as_array().unwrap().len()),
+            (&json!(3), 0)
+        );
         // Another game has its own boards.
         let (_, other) = ada.get("/api/leaderboard/nachos").await;
         assert_eq!(other["total"], 0, "{other}");
@@ -191,7 +220,10 @@ async fn results_move_ratings_onto_paged_leaderboards() {
         let (s, mine) = dee.get(&format!("/api/players/{}/ratings", dee.id)).await;
         assert_eq!(s, 200, "{mine}");
         assert_eq!(mine.as_array().unwrap().len(), 1, "{mine}");
-        assert_eq!((&mine[0]["game"], &mine[0]["pool"], &mine[0]["ranked"]), (&json!("trump"), &json!("duel"), &json!(false)));
+        assert_eq!(
+            (&mine[0]["game"], &mine[0]["pool"], &mine[0]["ranked"]),
+            (&json!("trump"), &json!("duel"), &json!(false))
+        );
         assert!(close(&mine[0]["rating"], duel[&dee.id].mu), "{mine}");
         assert_eq!(mine[0]["matches"], 1);
 
@@ -221,7 +253,10 @@ async fn results_move_ratings_onto_paged_leaderboards() {
         // Bad input: specific errors.
         let (s, e) = ada.get("/api/leaderboard/trump?pool=solo").await;
         assert_eq!((s, &e["code"]), (400, &json!("malformed")), "{e}");
-        assert_eq!(e["message"], "pool must be \"duel\" or \"multi\", not \"solo\"");
+        assert_eq!(
+            e["message"],
+            "pool must be \"duel\" or \"multi\", not \"solo\""
+        );
         let (s, e) = ada.get("/api/leaderboard/trump?offset=-1").await;
         assert_eq!((s, &e["code"]), (400, &json!("malformed")), "{e}");
         let (s, e) = ada.get("/api/leaderboard/chess").await;
@@ -262,7 +297,10 @@ async fn daily_solitaire_starts_race_to_one_table() {
         assert_eq!(daily.len(), 1, "one daily table: {mine}");
         let (s, rec) = ada.get("/api/records/solitaire?target=13").await;
         assert_eq!(s, 200, "{rec}");
-        assert_eq!((&rec["game"], &rec["target"]), (&json!("solitaire"), &json!(13)));
+        assert_eq!(
+            (&rec["game"], &rec["target"]),
+            (&json!("solitaire"), &json!(13))
+        );
         assert!(rec["best"].is_array() && rec["today"].is_array(), "{rec}");
         let (s, e) = ada.get("/api/records/solitaire?target=7").await;
         assert_eq!((s, &e["code"]), (400, &json!("bad_options")), "{e}");
