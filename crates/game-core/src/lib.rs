@@ -328,6 +328,174 @@ mod tests {
     #[test]
     fn debug_does_not_print_the_seed() {
         let s = Seed::from_u64(99);
-        assert!(!format!("{s:?}").contains(&s.to_hex()));
+        let shown = format!("{s:?}");
+        assert!(!shown.contains(&s.to_hex()));
+        // What it shows instead: the commitment's prefix, enough to tell seeds apart.
+        assert_eq!(shown, format!("Seed(sha256:{}…)", &s.commitment()[..12]));
+    }
+
+    /// `below` is the documented rejection sampling, checked against a separate
+    /// reading of the documentation in 128-bit arithmetic on the same ChaCha20 words. The
+    /// huge bounds are where rejection is frequent (about half the words for 2^63 + 1,
+    /// and a wrong zone would reject half of them for 2^63), so a wrong zone shows at once;
+    /// with the small ones the common case is covered too.
+    #[test]
+    fn r0_below_rejects_exactly_the_documented_zone() {
+        for n in [1usize, 3, 10, 1 << 63, (1 << 63) + 1, usize::MAX] {
+            let mut rng = Seed::from_u64(5).rng();
+            let mut words = ChaCha20Rng::from_seed(Seed::from_u64(5).0);
+            let modulus = n as u128;
+            // Accept x < 2^64 - (2^64 mod n).
+            let zone = (1u128 << 64) - (1u128 << 64) % modulus;
+            let (mut rejected, mut draws) = (0, 0);
+            for _ in 0..200 {
+                let expected = loop {
+                    let x = u128::from(words.next_u64());
+                    draws += 1;
+                    if x < zone {
+                        break (x % modulus) as usize;
+                    }
+                    rejected += 1;
+                };
+                assert_eq!(rng.below(n), expected, "below({n})");
+            }
+            if n == (1 << 63) + 1 {
+                assert!(rejected > 50, "{rejected} of {draws} words rejected");
+            }
+        }
+    }
+
+    /// clockwise is increasing seat number, wrapping around.
+    #[test]
+    fn r2_next_seat_is_clockwise_and_wraps() {
+        assert_eq!(next_seat(0, 3), 1);
+        assert_eq!(next_seat(1, 3), 2);
+        assert_eq!(next_seat(2, 3), 0);
+        assert_eq!(next_seat(3, 4), 0);
+        assert_eq!(next_seat(0, 1), 0);
+    }
+
+    #[test]
+    fn viewer_seat_and_rule_error_display() {
+        assert_eq!(Viewer::Player(2).seat(), Some(2));
+        assert_eq!(Viewer::Player(0).seat(), Some(0));
+        assert_eq!(Viewer::Spectator.seat(), None);
+        let e = RuleError::not_your_turn(3);
+        assert_eq!(e.to_string(), "not_your_turn: it is not seat 3's turn");
+        assert_eq!(
+            RuleError::bad_seat(5, 4).to_string(),
+            "bad_seat: seat 5 does not exist at a table of 4"
+        );
+        assert_eq!(RuleError::no_round().code, codes::NO_ROUND);
+    }
+
+    /// The smallest real game on the trait: a pile of counters, each player in turn takes
+    /// one or two, whoever takes the last wins. It exists to test the trait's provided
+    /// method, `legal_actions_for`, which must answer from the seat's own view.
+    #[derive(Clone, Debug)]
+    struct Nim {
+        left: u8,
+        turn: Seat,
+        winner: Option<Seat>,
+    }
+
+    impl Game for Nim {
+        type Options = ();
+        type Action = u8;
+        /// Counters left, and whether it is the viewer's turn.
+        type View = (u8, bool);
+        type Event = u8;
+        const KIND: &'static str = "nim";
+        const RULES_VERSION: u32 = 1;
+        fn player_range(_: &()) -> (usize, usize) {
+            (2, 2)
+        }
+        fn new_match(_: &(), players: usize) -> Result<Self, RuleError> {
+            if players != 2 {
+                return Err(RuleError::new(codes::BAD_PLAYER_COUNT, "two players"));
+            }
+            Ok(Nim {
+                left: 0,
+                turn: 0,
+                winner: None,
+            })
+        }
+        fn players(&self) -> usize {
+            2
+        }
+        fn phase(&self) -> Phase {
+            match (self.left, self.winner) {
+                (_, Some(_)) => Phase::Finished,
+                (0, None) => Phase::AwaitingRound,
+                _ => Phase::Playing,
+            }
+        }
+        fn round(&self) -> u32 {
+            u32::from(self.left > 0 || self.winner.is_some())
+        }
+        fn start_round(&mut self, seed: &Seed) -> Result<Vec<u8>, RuleError> {
+            self.left = 5 + seed.rng().below(5) as u8;
+            Ok(vec![self.left])
+        }
+        fn to_act(&self) -> Vec<Seat> {
+            if self.phase() == Phase::Playing {
+                vec![self.turn]
+            } else {
+                Vec::new()
+            }
+        }
+        fn apply(&mut self, seat: Seat, take: &u8) -> Result<Vec<u8>, RuleError> {
+            if seat != self.turn {
+                return Err(RuleError::not_your_turn(seat));
+            }
+            if !Self::legal_actions(&self.view_for(Viewer::Player(seat))).contains(take) {
+                return Err(RuleError::new(codes::ILLEGAL_MOVE, "take 1 or 2"));
+            }
+            self.left -= take;
+            if self.left == 0 {
+                self.winner = Some(seat);
+            }
+            self.turn = next_seat(seat, 2);
+            Ok(vec![*take])
+        }
+        fn view_for(&self, viewer: Viewer) -> (u8, bool) {
+            let on_turn = self.phase() == Phase::Playing && viewer.seat() == Some(self.turn);
+            (self.left, on_turn)
+        }
+        fn legal_actions(view: &(u8, bool)) -> Vec<u8> {
+            match view {
+                (left, true) => (1..=(*left).min(2)).collect(),
+                _ => Vec::new(),
+            }
+        }
+        fn scores(&self) -> Vec<i64> {
+            (0..2).map(|s| i64::from(self.winner == Some(s))).collect()
+        }
+        fn outcome(&self) -> Option<Outcome> {
+            self.winner.map(|w| Outcome {
+                winners: vec![w],
+                scores: self.scores(),
+            })
+        }
+        fn deal_record(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+    }
+
+    #[test]
+    fn legal_actions_for_answers_from_the_seats_own_view() {
+        let mut g = Nim::new_match(&(), 2).unwrap();
+        g.start_round(&Seed::from_u64(1)).unwrap();
+        assert_eq!(g.legal_actions_for(0), vec![1, 2]);
+        assert_eq!(g.legal_actions_for(1), Vec::<u8>::new());
+        while g.left > 1 {
+            let seat = g.to_act()[0];
+            g.apply(seat, &2.min(g.left - 1)).unwrap();
+        }
+        let seat = g.to_act()[0];
+        assert_eq!(g.legal_actions_for(seat), vec![1]);
+        g.apply(seat, &1).unwrap();
+        assert_eq!(g.outcome().unwrap().winners, vec![seat]);
+        assert!(g.legal_actions_for(0).is_empty() && g.legal_actions_for(1).is_empty());
     }
 }
