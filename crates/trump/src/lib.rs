@@ -187,7 +187,93 @@ pub struct Trump {
     pub(crate) outcome: Option<Outcome>,
 }
 
+/// A round in progress given by its cards, for rule tests and puzzles
+/// ([`Trump::from_position`]). Cards in no hand and not an indicator are out of this round
+/// (as if never dealt): nobody can play, win or score them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// One hand per seat (2 to 4 seats), all of the same, non-zero size.
+    pub hands: Vec<Vec<Card>>,
+    /// Its colour is trump.
+    pub trump_indicator: Card,
+    /// Its symbol is collected.
+    pub symbol_indicator: Card,
+    pub dealer: Seat,
+    /// The round number, from 1. In round 1 the holder of the lowest trump in any hand
+    /// leads; in later rounds the dealer leads.
+    pub round: u32,
+    /// Match totals before this round, one per seat; empty means all 0.
+    pub scores: Vec<i64>,
+}
+
 impl Trump {
+    /// A match in the middle of round `position.round`, dealt as `position` says and with
+    /// no trick played yet. Refuses (code `bad_player_count` or `bad_options`) a wrong
+    /// number of hands, hands of different sizes or empty ones, a card given twice
+    /// (indicators included), a dealer not at the table, round 0, scores of the wrong
+    /// length and a target of 0. The deal record lists the hands; the deck in it is the
+    /// canonical order (no shuffle made this position).
+    pub fn from_position(options: &Options, position: &Position) -> Result<Trump, RuleError> {
+        let bad = |m: String| RuleError::new(codes::BAD_OPTIONS, m);
+        let n = position.hands.len();
+        let mut g = Trump::new_match(options, n)?;
+        let size = position.hands[0].len();
+        if size == 0 || position.hands.iter().any(|h| h.len() != size) {
+            return Err(bad(format!(
+                "every hand must hold the same number of cards, at least one (hands of {:?})",
+                position.hands.iter().map(Vec::len).collect::<Vec<_>>()
+            )));
+        }
+        let mut seen = 0u64;
+        let mut hands = [0u64; MAX_PLAYERS];
+        let all = position
+            .hands
+            .iter()
+            .enumerate()
+            .flat_map(|(s, h)| h.iter().map(move |&c| (Some(s), c)))
+            .chain([
+                (None, position.trump_indicator),
+                (None, position.symbol_indicator),
+            ]);
+        for (seat, card) in all {
+            if seen & card.bit() != 0 {
+                return Err(bad(format!("{card} is given twice")));
+            }
+            seen |= card.bit();
+            if let Some(s) = seat {
+                hands[s] |= card.bit();
+            }
+        }
+        if position.dealer >= n {
+            return Err(bad(format!(
+                "the dealer, seat {}, is not at a table of {n}",
+                position.dealer
+            )));
+        }
+        if position.round == 0 {
+            return Err(bad("rounds are numbered from 1".to_string()));
+        }
+        if !position.scores.is_empty() {
+            if position.scores.len() != n {
+                return Err(bad(format!("{} scores for {n} seats", position.scores.len())));
+            }
+            g.scores = position.scores.clone();
+        }
+        g.round = Some(deal::from_hands(
+            n,
+            hands,
+            position.trump_indicator,
+            position.symbol_indicator,
+            position.dealer,
+            position.round == 1,
+            Card::canonical_deck(),
+            Vec::new(),
+        ));
+        g.round_no = position.round;
+        g.phase = Phase::Playing;
+        Ok(g)
+    }
+
     pub fn options(&self) -> &Options {
         &self.options
     }

@@ -5,7 +5,9 @@ use game_core::{DeckRng, Game, Phase, RuleError, Seed, Viewer, codes};
 use serde_json::{Value, json};
 
 use crate::cards::{Card, Colour, DECK_SIZE, FULL_DECK, Symbol, cards_of};
-use crate::{Action, Event, MUST_FOLLOW_COLOUR, Options, SYMBOL_POINTS, Trump, TrumpView, deal};
+use crate::{
+    Action, Event, MUST_FOLLOW_COLOUR, Options, Position, SYMBOL_POINTS, Trump, TrumpView,
+};
 
 use Colour::{Blue, Green, Purple, Red, Yellow};
 
@@ -21,8 +23,9 @@ fn play(card: Card) -> Action {
     Action::Play { card }
 }
 
-/// A match whose current round has explicit hands and indicators. `round_one` selects
-/// R-31's first-lead rule (lowest trump) instead of "the dealer leads".
+/// A match whose current round has explicit hands and indicators, through the public
+/// [`Trump::from_position`]. `round_one` selects R-31's first-lead rule (lowest trump)
+/// instead of "the dealer leads".
 fn with_hands(
     hands: &[&[Card]],
     trump_ind: Card,
@@ -30,25 +33,15 @@ fn with_hands(
     dealer: usize,
     round_one: bool,
 ) -> Trump {
-    let n = hands.len();
-    let mut g = Trump::new_match(&Options::default(), n).unwrap();
-    let mut hb = [0u64; 4];
-    for (s, h) in hands.iter().enumerate() {
-        hb[s] = bits(h);
-    }
-    g.round = Some(deal::from_hands(
-        n,
-        hb,
-        trump_ind,
-        symbol_ind,
+    let position = Position {
+        hands: hands.iter().map(|h| h.to_vec()).collect(),
+        trump_indicator: trump_ind,
+        symbol_indicator: symbol_ind,
         dealer,
-        round_one,
-        Card::canonical_deck(),
-        Vec::new(),
-    ));
-    g.round_no = 1;
-    g.phase = Phase::Playing;
-    g
+        round: if round_one { 1 } else { 2 },
+        scores: Vec::new(),
+    };
+    Trump::from_position(&Options::default(), &position).unwrap()
 }
 
 /// Applies and expects success.
@@ -262,7 +255,7 @@ fn r31_last_trick_winner_takes_indicators_deals_and_leads_next() {
     // Next round: seat 0 deals and leads, and the deal starts with seat 1.
     let ev = g.start_round(&Seed::from_u64(5)).unwrap();
     assert!(
-        matches!(ev[0], Event::RoundStarted { dealer: 0, leader: 0, round: 2, ref dealer_draw, .. } if dealer_draw.is_empty())
+        matches!(ev[0], Event::RoundStarted { dealer: 0, leader: 0, round: 3, ref dealer_draw, .. } if dealer_draw.is_empty())
     );
     let r = g.round.as_ref().unwrap();
     assert_ne!(r.hands[1] & r.deck[0].bit(), 0);
@@ -503,7 +496,7 @@ fn r34_tie_for_highest_plays_another_round() {
     assert!(!ev.iter().any(|e| matches!(e, Event::MatchEnded { .. })));
     // The next round breaks the tie (or not) and the match goes on until it does.
     g.start_round(&Seed::from_u64(9)).unwrap();
-    assert_eq!(g.round(), 2);
+    assert_eq!(g.round(), 3);
     let mut rng = Seed::from_u64(10).rng();
     let mut s = 10;
     while g.phase() != Phase::Finished {
