@@ -48,7 +48,7 @@ use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer, codes};
 pub use cards::{Card, SPICY_DECK, Scoring, Suit, canonical_deck, hand_size, round_score};
 pub use state::{
     Action, CardView, DealRecord, Event, MUST_FOLLOW_SUIT, NO_SUCH_CARD, NachosMatch,
-    NachosOptions, PlayedCard, ROUNDS, RoundSummary, SeatRoundResult, TrickResult,
+    NachosOptions, PlayedCard, Position, ROUNDS, RoundSummary, SeatRoundResult, TrickResult,
 };
 pub use view::{HandCard, NachosView, SpicyPile};
 

@@ -160,6 +160,22 @@ pub struct DealRecord {
     pub spicy_order: Vec<u8>,
 }
 
+/// A round about to start its first trick, given by its cards, for rule tests and puzzles
+/// ([`NachosMatch::from_position`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// One hand per seat (2 to 5 seats), all of the same, non-zero size.
+    pub hands: Vec<Vec<Card>>,
+    /// Leads the first trick; the dealer is the seat before.
+    pub leader: Seat,
+    /// The spicy deck, top first: at least one card per trick.
+    pub spicy_order: Vec<u8>,
+    /// 1 to 3.
+    pub round: u32,
+    /// Match totals before this round, one per seat; empty means all 0.
+    pub totals: Vec<i64>,
+}
+
 /// A card in the current trick (internal form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Played {
@@ -224,7 +240,7 @@ pub(crate) fn trick_winner(trick: &[Played]) -> (usize, bool) {
 
 /// every seat draws a card from a shuffled nacho deck; the highest number deals; the
 /// seats tied for highest draw again (from the same deck, reshuffled fresh if it runs out).
-fn draw_dealer(rng: &mut DeckRng, players: usize) -> (Seat, Vec<Vec<(Seat, Card)>>) {
+pub(crate) fn draw_dealer(rng: &mut DeckRng, players: usize) -> (Seat, Vec<Vec<(Seat, Card)>>) {
     let mut contenders: Vec<Seat> = (0..players).collect();
     let mut deck = canonical_deck();
     rng.shuffle(&mut deck);
@@ -646,9 +662,8 @@ impl NachosMatch {
         })
     }
 
-    /// A match in the middle of a round from explicit hands, for scenario tests. `leader`
-    /// leads the first trick (the dealer is the seat before); `spicy_order` is the spicy
-    /// deck top first (its first card is turned up at once); `round` is the round number.
+    /// A match in the middle of a round from explicit hands, for scenario tests: the
+    /// public [`NachosMatch::from_position`] with no totals, which must accept it.
     #[cfg(test)]
     pub(crate) fn from_hands(
         hands: Vec<Vec<Card>>,
@@ -656,27 +671,101 @@ impl NachosMatch {
         spicy_order: Vec<u8>,
         round: u32,
     ) -> Self {
-        let n = hands.len();
+        NachosMatch::from_position(&Position {
+            hands,
+            leader,
+            spicy_order,
+            round,
+            totals: Vec::new(),
+        })
+        .expect("a consistent position")
+    }
+
+    /// A match at the start of a trick-less round, dealt as `position` says, for rule
+    /// tests and puzzles. The leader's spicy card (the first of `spicy_order`) is turned
+    /// up at once; nacho cards in no hand are set aside unseen. Refuses
+    /// (`bad_player_count` or `bad_options`) 2 > hands > 5, hands of different or zero
+    /// size, a card that does not exist or is given twice, a leader not at the table,
+    /// fewer spicy cards than tricks or spicy cards the deck does not hold,
+    /// a round outside 1–3 and totals of the wrong length. The deal record is absent (no
+    /// seed dealt this).
+    pub fn from_position(position: &Position) -> Result<NachosMatch, RuleError> {
+        let bad = |m: String| RuleError::new(codes::BAD_OPTIONS, m);
+        let n = position.hands.len();
+        if !(2..=5).contains(&n) {
+            return Err(RuleError::new(
+                codes::BAD_PLAYER_COUNT,
+                format!("Fibonachos is for 2 to 5 players, not {n}"),
+            ));
+        }
+        let size = position.hands[0].len();
+        if size == 0 || position.hands.iter().any(|h| h.len() != size) {
+            return Err(bad(format!(
+                "every hand must hold the same number of cards, at least one (hands of {:?})",
+                position.hands.iter().map(Vec::len).collect::<Vec<_>>()
+            )));
+        }
+        let mut used = [false; crate::cards::NACHO_COUNT];
+        for c in position.hands.iter().flatten() {
+            if !c.is_valid() || std::mem::replace(&mut used[c.index()], true) {
+                return Err(bad(format!(
+                    "{:?} {} (copy {}) does not exist or is given twice",
+                    c.suit, c.number, c.copy
+                )));
+            }
+        }
+        if position.leader >= n {
+            return Err(bad(format!(
+                "the leader, seat {}, is not at a table of {n}",
+                position.leader
+            )));
+        }
+        // one spicy card per trick, all from the spicy deck.
+        let mut left = SPICY_DECK.to_vec();
+        for v in &position.spicy_order {
+            let Some(i) = left.iter().position(|x| x == v) else {
+                return Err(bad(format!("the spicy deck holds no further {v}")));
+            };
+            left.swap_remove(i);
+        }
+        if position.spicy_order.len() < size {
+            return Err(bad(format!(
+                "{} spicy cards for {size} tricks",
+                position.spicy_order.len()
+            )));
+        }
+        if !(1..=ROUNDS).contains(&position.round) {
+            return Err(bad(format!(
+                "round {} is not 1 to {ROUNDS}",
+                position.round
+            )));
+        }
         let mut m = NachosMatch::new(n);
-        let mut all: Vec<Card> = hands.iter().flatten().copied().collect();
-        all.sort_unstable();
+        if !position.totals.is_empty() {
+            if position.totals.len() != n {
+                return Err(bad(format!(
+                    "{} totals for {n} seats",
+                    position.totals.len()
+                )));
+            }
+            m.totals = position.totals.clone();
+        }
         m.set_aside = canonical_deck()
             .into_iter()
-            .filter(|c| all.binary_search(c).is_err())
+            .filter(|c| !used[c.index()])
             .collect();
-        m.hands = hands;
+        m.hands = position.hands.clone();
         for h in &mut m.hands {
             h.sort_unstable();
         }
-        m.round = round;
-        m.dealer = (leader + n - 1) % n;
-        m.leader = leader;
-        m.turn = leader;
-        m.spicy_order = spicy_order;
+        m.round = position.round;
+        m.dealer = (position.leader + n - 1) % n;
+        m.leader = position.leader;
+        m.turn = position.leader;
+        m.spicy_order = position.spicy_order.clone();
         m.phase = Phase::Playing;
-        m.round_scores = Vec::new();
         let mut ev = Vec::new();
         m.reveal_spicy(&mut ev);
-        m
+        Ok(m)
     }
 }

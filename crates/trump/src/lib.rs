@@ -255,7 +255,10 @@ impl Trump {
         }
         if !position.scores.is_empty() {
             if position.scores.len() != n {
-                return Err(bad(format!("{} scores for {n} seats", position.scores.len())));
+                return Err(bad(format!(
+                    "{} scores for {n} seats",
+                    position.scores.len()
+                )));
             }
             g.scores = position.scores.clone();
         }

@@ -919,3 +919,193 @@ fn r0_fixed_seed_reproduces_the_published_deal() {
         );
     }
 }
+
+// ---------------------------------------------------------------- explicit positions
+
+#[test]
+fn from_position_refuses_inconsistent_hands() {
+    let good = Position {
+        hands: vec![vec![c(Red, 1), c(Red, 2)], vec![c(Blue, 1), c(Blue, 2)]],
+        trump_indicator: c(Green, 1),
+        symbol_indicator: c(Green, 2),
+        dealer: 1,
+        round: 1,
+        scores: Vec::new(),
+    };
+    let g = Trump::from_position(&Options::default(), &good).unwrap();
+    assert_eq!(
+        (g.round(), g.phase(), g.scores()),
+        (1, Phase::Playing, vec![0, 0])
+    );
+    let code = |f: &dyn Fn(&mut Position), opts: &Options| {
+        let mut p = good.clone();
+        f(&mut p);
+        Trump::from_position(opts, &p).unwrap_err().code
+    };
+    let d = Options::default();
+    let cases: [(&dyn Fn(&mut Position), &str); 9] = [
+        (&|p| p.hands.truncate(1), codes::BAD_PLAYER_COUNT),
+        (
+            &|p| p.hands = vec![vec![c(Red, 3)]; 5],
+            codes::BAD_PLAYER_COUNT,
+        ),
+        (&|p| p.hands[1].pop().map(drop).unwrap(), codes::BAD_OPTIONS),
+        (
+            &|p| p.hands = vec![Vec::new(), Vec::new()],
+            codes::BAD_OPTIONS,
+        ),
+        (&|p| p.hands[1][0] = c(Red, 1), codes::BAD_OPTIONS),
+        (&|p| p.symbol_indicator = c(Blue, 2), codes::BAD_OPTIONS),
+        (&|p| p.dealer = 2, codes::BAD_OPTIONS),
+        (&|p| p.round = 0, codes::BAD_OPTIONS),
+        (&|p| p.scores = vec![3], codes::BAD_OPTIONS),
+    ];
+    for (i, (f, expected)) in cases.iter().enumerate() {
+        assert_eq!(code(*f, &d), *expected, "case {i}");
+    }
+    assert_eq!(code(&|_| {}, &Options { target: 0 }), codes::BAD_OPTIONS);
+    // Given scores are the match totals the round adds to.
+    let mut p = good.clone();
+    p.scores = vec![10, 20];
+    let g = Trump::from_position(&d, &p).unwrap();
+    assert_eq!(g.scores(), vec![10, 20]);
+    // Later rounds: the dealer leads.
+    p.round = 4;
+    let g = Trump::from_position(&d, &p).unwrap();
+    assert_eq!((g.round(), g.turn()), (4, Some(1)));
+}
+
+/// A real game in mid-round with its hidden cards, for `from_view_and_hidden`.
+fn mid_round(players: usize, seed: u64, plays: usize) -> (Trump, Vec<Vec<Card>>, Vec<Vec<Card>>) {
+    let mut g = Trump::new_match(&Options::default(), players).unwrap();
+    g.start_round(&Seed::from_u64(seed)).unwrap();
+    let mut rng = Seed::from_u64(seed + 1).rng();
+    for _ in 0..plays {
+        let seat = g.to_act()[0];
+        let legal = g.legal_actions_for(seat);
+        g.apply(seat, &legal[rng.below(legal.len())]).unwrap();
+    }
+    let r = g.round.as_ref().unwrap();
+    let hands = (0..players)
+        .map(|s| cards_of(r.hands[s]).collect())
+        .collect();
+    let won = (0..players).map(|s| cards_of(r.won[s]).collect()).collect();
+    (g, hands, won)
+}
+
+/// The bots' constructor: the true hidden cards rebuild a state that looks and plays
+/// exactly as the real one; every inconsistent guess is refused.
+#[test]
+fn from_view_and_hidden_rebuilds_the_truth_and_refuses_inconsistent_guesses() {
+    // 9 plays at 3 seats: three tricks done, nothing on the table; 10: one card on it.
+    for plays in [9, 10, 17] {
+        let (g, hands, won) = mid_round(3, 40 + plays as u64, plays);
+        let me = 1;
+        let view = g.view_for(Viewer::Player(me));
+        let h = Trump::from_view_and_hidden(&view, &hands, &won).unwrap();
+        for s in 0..3 {
+            assert_eq!(h.view_for(Viewer::Player(s)), g.view_for(Viewer::Player(s)));
+        }
+        // Both play on identically.
+        let (mut a, mut b) = (g.clone(), h);
+        let mut rng = Seed::from_u64(7).rng();
+        while a.phase() == Phase::Playing {
+            let seat = a.to_act()[0];
+            let legal = a.legal_actions_for(seat);
+            assert_eq!(legal, b.legal_actions_for(seat));
+            let act = &legal[rng.below(legal.len())];
+            assert_eq!(a.apply(seat, act).unwrap(), b.apply(seat, act).unwrap());
+        }
+        assert_eq!(a.scores(), b.scores());
+
+        let bad = |v: &TrumpView, hs: &[Vec<Card>], ws: &[Vec<Card>]| {
+            assert_eq!(
+                Trump::from_view_and_hidden(v, hs, ws).unwrap_err().code,
+                codes::BAD_OPTIONS
+            );
+        };
+        let other = (me + 1) % 3;
+        // A spectator knows no hand; a finished round is no round in progress.
+        bad(&g.view_for(Viewer::Spectator), &hands, &won);
+        let mut v = view.clone();
+        v.phase = Phase::AwaitingRound;
+        bad(&v, &hands, &won);
+        bad(&view, &hands[..2], &won);
+        bad(&view, &hands, &won[..2]);
+        for f in [
+            |v: &mut TrumpView| v.trump_indicator = None,
+            |v: &mut TrumpView| v.symbol_indicator = None,
+            |v: &mut TrumpView| v.leader = None,
+            |v: &mut TrumpView| v.turn = None,
+        ] {
+            let mut v = view.clone();
+            f(&mut v);
+            bad(&v, &hands, &won);
+        }
+        // Swap one hidden card between two other seats' hands: counts hold, the viewer's
+        // hand does not change, so this is a valid guess.
+        let third = (me + 2) % 3;
+        let mut swapped = hands.clone();
+        let (x, y) = (swapped[other][0], swapped[third][0]);
+        swapped[other][0] = y;
+        swapped[third][0] = x;
+        assert!(Trump::from_view_and_hidden(&view, &swapped, &won).is_ok());
+        // A hand one card short (the card goes missing).
+        let mut short = hands.clone();
+        short[other].pop();
+        bad(&view, &short, &won);
+        // One card moved from a hand to another: counts differ.
+        let mut moved = hands.clone();
+        let card = moved[other].pop().unwrap();
+        moved[third].push(card);
+        bad(&view, &moved, &won);
+        // A card in two hands (counts hold, a card goes missing).
+        let mut twice = hands.clone();
+        twice[other][0] = twice[third][0];
+        bad(&view, &twice, &won);
+        // A hand holding an indicator, or a card on the table.
+        let mut ind = hands.clone();
+        ind[other][0] = view.trump_indicator.unwrap();
+        bad(&view, &ind, &won);
+        if let Some(p) = view.trick.first() {
+            let mut on_table = hands.clone();
+            on_table[other][0] = p.card;
+            bad(&view, &on_table, &won);
+        }
+        // The viewer's own hand must be the real one.
+        let mut mine = hands.clone();
+        let (m0, o0) = (mine[me][0], mine[other][0]);
+        mine[me][0] = o0;
+        mine[other][0] = m0;
+        bad(&view, &mine, &won);
+        // Won piles: another seat's pile swapped with a hand card keeps every count
+        // only if the symbols agree; a pile with a card never played is refused.
+        if let Some(wc) = won.iter().flatten().next().copied() {
+            let owner = won.iter().position(|w| w.contains(&wc)).unwrap();
+            let hand_seat = if owner == me { other } else { owner };
+            let hc = hands[hand_seat]
+                .iter()
+                .copied()
+                .find(|c| {
+                    c.symbol() == wc.symbol()
+                        || view.symbol != Some(c.symbol()) && view.symbol != Some(wc.symbol())
+                })
+                .filter(|_| hand_seat != me);
+            if let Some(hc) = hc {
+                let mut hs = hands.clone();
+                let mut ws = won.clone();
+                let i = ws[owner].iter().position(|&c| c == wc).unwrap();
+                ws[owner][i] = hc;
+                let j = hs[hand_seat].iter().position(|&c| c == hc).unwrap();
+                hs[hand_seat][j] = wc;
+                bad(&view, &hs, &ws);
+            }
+            // A won card in the wrong seat's pile: the counts change.
+            let mut ws = won.clone();
+            let i = ws[owner].iter().position(|&c| c == wc).unwrap();
+            ws[owner].remove(i);
+            ws[(owner + 1) % 3].push(wc);
+            bad(&view, &hands, &ws);
+        }
+    }
+}

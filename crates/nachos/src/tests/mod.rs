@@ -1,6 +1,7 @@
 //! Tests: one scenario per ruling (`scenarios`) and properties over thousands of seeded
 //! random matches (`properties`). Shared helpers live here.
 
+mod positions;
 mod properties;
 mod scenarios;
 
