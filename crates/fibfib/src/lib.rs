@@ -140,6 +140,21 @@ struct DealRecord {
     refills: Vec<Vec<Card>>,
 }
 
+/// A game in progress given by its cards, for rule tests and puzzles
+/// ([`FibFib::from_position`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Position {
+    pub hands: [Vec<Card>; 2],
+    /// The draw pile, top first.
+    pub pile_top_first: Vec<Card>,
+    /// The table, columns in order (see [`Column`]).
+    pub columns: Vec<Column>,
+    /// The seat on turn (0 or 1); the other one dealt.
+    pub turn: Seat,
+    /// The stream that shuffles any refill.
+    pub refill_seed: Seed,
+}
+
 /// A Fib-Fibonacci match (one round).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FibFib {
@@ -579,7 +594,9 @@ impl FibFib {
         })
     }
 
-    /// A state from explicit parts, for scenario tests.
+    /// A state from explicit parts, for scenario tests, with refills drawn from seed 0.
+    /// Unlike [`FibFib::from_position`] it does not check the cards: the scenarios pad
+    /// their piles with repeated cards nobody ever plays.
     #[cfg(test)]
     pub(crate) fn from_parts(
         hands: [Vec<Card>; 2],
@@ -587,23 +604,59 @@ impl FibFib {
         columns: Vec<Column>,
         turn: Seat,
     ) -> Self {
-        let mut pile = pile_top_first;
+        FibFib::from_checked_position(Position {
+            hands,
+            pile_top_first,
+            columns,
+            turn,
+            refill_seed: Seed::from_u64(0),
+        })
+    }
+
+    /// A game in progress exactly as `position` lays it out, for rule tests and puzzles:
+    /// no reaction chance open, no pass made, turn count 0. Cards in no hand, not in the
+    /// pile and not on the table are out of the game. Refuses (`bad_seat` or
+    /// `bad_options`) a turn other than seat 0 or 1 and a card given twice (hands, pile
+    /// and every face-up card of the table together). The deal record is absent.
+    pub fn from_position(position: &Position) -> Result<FibFib, RuleError> {
+        if position.turn > 1 {
+            return Err(RuleError::bad_seat(position.turn, 2));
+        }
+        let mut all: Vec<Card> = position.hands.iter().flatten().copied().collect();
+        all.extend(&position.pile_top_first);
+        for c in &position.columns {
+            c.face_up(&mut all);
+        }
+        let mut seen = [false; DECK_SIZE];
+        for c in &all {
+            if std::mem::replace(&mut seen[c.id() as usize], true) {
+                return Err(RuleError::new(
+                    codes::BAD_OPTIONS,
+                    format!("{c:?} is given twice"),
+                ));
+            }
+        }
+        Ok(FibFib::from_checked_position(position.clone()))
+    }
+
+    fn from_checked_position(position: Position) -> FibFib {
+        let mut pile = position.pile_top_first;
         pile.reverse();
         FibFib {
             phase: Phase::Playing,
             round: 1,
-            dealer: 1 - turn,
-            turn,
-            hands,
+            dealer: 1 - position.turn,
+            turn: position.turn,
+            hands: position.hands,
             pile,
-            columns,
+            columns: position.columns,
             chance: None,
             passes: 0,
             turns: 0,
             refills: 0,
             end: None,
             rng: Some(RoundRng {
-                rng: Seed::from_u64(0).rng(),
+                rng: position.refill_seed.rng(),
                 shuffles: 0,
             }),
             deal: None,

@@ -1477,3 +1477,308 @@ fn from_view_and_hidden_keeps_the_view() {
         }
     }
 }
+
+// ---------- pinned deals, explicit positions ----------
+
+/// published seeds must keep reproducing published deals. Seed 2028 is
+/// pinned to its exact deal record (the pairs drawn for the dealer: two 6s and two 3s tie
+/// before a 7 beats a 2; the dealer; both hands and the whole draw pile, by card id): a
+/// change to the shuffle or the dealing breaks this test.
+#[test]
+fn r0_fixed_seed_reproduces_the_published_deal() {
+    let mut g = FibFib::new_match(&Options::default(), 2).unwrap();
+    g.start_round(&Seed::from_u64(2028)).unwrap();
+    let rec = g.deal_record();
+    let ids = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_u64().unwrap())
+            .collect()
+    };
+    let list = |v: &serde_json::Value| -> Vec<Vec<u64>> {
+        v.as_array().unwrap().iter().map(ids).collect()
+    };
+    assert_eq!(
+        list(&rec["dealer_draw"]),
+        [vec![25, 24], vec![8, 18], vec![5, 2]]
+    );
+    assert_eq!(rec["dealer"], 0);
+    assert_eq!(
+        list(&rec["hands"]),
+        [vec![10, 5, 20, 1, 25], vec![0, 3, 21, 23, 17]]
+    );
+    assert_eq!(
+        ids(&rec["draw_pile"]),
+        [9, 8, 13, 6, 11, 15, 18, 12, 24, 7, 16, 22, 19, 4, 2, 14]
+    );
+    // The non-dealer plays first; the live pile is the record's, top last.
+    assert_eq!(g.to_act(), vec![1]);
+    let top_first: Vec<u64> = g.pile.iter().rev().map(|c| u64::from(c.id())).collect();
+    assert_eq!(top_first, ids(&rec["draw_pile"]));
+}
+
+/// R-45, in the 7 → 8 direction: a 7 laid as a run card lets the opponent set the 8 of
+/// the same suit beside that run on the very next turn (and no other 8).
+#[test]
+fn r45_a_laid_seven_is_answered_by_the_eight_of_its_suit() {
+    let column = Column {
+        base: Some(joker(0)),
+        sides: [
+            Side {
+                run: vec![
+                    Placed {
+                        card: k(Two, Hearts),
+                        value: 2,
+                    },
+                    Placed {
+                        card: k(Five, Hearts),
+                        value: 5,
+                    },
+                ],
+                ..Side::default()
+            },
+            Side::default(),
+        ],
+        reactions: Vec::new(),
+    };
+    let mut g = FibFib::from_position(&Position {
+        hands: [
+            vec![k(Seven, Diamonds), k(Two, Clubs)],
+            vec![k(Eight, Diamonds), k(Eight, Clubs), k(Seven, Clubs)],
+        ],
+        pile_top_first: vec![k(Three, Spades), k(Three, Hearts)],
+        columns: vec![column],
+        turn: 0,
+        refill_seed: Seed::from_u64(1),
+    })
+    .unwrap();
+    g.apply(0, &run(k(Seven, Diamonds), 0, 0)).unwrap();
+    let v = g.view_for(Viewer::Player(1));
+    assert_eq!(
+        v.reaction,
+        Some(ReactionChance {
+            seat: 1,
+            laid: k(Seven, Diamonds),
+            column: 0,
+            side: 0
+        })
+    );
+    let answer = Action::PlayReaction {
+        card: k(Eight, Diamonds),
+    };
+    let reactions: Vec<&Action> = v
+        .legal
+        .iter()
+        .filter(|a| matches!(a, Action::PlayReaction { .. }))
+        .collect();
+    assert_eq!(reactions, vec![&answer]);
+    refused(
+        &mut g,
+        1,
+        Action::PlayReaction {
+            card: k(Eight, Clubs),
+        },
+        WRONG_REACTION_CARD,
+    );
+    refused(
+        &mut g,
+        1,
+        Action::PlayReaction {
+            card: k(Seven, Clubs),
+        },
+        WRONG_REACTION_CARD,
+    );
+    g.apply(1, &answer).unwrap();
+    assert_eq!(
+        g.columns[0].reactions,
+        vec![Reaction {
+            card: k(Eight, Diamonds),
+            side: 0
+        }]
+    );
+    for (card, partner) in [
+        (k(Seven, Spades), Some(k(Eight, Spades))),
+        (k(Eight, Hearts), Some(k(Seven, Hearts))),
+        (k(Seven, Clubs), Some(k(Eight, Clubs))),
+        (k(Five, Clubs), None),
+        (joker(1), None),
+    ] {
+        assert_eq!(card.reaction_partner(), partner, "{card:?}");
+    }
+}
+
+/// the joker's optional bonus in the legal list: every 2 and 3 in hand on either
+/// side, a 6 as 0, 1, 2 or 3 on either side, nothing else (not a 5, 7, 8, 4 or the
+/// other joker), and the joker alone.
+#[test]
+fn r42_legal_joker_bonuses_are_exactly_the_low_cards_on_either_side() {
+    let g = game(
+        vec![
+            joker(0),
+            k(Two, Clubs),
+            k(Three, Hearts),
+            six(0),
+            k(Five, Spades),
+            k(Eight, Clubs),
+            four(0),
+            joker(1),
+        ],
+        vec![k(Two, Spades)],
+        filler(),
+    );
+    let mut jokers: Vec<Action> = legal(&g, 0)
+        .into_iter()
+        .filter(|a| matches!(a, Action::PlayJoker { card, .. } if *card == joker(0)))
+        .collect();
+    let mut expected = vec![jk(joker(0))];
+    for side in 0..2 {
+        for (card, value) in [
+            (k(Two, Clubs), None),
+            (k(Three, Hearts), None),
+            (six(0), Some(0)),
+            (six(0), Some(1)),
+            (six(0), Some(2)),
+            (six(0), Some(3)),
+        ] {
+            expected.push(Action::PlayJoker {
+                card: joker(0),
+                bonus: Some(Bonus { card, side, value }),
+            });
+        }
+    }
+    let key = |a: &Action| serde_json::to_string(a).unwrap();
+    jokers.sort_by_key(key);
+    expected.sort_by_key(key);
+    assert_eq!(jokers, expected);
+    // Each of them is accepted.
+    for a in &expected {
+        g.clone().apply(0, a).unwrap();
+    }
+}
+
+/// passing is refused while the player could play (a joker, a run card) or draw,
+/// allowed only when stuck; the check uses the same legal list the view shows.
+#[test]
+fn r46_pass_check_matches_the_legal_list() {
+    // Stuck: an 8 fits nowhere, the pile is empty and the table has nothing to shuffle.
+    let open = Column {
+        base: None,
+        sides: [
+            Side {
+                run: vec![Placed {
+                    card: k(Two, Hearts),
+                    value: 2,
+                }],
+                ..Side::default()
+            },
+            Side::default(),
+        ],
+        reactions: Vec::new(),
+    };
+    let stuck = |hand: Vec<Card>| {
+        FibFib::from_position(&Position {
+            hands: [hand, vec![k(Eight, Spades)]],
+            pile_top_first: Vec::new(),
+            columns: vec![open.clone()],
+            turn: 0,
+            refill_seed: Seed::from_u64(2),
+        })
+        .unwrap()
+    };
+    let mut g = stuck(vec![k(Eight, Hearts)]);
+    assert_eq!(legal(&g, 0), vec![Action::Pass]);
+    g.apply(0, &Action::Pass).unwrap();
+    // A 3 continues 2 (second card 3-5): no pass.
+    let mut g = stuck(vec![k(Three, Spades)]);
+    assert_eq!(legal(&g, 0), vec![run(k(Three, Spades), 0, 0)]);
+    refused(&mut g, 0, Action::Pass, PASS_NOT_ALLOWED);
+    // A 4 may replace the 2: no pass.
+    let mut g = stuck(vec![four(1)]);
+    refused(&mut g, 0, Action::Pass, PASS_NOT_ALLOWED);
+    // Seat 1 is not on turn: its pass is refused as such.
+    refused(&mut g, 1, Action::Pass, codes::NOT_YOUR_TURN);
+}
+
+#[test]
+fn from_position_refuses_a_card_twice_and_a_seat_not_at_the_table() {
+    let p = Position {
+        hands: [vec![k(Two, Spades)], vec![k(Three, Spades)]],
+        pile_top_first: vec![k(Five, Spades)],
+        columns: Vec::new(),
+        turn: 1,
+        refill_seed: Seed::from_u64(3),
+    };
+    let g = FibFib::from_position(&p).unwrap();
+    assert_eq!(
+        (g.to_act(), g.phase(), g.dealer),
+        (vec![1], Phase::Playing, 0)
+    );
+    let mut q = p.clone();
+    q.turn = 2;
+    assert_eq!(FibFib::from_position(&q).unwrap_err().code, codes::BAD_SEAT);
+    let mut q = p.clone();
+    q.pile_top_first.push(k(Two, Spades));
+    assert_eq!(
+        FibFib::from_position(&q).unwrap_err().code,
+        codes::BAD_OPTIONS
+    );
+    let mut q = p.clone();
+    q.hands[1].push(k(Two, Spades));
+    assert_eq!(
+        FibFib::from_position(&q).unwrap_err().code,
+        codes::BAD_OPTIONS
+    );
+    let mut q = p.clone();
+    q.columns.push(Column {
+        base: Some(k(Five, Spades)),
+        ..Column::default()
+    });
+    assert_eq!(
+        FibFib::from_position(&q).unwrap_err().code,
+        codes::BAD_OPTIONS
+    );
+}
+
+/// The bots' constructor refuses views it cannot complete and guesses that do not fit.
+#[test]
+fn from_view_and_hidden_refuses_what_does_not_fit_the_view() {
+    let mut g = FibFib::new_match(&Options::default(), 2).unwrap();
+    g.start_round(&Seed::from_u64(9)).unwrap();
+    let seat = g.to_act()[0];
+    let view = g.view_for(Viewer::Player(seat));
+    let other = g.hands[1 - seat].clone();
+    let pile: Vec<Card> = g.pile.iter().rev().copied().collect();
+    let seed = Seed::from_u64(1);
+    let build = |v: &FibFibView, o: &[Card], p: &[Card]| {
+        FibFib::from_view_and_hidden(v, o.to_vec(), p.to_vec(), &seed)
+    };
+    let h = build(&view, &other, &pile).unwrap();
+    assert_eq!(h.view_for(Viewer::Player(seat)), view);
+    assert_eq!(
+        h.view_for(Viewer::Player(1 - seat)),
+        g.view_for(Viewer::Player(1 - seat))
+    );
+    let bad = |v: &FibFibView, o: &[Card], p: &[Card]| {
+        assert_eq!(build(v, o, p).unwrap_err().code, codes::BAD_OPTIONS);
+    };
+    bad(&g.view_for(Viewer::Spectator), &other, &pile);
+    bad(&g.view_for(Viewer::Player(2)), &other, &pile);
+    let mut v = view.clone();
+    v.phase = Phase::Finished;
+    bad(&v, &other, &pile);
+    let mut v = view.clone();
+    v.turn = None;
+    bad(&v, &other, &pile);
+    let mut v = view.clone();
+    v.hand = None;
+    bad(&v, &other, &pile);
+    // The opponent's hand one card short, the card moved to the pile.
+    let mut more = pile.clone();
+    more.push(other[0]);
+    bad(&view, &other[1..], &more);
+    // One card of the opponent's hand swapped for one of the viewer's.
+    let mut o = other.clone();
+    o[0] = view.hand.as_ref().unwrap()[0];
+    bad(&view, &o, &pile);
+}
