@@ -2394,3 +2394,106 @@ fn from_view_and_hidden_keeps_the_view() {
         }
     }
 }
+
+// ---------- pinned deals ----------
+
+/// A deal record with every card as its id: (dealer draw as (seat, id), dealer, hands in
+/// dealing order, the first discard, the stock top last).
+type Pinned = (Vec<(u64, u64)>, u64, Vec<Vec<u64>>, u64, Vec<u64>);
+
+fn pinned(options: Options, players: usize, seed: u64) -> Pinned {
+    let mut g = Rummy::new_match(&options, players).unwrap();
+    g.start_round(&Seed::from_u64(seed)).unwrap();
+    let rec = g.deal_record();
+    let id = |c: &serde_json::Value| c["id"].as_u64().unwrap();
+    let ids = |v: &serde_json::Value| v.as_array().unwrap().iter().map(id).collect::<Vec<_>>();
+    (
+        rec["dealer_draw"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| (d["seat"].as_u64().unwrap(), id(&d["card"])))
+            .collect(),
+        rec["dealer"].as_u64().unwrap(),
+        rec["hands"].as_array().unwrap().iter().map(ids).collect(),
+        id(&rec["discard_start"]),
+        ids(&rec["stock_top_last"]),
+    )
+}
+
+/// published seeds must keep reproducing published deals (the
+/// daily Solitaire deal above all). Seed 2026 is pinned to its exact deal record in each
+/// game: Fibonacci 21 at three seats, 13 at two, 8 at four (its dealer draw has a tie, so
+/// two seats draw again) and Solitaire 21. A change to the shuffle, the dealer draw or the
+/// dealing order breaks this test. Solitaire, too, spends a dealer draw from the stream
+/// before its deal (its only seat always deals), which is why its stock begins like the
+/// three-seat game's.
+#[test]
+fn r0_fixed_seeds_reproduce_the_published_deals() {
+    let t21 = pinned(opts(21), 3, 2026);
+    assert_eq!(t21.0, [(0, 32), (1, 25), (2, 41)]);
+    assert_eq!(t21.1, 2);
+    assert_eq!(
+        t21.2,
+        [
+            vec![87, 19, 10, 38, 3, 76, 22],
+            vec![44, 88, 39, 30, 69, 82, 63],
+            vec![80, 72, 18, 1, 70, 57, 78]
+        ]
+    );
+    assert_eq!(t21.3, 64);
+    let stock21 = [
+        74, 12, 56, 53, 28, 65, 36, 67, 43, 4, 7, 46, 20, 23, 59, 31, 73, 71, 11, 25, 17, 24, 77,
+        9, 66, 62, 8, 51, 85, 81, 29, 6, 61, 37, 26, 16, 79, 0, 68, 50, 83, 54, 45, 41, 60, 35, 84,
+        13, 75, 47, 2, 49, 55, 15, 40, 42, 86, 32, 33, 58, 14, 52, 21, 48, 27, 5, 34,
+    ];
+    assert_eq!(t21.4, stock21);
+
+    let t13 = pinned(opts(13), 2, 2026);
+    assert_eq!((t13.0, t13.1), (vec![(0, 15), (1, 49)], 0));
+    assert_eq!(
+        t13.2,
+        [
+            vec![3, 27, 11, 0, 13, 15, 28],
+            vec![35, 32, 53, 29, 8, 34, 7]
+        ]
+    );
+    assert_eq!(t13.3, 71);
+    assert_eq!(
+        t13.4,
+        [
+            42, 59, 40, 36, 46, 65, 12, 72, 23, 4, 61, 51, 21, 60, 47, 56, 54, 44, 6, 17, 2, 24,
+            50, 18, 19, 14, 52, 37, 68, 26, 49, 16, 57, 5, 69, 55, 67, 66, 62, 25, 64, 33, 22, 48,
+            43, 58, 39, 38, 1, 9, 30, 70, 10, 45, 63, 20, 31, 41
+        ]
+    );
+
+    let t8 = pinned(opts(8), 4, 2026);
+    assert_eq!(t8.0, [(0, 2), (1, 25), (2, 10), (3, 43), (2, 5), (3, 16)]);
+    assert_eq!(t8.1, 2);
+    assert_eq!(
+        t8.2,
+        [
+            vec![21, 40, 45, 24, 57, 29, 27],
+            vec![63, 36, 66, 13, 2, 10, 33],
+            vec![37, 3, 43, 62, 4, 0, 53],
+            vec![35, 64, 15, 42, 7, 38, 28]
+        ]
+    );
+    assert_eq!(t8.3, 59);
+    assert_eq!(
+        t8.4,
+        [
+            19, 22, 49, 47, 54, 41, 23, 61, 32, 44, 30, 6, 16, 60, 39, 56, 58, 48, 51, 55, 17, 5,
+            11, 20, 18, 65, 50, 9, 8, 46, 26, 1, 25, 52, 34, 14, 12, 31
+        ]
+    );
+
+    let solo = pinned(opts(21), 1, 2026);
+    assert_eq!((solo.0, solo.1), (vec![(0, 32)], 0));
+    assert_eq!(solo.2, [vec![87, 44, 80, 19, 88, 72, 10]]);
+    assert_eq!(solo.3, 39);
+    let mut stock = stock21.to_vec();
+    stock.extend([64, 78, 63, 22, 57, 82, 76, 70, 69, 3, 1, 30, 38, 18]);
+    assert_eq!(solo.4, stock);
+}
