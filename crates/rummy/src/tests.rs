@@ -2497,3 +2497,76 @@ fn r0_fixed_seeds_reproduce_the_published_deals() {
     stock.extend([64, 78, 63, 22, 57, 82, 76, 70, 69, 3, 1, 30, 38, 18]);
     assert_eq!(solo.4, stock);
 }
+
+/// The bots' constructor refuses each kind of view it cannot complete and each guess that
+/// does not fit the view, with `bad_options`.
+#[test]
+fn from_view_and_hidden_refuses_what_does_not_fit_the_view() {
+    let mut g = Rummy::new_match(&opts(21), 3).unwrap();
+    g.start_round(&Seed::from_u64(31)).unwrap();
+    let seat = g.to_act()[0];
+    let other = (seat + 1) % 3;
+    let view = g.view_for(Viewer::Player(seat));
+    let r = g.round.as_ref().unwrap();
+    let hands: Vec<Vec<Card>> = r.seats.iter().map(|s| s.hand.clone()).collect();
+    let stock = r.stock.clone();
+    let below = r.discard[..r.discard.len() - 1].to_vec();
+    let seed = Seed::from_u64(4);
+    let build = |v: &crate::View, h: &[Vec<Card>], s: &[Card], d: &[Card]| {
+        Rummy::from_view_and_hidden(v, h.to_vec(), s.to_vec(), d.to_vec(), &seed)
+    };
+    let h = build(&view, &hands, &stock, &below).unwrap();
+    let json = |g: &Rummy| serde_json::to_value(g.view_for(Viewer::Player(other))).unwrap();
+    assert_eq!(json(&h), json(&g));
+    let bad = |v: &crate::View, h: &[Vec<Card>], s: &[Card], d: &[Card]| {
+        assert_eq!(
+            build(v, h, s, d).unwrap_err().code,
+            game_core::codes::BAD_OPTIONS
+        );
+    };
+    bad(&g.view_for(Viewer::Spectator), &hands, &stock, &below);
+    bad(&g.view_for(Viewer::Player(3)), &hands, &stock, &below);
+    let views: [fn(&mut crate::View); 4] = [
+        |v| v.phase = Phase::AwaitingRound,
+        |v| v.turn = None,
+        |v| v.stage = None,
+        |v| v.hand = None,
+    ];
+    for f in views {
+        let mut v = view.clone();
+        f(&mut v);
+        bad(&v, &hands, &stock, &below);
+    }
+    // Counts: a hand too few, a hand a card short (the card in the stock), the stock a
+    // card short (the card under the discard top).
+    bad(&view, &hands[..2], &stock, &below);
+    let mut short = hands.clone();
+    let c = short[other].pop().unwrap();
+    let mut more = stock.clone();
+    more.push(c);
+    bad(&view, &short, &more, &below);
+    let mut less = stock.clone();
+    let c = less.pop().unwrap();
+    let mut under = below.clone();
+    under.push(c);
+    bad(&view, &hands, &less, &under);
+    // The viewer's own hand swapped a card with another seat's.
+    let mut swapped = hands.clone();
+    let (a, b) = (swapped[seat][0], swapped[other][0]);
+    swapped[seat][0] = b;
+    swapped[other][0] = a;
+    bad(&view, &swapped, &stock, &below);
+    // Another seat's card swapped with the stock: still a consistent guess.
+    let mut guess = hands.clone();
+    let mut st = stock.clone();
+    std::mem::swap(&mut guess[other][0], &mut st[0]);
+    assert!(build(&view, &guess, &st, &below).is_ok());
+    // A card twice (and one missing).
+    let mut twice = hands.clone();
+    twice[other][0] = stock[0];
+    bad(&view, &twice, &stock, &below);
+    // The discard top in a hand.
+    let mut top = hands.clone();
+    top[other][0] = view.discard_top.unwrap();
+    bad(&view, &top, &stock, &below);
+}
