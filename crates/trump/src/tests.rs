@@ -964,11 +964,12 @@ fn from_position_refuses_inconsistent_hands() {
         assert_eq!(code(*f, &d), *expected, "case {i}");
     }
     assert_eq!(code(&|_| {}, &Options { target: 0 }), codes::BAD_OPTIONS);
-    // Given scores are the match totals the round adds to.
+    // Given scores are the match totals the round adds to; the options are kept.
     let mut p = good.clone();
     p.scores = vec![10, 20];
-    let g = Trump::from_position(&d, &p).unwrap();
+    let g = Trump::from_position(&Options { target: 55 }, &p).unwrap();
     assert_eq!(g.scores(), vec![10, 20]);
+    assert_eq!(g.options(), &Options { target: 55 });
     // Later rounds: the dealer leads.
     p.round = 4;
     let g = Trump::from_position(&d, &p).unwrap();
