@@ -227,6 +227,8 @@ fn r31_last_trick_winner_takes_indicators_deals_and_leads_next() {
     ok(&mut g, 1, c(Green, 2));
     ok(&mut g, 0, c(Green, 5)); // seat 0 wins trick 1
     assert_eq!(g.turn(), Some(0));
+    let v = g.view_for(Viewer::Spectator);
+    assert_eq!((v.tricks_played, v.tricks_won.clone()), (1, vec![1, 0]));
     ok(&mut g, 0, c(Green, 1));
     let ev = ok(&mut g, 1, c(Blue, 1)); // off-colour, not trump: seat 0 wins the last trick
     let Some(Event::RoundEnded(res)) = ev.iter().find(|e| matches!(e, Event::RoundEnded(_))) else {
