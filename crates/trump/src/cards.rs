@@ -277,6 +277,14 @@ mod tests {
     }
 
     #[test]
+    fn r30_colour_indices_follow_the_rulebook_order() {
+        for (i, c) in Colour::ALL.into_iter().enumerate() {
+            assert_eq!(c.index(), i);
+            assert_eq!(Card::new(c, 1).index(), 10 * i);
+        }
+    }
+
+    #[test]
     fn bitset_iteration_is_sorted_canonical_order() {
         let all: Vec<Card> = cards_of(FULL_DECK).collect();
         assert_eq!(all, Card::canonical_deck().to_vec());

@@ -586,10 +586,10 @@ fn basic_errors_leave_state_unchanged() {
     refused(&mut g, 0, &play(c(Red, 1)), codes::NO_ROUND);
     refused(&mut g, 3, &play(c(Red, 1)), codes::BAD_SEAT);
     g.start_round(&Seed::from_u64(3)).unwrap();
-    assert_eq!(
-        g.start_round(&Seed::from_u64(4)).unwrap_err().code,
-        codes::WRONG_PHASE
-    );
+    assert_eq!(g.players(), 3);
+    let e = g.start_round(&Seed::from_u64(4)).unwrap_err();
+    assert_eq!(e.code, codes::WRONG_PHASE);
+    assert_eq!(e.message, "a round is already in progress");
     let turn = g.turn().unwrap();
     let other = (turn + 1) % 3;
     let their = cards_of(g.round.as_ref().unwrap().hands[other])
