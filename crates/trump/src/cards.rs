@@ -277,6 +277,23 @@ mod tests {
     }
 
     #[test]
+    fn r30_symbol_and_colour_names_are_the_wire_names() {
+        for s in Symbol::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
+        for c in Colour::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.name());
+        }
+        // The refusal of a wrong printed symbol names both symbols.
+        let e = serde_json::from_value::<Card>(
+            serde_json::json!({"colour":"red","number":7,"symbol":"star"}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("red 7 bears the symbol circle, not star"), "{e}");
+    }
+
+    #[test]
     fn r30_colour_indices_follow_the_rulebook_order() {
         for (i, c) in Colour::ALL.into_iter().enumerate() {
             assert_eq!(c.index(), i);
