@@ -1112,3 +1112,46 @@ fn from_view_and_hidden_rebuilds_the_truth_and_refuses_inconsistent_guesses() {
         }
     }
 }
+
+/// in round 1 nobody may hold a trump (a position with few cards); then the dealer
+/// leads. The lowest trump is looked for among trumps only, not the lowest card.
+#[test]
+fn r31_round_one_without_trumps_in_hands_the_dealer_leads() {
+    let p = Position {
+        hands: vec![vec![c(Red, 1), c(Yellow, 2)], vec![c(Red, 3), c(Green, 9)]],
+        trump_indicator: c(Blue, 7),
+        symbol_indicator: c(Green, 4),
+        dealer: 1,
+        round: 1,
+        scores: Vec::new(),
+    };
+    let g = Trump::from_position(&Options::default(), &p).unwrap();
+    assert_eq!(g.turn(), Some(1));
+    let mut q = p.clone();
+    q.hands[1][1] = c(Blue, 9);
+    q.dealer = 0;
+    assert_eq!(
+        Trump::from_position(&Options::default(), &q)
+            .unwrap()
+            .turn(),
+        Some(1)
+    );
+}
+
+/// a seat not at the table sees what a spectator sees; before the first round a
+/// seat's hand is empty, a spectator's absent.
+#[test]
+fn r4_views_of_seats_outside_the_table_and_before_the_first_round() {
+    let mut g = Trump::new_match(&Options::default(), 3).unwrap();
+    assert_eq!(g.view_for(Viewer::Player(0)).hand, Some(Vec::new()));
+    assert_eq!(g.view_for(Viewer::Spectator).hand, None);
+    g.start_round(&Seed::from_u64(8)).unwrap();
+    let outside = g.view_for(Viewer::Player(3));
+    assert_eq!(outside.hand, None);
+    assert!(outside.playable.is_empty());
+    let turn = g.turn().unwrap();
+    for s in 0..3 {
+        let v = g.view_for(Viewer::Player(s));
+        assert_eq!(v.playable.is_empty(), s != turn, "seat {s}");
+    }
+}
