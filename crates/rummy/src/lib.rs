@@ -68,7 +68,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cards::{Card, CardKind};
 pub use rules::{Action, Placed, Play, Stage, TableSet};
-pub use state::{RoundResult, Rummy, SeatScore};
+pub use state::{Position, RoundResult, Rummy, SeatScore};
 pub use view::{SetView, TableView, View, canonical_opening};
 
 /// Match length: a number of rounds (1, 3 or 5) or first to 500 / 1000 points.

@@ -568,7 +568,115 @@ pub(crate) fn score_seat(seat: Seat, s: &SeatState, went_out: bool) -> SeatScore
     }
 }
 
+/// A round in progress given by its cards, for rule tests and puzzles
+/// ([`Rummy::from_position`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// One hand per seat (one seat: Solitaire).
+    pub hands: Vec<Vec<Card>>,
+    /// Each seat's sets on the table; a seat with none has not opened.
+    pub tables: Vec<Vec<TableSet>>,
+    /// The discard pile, bottom first (its last card is the visible top).
+    pub discard_bottom_first: Vec<Card>,
+    /// The stock, top last.
+    pub stock_top_last: Vec<Card>,
+    /// The seat on turn and where it is in its turn.
+    pub turn: Seat,
+    pub stage: Stage,
+    /// The stream of the R-21 reshuffle.
+    pub stream: Seed,
+}
+
 impl Rummy {
+    /// A match in round 1 exactly as `position` lays it out, the seat before `turn`
+    /// dealing. Together the hands, tables, discard pile and stock must hold every card
+    /// of the game's deck once. Refuses (`bad_options`, `bad_player_count`) bad
+    /// options, a wrong number of seats or tables, a turn not at the table, a card that
+    /// is not of this deck or is given twice or is missing, and a table set that is empty,
+    /// shares its key with another set of the seat, totals over T or is closed
+    /// without totalling T. The deal record is absent.
+    pub fn from_position(options: &Options, position: Position) -> Result<Rummy, RuleError> {
+        use game_core::Game;
+        let bad = |m: String| RuleError::new(game_core::codes::BAD_OPTIONS, m);
+        let n = position.hands.len();
+        let mut g = Rummy::new_match(options, n)?;
+        let t = options.target;
+        if position.tables.len() != n || position.turn >= n {
+            return Err(bad(format!(
+                "{} tables and turn {} for {n} seats",
+                position.tables.len(),
+                position.turn
+            )));
+        }
+        for sets in &position.tables {
+            for (i, set) in sets.iter().enumerate() {
+                if set.cards.is_empty()
+                    || sets[..i].iter().any(|o| o.key == set.key)
+                    || set.total() > u32::from(t)
+                    || (set.closed && set.total() != u32::from(t))
+                {
+                    return Err(bad(format!(
+                        "the set {} is empty, doubled, over {t} or closed incomplete",
+                        set.key
+                    )));
+                }
+            }
+        }
+        let the_deck = deck(t);
+        let mut seen = vec![false; the_deck.len()];
+        let on_tables = position
+            .tables
+            .iter()
+            .flatten()
+            .flat_map(|s| s.cards.iter().map(|p| &p.card));
+        for c in position
+            .hands
+            .iter()
+            .flatten()
+            .chain(on_tables)
+            .chain(&position.discard_bottom_first)
+            .chain(&position.stock_top_last)
+        {
+            let i = usize::from(c.id);
+            if the_deck.get(i) != Some(c) || std::mem::replace(&mut seen[i], true) {
+                return Err(bad(format!(
+                    "card {} is not in this deck or is given twice",
+                    c.id
+                )));
+            }
+        }
+        if seen.contains(&false) {
+            return Err(bad("cards of the deck are missing".to_string()));
+        }
+        let seats = position
+            .hands
+            .into_iter()
+            .zip(position.tables)
+            .map(|(mut hand, sets)| {
+                hand.sort_by_key(|c| c.sort_key());
+                SeatState {
+                    hand,
+                    opened: !sets.is_empty(),
+                    sets,
+                }
+            })
+            .collect();
+        g.phase = Phase::Playing;
+        g.round_no = 1;
+        g.round = Some(Round {
+            stock: position.stock_top_last,
+            discard: position.discard_bottom_first,
+            seats,
+            dealer: (position.turn + n - 1) % n,
+            turn: position.turn,
+            stage: position.stage,
+            reshuffled: false,
+            rng: StreamRng(position.stream.rng()),
+            deal: serde_json::Value::Null,
+        });
+        Ok(g)
+    }
+
     /// What each seat would score if the round ended now with nobody going out:
     /// a search bot's judgement of a position it stops looking at. Empty between rounds.
     pub fn standing(&self) -> Vec<i64> {

@@ -7,7 +7,6 @@ use game_core::{Game, Phase, Seed, Viewer};
 
 use crate::cards::{CardKind, deck};
 use crate::rules::{Action, Placed, Play, Stage, TableSet};
-use crate::state::{Round, SeatState, StreamRng};
 use crate::{Card, MatchLength, Options, Rummy};
 
 // ---------- builders ----------
@@ -59,7 +58,6 @@ impl B {
         stage: Stage,
     ) -> Rummy {
         assert_eq!(options.target, self.t);
-        let players = hands.len();
         for c in &discard {
             assert!(!self.used[c.id as usize] || hands.iter().all(|h| !h.contains(c)));
             self.used[c.id as usize] = true;
@@ -74,30 +72,19 @@ impl B {
             discard_pile.extend(rest.drain(..extra));
         }
         discard_pile.extend(discard);
-        let seats = hands
-            .into_iter()
-            .zip(sets)
-            .map(|(mut hand, sets)| {
-                hand.sort_by_key(|c| c.sort_key());
-                let opened = !sets.is_empty();
-                SeatState { hand, sets, opened }
-            })
-            .collect();
-        let mut g = Rummy::new(&options, players);
-        g.phase = Phase::Playing;
-        g.round_no = 1;
-        g.round = Some(Round {
-            stock: rest,
-            discard: discard_pile,
-            seats,
-            dealer: (turn + players - 1) % players,
-            turn,
-            stage,
-            reshuffled: false,
-            rng: StreamRng(Seed::from_u64(0).rng()),
-            deal: serde_json::Value::Null,
-        });
-        g
+        Rummy::from_position(
+            &options,
+            crate::Position {
+                hands,
+                tables: sets,
+                discard_bottom_first: discard_pile,
+                stock_top_last: rest,
+                turn,
+                stage,
+                stream: Seed::from_u64(0),
+            },
+        )
+        .expect("a consistent position")
     }
 }
 
@@ -448,7 +435,9 @@ fn r11_bonus_card_starts_the_base_2_set_worth_8() {
 fn r12_set_over_target_refused_and_any_sum_is_valid() {
     let mut b = B::new(21);
     let (b8, s13, s5, s3, s2) = (b.base(8), b.std(13), b.std(5), b.std(3), b.std(2));
-    let st = vec![set(8, &[v(b8), v(s5)], false)];
+    // The set holds one standard 5, the hand another (two physical cards).
+    let s5_set = b.std(5);
+    let st = vec![set(8, &[v(b8), v(s5_set)], false)];
     let mut h = vec![s13, s3, s2, s5];
     h.extend(filler(&mut b, 2));
     let mut g = b.game(
@@ -540,7 +529,7 @@ fn r12_set_over_target_refused_and_any_sum_is_valid() {
 fn r13_second_base_of_a_number_is_dead() {
     let mut b = B::new(21);
     let (b5, b5b) = (b.base(5), b.base(5));
-    let st = vec![set(5, &[v(b5)], true)];
+    let st = vec![set(5, &[v(b5)], false)];
     let mut h = vec![b5b];
     h.extend(filler(&mut b, 3));
     let mut g = b.game(
@@ -2569,4 +2558,120 @@ fn from_view_and_hidden_refuses_what_does_not_fit_the_view() {
     let mut top = hands.clone();
     top[other][0] = view.discard_top.unwrap();
     bad(&view, &top, &stock, &below);
+}
+
+/// `Rummy::from_position` builds what it is given and refuses every inconsistency.
+#[test]
+fn from_position_refuses_inconsistent_positions() {
+    let o = opts(8);
+    let all = deck(8);
+    let k = all.len();
+    // Hands and the discard from the deck's end (wilds and standard cards), so that the
+    // base cards stay in the stock for the sets below.
+    let good = || crate::Position {
+        hands: vec![all[k - 7..].to_vec(), all[k - 14..k - 7].to_vec()],
+        tables: vec![Vec::new(), Vec::new()],
+        discard_bottom_first: vec![all[k - 15]],
+        stock_top_last: all[..k - 15].to_vec(),
+        turn: 1,
+        stage: Stage::MustDraw,
+        stream: Seed::from_u64(1),
+    };
+    let g = Rummy::from_position(&o, good()).unwrap();
+    assert_eq!(
+        (g.to_act(), g.phase(), g.round()),
+        (vec![1], Phase::Playing, 1)
+    );
+    assert_eq!(g.round.as_ref().unwrap().dealer, 0);
+    let err = |f: &dyn Fn(&mut crate::Position)| {
+        let mut p = good();
+        f(&mut p);
+        Rummy::from_position(&o, p).unwrap_err().code
+    };
+    let bad = game_core::codes::BAD_OPTIONS;
+    assert_eq!(err(&|p| p.tables.pop().map(drop).unwrap()), bad);
+    assert_eq!(err(&|p| p.turn = 2), bad);
+    assert_eq!(err(&|p| p.stock_top_last.pop().map(drop).unwrap()), bad);
+    assert_eq!(err(&|p| p.stock_top_last.push(all[k - 3])), bad);
+    // A card of deck 21 that deck 8 does not have (ids beyond it).
+    let big = deck(21)[80];
+    assert_eq!(err(&|p| p.stock_top_last.push(big)), bad);
+    // A card with the right id but another kind is not this deck's card.
+    assert_eq!(
+        err(&|p| p.hands[0][0] = Card {
+            id: p.hands[0][0].id,
+            kind: crate::CardKind::Wild
+        }),
+        bad
+    );
+    assert_eq!(
+        Rummy::from_position(
+            &opts(8),
+            crate::Position {
+                hands: vec![Vec::new(); 5],
+                tables: vec![Vec::new(); 5],
+                ..good()
+            }
+        )
+        .unwrap_err()
+        .code,
+        game_core::codes::BAD_PLAYER_COUNT
+    );
+    // Sets: empty, doubled key, over T, closed below T; an open partial set is fine.
+    let take = |p: &mut crate::Position, k: crate::CardKind| -> Card {
+        let i = p.stock_top_last.iter().position(|c| c.kind == k).unwrap();
+        p.stock_top_last.remove(i)
+    };
+    let with_set = |closed: bool, extra: Vec<crate::CardKind>| {
+        move |p: &mut crate::Position| {
+            let base = take(p, crate::CardKind::Base { number: 5 });
+            let mut cards = vec![Placed {
+                card: base,
+                value: 5,
+            }];
+            for &k in &extra {
+                let c = take(p, k);
+                cards.push(Placed {
+                    card: c,
+                    value: c.number().unwrap(),
+                });
+            }
+            p.tables[0].push(TableSet {
+                key: 5,
+                cards,
+                closed,
+                non_rabbit: false,
+            });
+        }
+    };
+    let std2 = crate::CardKind::Standard { number: 2 };
+    let std5 = crate::CardKind::Standard { number: 5 };
+    let mut p = good();
+    with_set(false, vec![std2])(&mut p);
+    assert!(Rummy::from_position(&o, p.clone()).is_ok());
+    with_set(false, vec![])(&mut p);
+    assert_eq!(Rummy::from_position(&o, p).unwrap_err().code, bad);
+    assert_eq!(err(&with_set(true, vec![std2])), bad);
+    assert_eq!(err(&with_set(false, vec![std5])), bad);
+    assert!(
+        Rummy::from_position(&o, {
+            let mut p = good();
+            with_set(false, vec![std2])(&mut p);
+            p
+        })
+        .unwrap()
+        .round
+        .unwrap()
+        .seats[0]
+            .opened
+    );
+    assert_eq!(
+        err(&|p| p.tables[1].push(TableSet {
+            key: 3,
+            cards: Vec::new(),
+            closed: false,
+            non_rabbit: false
+        })),
+        bad
+    );
 }
