@@ -22,38 +22,51 @@ pub(crate) fn deal(seed: &Seed, players: usize, dealer: Option<Seat>) -> Round {
     let mut dealer_draw = Vec::new();
     let dealer = match dealer {
         Some(d) => d,
-        None => {
-            let mut deck = Card::canonical_deck();
-            rng.shuffle(&mut deck);
-            let mut pos = 0;
-            let mut contenders: Vec<Seat> = (0..players).collect();
-            loop {
-                if pos + contenders.len() > DECK_SIZE {
-                    deck = Card::canonical_deck();
-                    rng.shuffle(&mut deck);
-                    pos = 0;
-                }
-                let mut best = 0;
-                let mut drawn = [0u8; MAX_PLAYERS];
-                for (k, &seat) in contenders.iter().enumerate() {
-                    let card = deck[pos];
-                    pos += 1;
-                    dealer_draw.push(DealerDraw { seat, card });
-                    drawn[k] = card.number();
-                    best = best.max(card.number());
-                }
-                let mut k = 0;
-                contenders.retain(|_| {
-                    k += 1;
-                    drawn[k - 1] == best
-                });
-                if contenders.len() == 1 {
-                    break contenders[0];
-                }
-            }
-        }
+        None => draw_dealer(&mut rng, players, &mut dealer_draw, &mut || {
+            Card::canonical_deck().to_vec()
+        }),
     };
     deal_with_dealer(&mut rng, players, dealer, dealer_draw)
+}
+
+/// the seats draw from a shuffled deck (`fresh` gives the deck in canonical order),
+/// highest number deals, tied seats draw again from the rest of that deck; when the rest
+/// cannot give every tied seat a card, a fresh deck is shuffled. Every card drawn is
+/// recorded in `record`.
+pub(crate) fn draw_dealer(
+    rng: &mut game_core::DeckRng,
+    players: usize,
+    record: &mut Vec<DealerDraw>,
+    fresh: &mut dyn FnMut() -> Vec<Card>,
+) -> Seat {
+    let mut deck = fresh();
+    rng.shuffle(&mut deck);
+    let mut pos = 0;
+    let mut contenders: Vec<Seat> = (0..players).collect();
+    loop {
+        if pos + contenders.len() > deck.len() {
+            deck = fresh();
+            rng.shuffle(&mut deck);
+            pos = 0;
+        }
+        let mut best = 0;
+        let mut drawn = [0u8; MAX_PLAYERS];
+        for (k, &seat) in contenders.iter().enumerate() {
+            let card = deck[pos];
+            pos += 1;
+            record.push(DealerDraw { seat, card });
+            drawn[k] = card.number();
+            best = best.max(card.number());
+        }
+        let mut k = 0;
+        contenders.retain(|_| {
+            k += 1;
+            drawn[k - 1] == best
+        });
+        if contenders.len() == 1 {
+            return contenders[0];
+        }
+    }
 }
 
 fn deal_with_dealer(

@@ -924,6 +924,9 @@ fn r0_fixed_seed_reproduces_the_published_deal() {
 
 // ---------------------------------------------------------------- explicit positions
 
+/// A change to a position, for the refusal cases.
+type Edit<'a> = &'a dyn Fn(&mut Position);
+
 #[test]
 fn from_position_refuses_inconsistent_hands() {
     let good = Position {
@@ -945,7 +948,7 @@ fn from_position_refuses_inconsistent_hands() {
         Trump::from_position(opts, &p).unwrap_err().code
     };
     let d = Options::default();
-    let cases: [(&dyn Fn(&mut Position), &str); 9] = [
+    let cases: [(Edit, &str); 9] = [
         (&|p| p.hands.truncate(1), codes::BAD_PLAYER_COUNT),
         (
             &|p| p.hands = vec![vec![c(Red, 3)]; 5],
@@ -1154,4 +1157,93 @@ fn r4_views_of_seats_outside_the_table_and_before_the_first_round() {
         let v = g.view_for(Viewer::Player(s));
         assert_eq!(v.playable.is_empty(), s != turn, "seat {s}");
     }
+}
+
+/// a dealer draw that runs through its deck shuffles a fresh one exactly when the
+/// rest cannot give every tied seat a card, and not before. The real deck (50 cards) runs
+/// out only after a long run of ties, so this drives the draw with small decks of mostly
+/// equal numbers, where ties are the rule.
+#[test]
+fn r1_dealer_draw_reshuffles_only_when_the_deck_cannot_serve_every_tied_seat() {
+    let mut reshuffles_seen = 0;
+    for (len, players) in [(4, 2), (5, 2), (5, 3), (6, 3), (6, 4), (7, 4)] {
+        for s in 0..40 {
+            // One 9, the rest 5s (of distinct colours, so distinct cards while `len` ≤ 6,
+            // and a repeated one at 7 does not matter to the draw): ties are the rule.
+            let small: Vec<Card> = (0..len)
+                .map(|i| {
+                    if i == 0 {
+                        c(Blue, 9)
+                    } else {
+                        c(Colour::ALL[i % 5], 5)
+                    }
+                })
+                .collect();
+            let mut fresh_decks = 0;
+            let mut record = Vec::new();
+            let mut rng = Seed::from_u64(s).rng();
+            let dealer = crate::deal::draw_dealer(&mut rng, players, &mut record, &mut || {
+                fresh_decks += 1;
+                small.clone()
+            });
+            // Replay the stages from the record: who drew in each stage and where in the
+            // deck; a fresh deck is due exactly when the rest is too short.
+            let mut expected_decks = 1;
+            let mut pos = 0;
+            let mut contenders: Vec<usize> = (0..players).collect();
+            let mut i = 0;
+            loop {
+                if pos + contenders.len() > len {
+                    expected_decks += 1;
+                    pos = 0;
+                }
+                let stage = &record[i..i + contenders.len()];
+                assert_eq!(stage.iter().map(|d| d.seat).collect::<Vec<_>>(), contenders);
+                i += contenders.len();
+                pos += contenders.len();
+                let best = stage.iter().map(|d| d.card.number()).max().unwrap();
+                contenders = stage
+                    .iter()
+                    .filter(|d| d.card.number() == best)
+                    .map(|d| d.seat)
+                    .collect();
+                if contenders.len() == 1 {
+                    break;
+                }
+            }
+            assert_eq!(i, record.len());
+            assert_eq!(dealer, contenders[0]);
+            assert_eq!(
+                fresh_decks, expected_decks,
+                "deck of {len}, {players} seats, seed {s}"
+            );
+            reshuffles_seen += expected_decks - 1;
+        }
+    }
+    assert!(reshuffles_seen > 20, "{reshuffles_seen}");
+}
+
+/// The trick on the table in a view names who played each card, clockwise from the
+/// leader and wrapping past the last seat.
+#[test]
+fn r2_the_trick_in_a_view_names_its_players_clockwise_from_the_leader() {
+    let mut g = with_hands(
+        &[
+            &[c(Red, 1), c(Red, 2)],
+            &[c(Red, 3), c(Red, 4)],
+            &[c(Red, 5), c(Red, 6)],
+        ],
+        c(Blue, 1),
+        c(Blue, 2),
+        2,
+        false,
+    );
+    assert_eq!(g.turn(), Some(2));
+    ok(&mut g, 2, c(Red, 5));
+    ok(&mut g, 0, c(Red, 1));
+    let v = g.view_for(Viewer::Spectator);
+    let seats: Vec<usize> = v.trick.iter().map(|p| p.seat).collect();
+    assert_eq!(seats, vec![2, 0]);
+    assert_eq!(v.trick[1].card, c(Red, 1));
+    assert_eq!(v.led_colour, Some(Red));
 }

@@ -95,6 +95,9 @@ fn position() -> Position {
     }
 }
 
+/// A change to a position, for the refusal cases.
+type Edit<'a> = &'a dyn Fn(&mut Position);
+
 #[test]
 fn from_position_builds_the_round_and_refuses_inconsistent_hands() {
     let m = NachosMatch::from_position(&position()).unwrap();
@@ -108,7 +111,7 @@ fn from_position_builds_the_round_and_refuses_inconsistent_hands() {
     let mut p = position();
     p.totals = vec![7, 8];
     assert_eq!(NachosMatch::from_position(&p).unwrap().scores(), vec![7, 8]);
-    let cases: [(&dyn Fn(&mut Position), &str); 12] = [
+    let cases: [(Edit, &str); 12] = [
         (&|p| p.hands.truncate(1), codes::BAD_PLAYER_COUNT),
         (
             &|p| p.hands = vec![vec![c(Y, 2)]; 6],
