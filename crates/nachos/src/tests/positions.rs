@@ -105,7 +105,7 @@ fn from_position_builds_the_round_and_refuses_inconsistent_hands() {
         (m.round(), m.phase(), m.to_act()),
         (2, Phase::Playing, vec![1])
     );
-    assert_eq!((m.dealer, m.scores()), (0, vec![0, 0]));
+    assert_eq!((m.dealer, m.scores(), m.players()), (0, vec![0, 0], 2));
     assert_eq!(m.set_aside.len(), 41);
     assert_eq!(m.view_for(Viewer::Spectator).spicy_at_stake, Some(3));
     let mut p = position();
