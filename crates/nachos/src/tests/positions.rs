@@ -140,6 +140,17 @@ fn from_position_builds_the_round_and_refuses_inconsistent_hands() {
             "case {i}"
         );
     }
+    // The dealer is the seat before the leader, wrapping.
+    let three = Position {
+        hands: vec![vec![c(R, 2)], vec![c(G, 2)], vec![c(Y, 2)]],
+        leader: 0,
+        spicy_order: vec![1],
+        round: 1,
+        totals: Vec::new(),
+    };
+    let m = NachosMatch::from_position(&three).unwrap();
+    assert_eq!((m.dealer, m.leader, m.turn), (2, 0, 0));
+    assert_eq!(m.view_for(Viewer::Spectator).dealer, Some(2));
     let mut p = position();
     p.round = 0;
     assert!(NachosMatch::from_position(&p).is_err());
@@ -260,6 +271,14 @@ fn from_view_and_hidden_rebuilds_the_truth_and_refuses_inconsistent_guesses() {
         let mut more = g.set_aside.clone();
         more.push(lost);
         refused(&short, &more, &rest);
+        // A card moved between two other seats' hands: the total holds, the counts not.
+        let third = (other + 1) % players;
+        if third != me {
+            let mut moved = g.hands.clone();
+            let card = moved[other].pop().unwrap();
+            moved[third].push(card);
+            refused(&moved, &g.set_aside, &rest);
+        }
         let mut rest2 = rest.clone();
         rest2.push(1);
         refused(&g.hands, &g.set_aside, &rest2);
