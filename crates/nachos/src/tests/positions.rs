@@ -318,3 +318,21 @@ fn from_view_and_hidden_rebuilds_the_truth_and_refuses_inconsistent_guesses() {
         }
     }
 }
+
+/// in the view: a seat not at the table sees the spectator view; only the
+/// seat on turn has cards flagged playable; no dealer is shown before the first deal.
+#[test]
+fn r4_views_outside_the_table_playable_flags_and_the_dealer() {
+    let mut m = new(3);
+    assert_eq!(m.view_for(Viewer::Player(0)).dealer, None);
+    m.start_round(&Seed::from_u64(21)).unwrap();
+    let v = m.view_for(Viewer::Player(0));
+    assert_eq!(v.dealer, Some(m.dealer));
+    assert_eq!(m.view_for(Viewer::Player(3)), m.view_for(Viewer::Spectator));
+    assert_eq!(m.view_for(Viewer::Player(3)).hand, None);
+    for s in 0..3 {
+        let v = m.view_for(Viewer::Player(s));
+        let flagged = v.hand.unwrap().iter().filter(|c| c.playable).count();
+        assert_eq!(flagged > 0, s == m.turn, "seat {s}");
+    }
+}
