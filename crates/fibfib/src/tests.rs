@@ -224,8 +224,22 @@ fn r42_joker_any_time_with_optional_bonus() {
         codes::CARD_NOT_IN_HAND,
     );
     refused(&mut g, 0, jk(k(Two, Spades)), NOT_A_JOKER);
-    // The bonus happens in the same turn: seat 1 is on turn afterwards.
-    g.apply(0, &bonus(k(Two, Spades), 1, None)).unwrap();
+    // The bonus happens in the same turn: seat 1 is on turn afterwards. The event names
+    // the new column: the second one.
+    let ev = g.apply(0, &bonus(k(Two, Spades), 1, None)).unwrap();
+    assert_eq!(
+        ev[0],
+        Event::JokerPlayed {
+            seat: 0,
+            card: joker(1),
+            column: 1,
+            bonus: Some(Bonus {
+                card: k(Two, Spades),
+                side: 1,
+                value: None
+            })
+        }
+    );
     assert_eq!(g.to_act(), vec![1]);
     assert_eq!(g.columns.len(), 2);
     assert_eq!(
