@@ -1728,6 +1728,7 @@ fn from_position_refuses_a_card_twice_and_a_seat_not_at_the_table() {
         (g.to_act(), g.phase(), g.dealer),
         (vec![1], Phase::Playing, 0)
     );
+    assert_eq!(g.players(), 2);
     let mut q = p.clone();
     q.turn = 2;
     assert_eq!(FibFib::from_position(&q).unwrap_err().code, codes::BAD_SEAT);
