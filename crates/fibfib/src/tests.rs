@@ -113,6 +113,18 @@ fn r40_deck_of_26() {
         let back: Card = serde_json::from_value(serde_json::to_value(c).unwrap()).unwrap();
         assert_eq!(back, *c);
     }
+    // the 4s and 6s show suits (without effect): 4 of spades and hearts, 6 of
+    // diamonds and clubs. Messages name cards as rank, suit letter and id.
+    assert_eq!(
+        (four(0).suit(), four(1).suit()),
+        (Some(Spades), Some(Hearts))
+    );
+    assert_eq!(
+        (six(0).suit(), six(1).suit()),
+        (Some(Diamonds), Some(Clubs))
+    );
+    assert_eq!(format!("{:?}", k(Seven, Hearts)), "7h#10");
+    assert_eq!(format!("{:?} {:?}", joker(1), six(1)), "Jk#1 6c#25");
 }
 
 // ---------- R-41 deal and turn ----------
