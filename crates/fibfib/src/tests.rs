@@ -1081,6 +1081,7 @@ fn lifecycle_and_seat_errors() {
     assert_eq!(FibFib::player_range(&Options::default()), (2, 2));
     let mut g = FibFib::new_match(&Options::default(), 2).unwrap();
     assert_eq!(g.round(), 0);
+    assert_eq!(g.view_for(Viewer::Spectator).dealer, None);
     assert_eq!(g.apply(0, &Action::Draw).unwrap_err().code, codes::NO_ROUND);
     let v = g.view_for(Viewer::Player(0));
     assert!(v.legal.is_empty() && v.turn.is_none());
