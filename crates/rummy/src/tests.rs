@@ -2675,3 +2675,24 @@ fn from_position_refuses_inconsistent_positions() {
         bad
     );
 }
+
+/// The match's basic facts as the server reads them: 1 (Solitaire, R-25) to 4 seats, the
+/// seat count, and the round number from 0 before the first deal.
+#[test]
+fn player_range_players_and_round_numbers() {
+    for t in [21, 13, 8] {
+        assert_eq!(Rummy::player_range(&opts(t)), (1, 4));
+    }
+    let o = Options {
+        match_length: MatchLength::Rounds { count: 3 },
+        ..opts(21)
+    };
+    let mut g = Rummy::new_match(&o, 3).unwrap();
+    assert_eq!((g.players(), g.round()), (3, 0));
+    g.start_round(&Seed::from_u64(1)).unwrap();
+    assert_eq!(g.round(), 1);
+    g.phase = Phase::AwaitingRound;
+    g.start_round(&Seed::from_u64(2)).unwrap();
+    assert_eq!(g.round(), 2);
+    assert_eq!(Rummy::new_match(&opts(8), 1).unwrap().players(), 1);
+}
