@@ -2696,3 +2696,39 @@ fn player_range_players_and_round_numbers() {
     assert_eq!(g.round(), 2);
     assert_eq!(Rummy::new_match(&opts(8), 1).unwrap().players(), 1);
 }
+
+/// Hands are shown sorted: by number, a base card before a standard one, then the bonus
+/// card, then wilds (ties by id).
+#[test]
+fn hands_are_sorted_by_number_base_first_then_bonus_then_wilds() {
+    let mut b = B::new(21);
+    let (w, bo, s3, b3, b2, s2, s2b) = (
+        b.wild(),
+        b.bonus(),
+        b.std(3),
+        b.base(3),
+        b.base(2),
+        b.std(2),
+        b.std(2),
+    );
+    let g = b.game(
+        opts(21),
+        vec![vec![w, bo, s3, s2b, b3, s2, b2], vec![]],
+        vec![vec![], vec![]],
+        vec![],
+        None,
+        0,
+        Stage::MustDraw,
+    );
+    let hand = g.view_for(Viewer::Player(0)).hand.unwrap();
+    assert_eq!(hand, vec![b2, s2, s2b, b3, s3, bo, w]);
+    assert_eq!(
+        [b2, s2, bo, w].map(|c| c.sort_key()),
+        [
+            (2, 0, b2.id),
+            (2, 1, s2.id),
+            (200, 0, bo.id),
+            (201, 0, w.id)
+        ]
+    );
+}
