@@ -2732,3 +2732,46 @@ fn hands_are_sorted_by_number_base_first_then_bonus_then_wilds() {
         ]
     );
 }
+
+/// R-17a, R-12: only a wild takes a number. A base card started, or a standard card
+/// added, with a number is refused `bad_wild_number`; a wild starting a set without a
+/// number too (not `not_a_starter`: a wild can start a set, given its number).
+#[test]
+fn r17a_only_wilds_take_numbers_and_a_starting_wild_needs_one() {
+    let mut b = B::new(21);
+    let (b2, b3, s3, w) = (b.base(2), b.base(3), b.std(3), b.wild());
+    let st = vec![set(2, &[v(b2)], false)];
+    let mut h = vec![b3, s3, w];
+    h.extend(filler(&mut b, 3));
+    let mut g = b.game(
+        opts(21),
+        vec![h, vec![]],
+        vec![st, vec![]],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    let cases = [
+        Action::StartSet {
+            card: b3.id,
+            number: Some(3),
+        },
+        Action::StartSet {
+            card: w.id,
+            number: None,
+        },
+        Action::AddToSet {
+            set: 2,
+            card: s3.id,
+            number: Some(3),
+        },
+    ];
+    for a in cases {
+        assert_eq!(code(&mut g, 0, a.clone()), "bad_wild_number", "{a:?}");
+    }
+    // Out of turn only moves and wild numbers: a draw is not the seat's to make.
+    assert_eq!(code(&mut g, 1, Action::DrawStock), "not_your_turn");
+    assert!(!Action::DrawStock.is_out_of_turn_move());
+    assert!(!Action::Discard { card: b3.id }.is_out_of_turn_move());
+}
