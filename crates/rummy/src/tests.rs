@@ -2775,3 +2775,45 @@ fn r17a_only_wilds_take_numbers_and_a_starting_wild_needs_one() {
     assert!(!Action::DrawStock.is_out_of_turn_move());
     assert!(!Action::Discard { card: b3.id }.is_out_of_turn_move());
 }
+
+/// the hand may run down to one card only when every required set is then on the
+/// table and complete, the new ones included: with three complete sets of Fibonacci 8 on
+/// the table, starting the fourth with the second-last card (base 5: 5 of 8) is refused.
+#[test]
+fn r20_last_but_one_card_only_when_every_set_new_ones_included_is_complete() {
+    let mut b = B::new(8);
+    let (b2, s3a, s3b, b3, s5, c8) = (
+        b.base(2),
+        b.std(3),
+        b.std(3),
+        b.base(3),
+        b.std(5),
+        b.base(8),
+    );
+    let sets = vec![
+        set(2, &[v(b2), v(s3a), v(s3b)], false),
+        set(3, &[v(b3), v(s5)], false),
+        set(8, &[v(c8)], false),
+    ];
+    let (b5, x) = (b.base(5), b.std(2));
+    let mut g = b.game(
+        opts(8),
+        vec![vec![b5, x], vec![]],
+        vec![sets, vec![]],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    assert_eq!(
+        code(
+            &mut g,
+            0,
+            Action::StartSet {
+                card: b5.id,
+                number: None,
+            }
+        ),
+        "must_keep_card"
+    );
+}
