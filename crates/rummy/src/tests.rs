@@ -2817,3 +2817,14 @@ fn r20_last_but_one_card_only_when_every_set_new_ones_included_is_complete() {
         "must_keep_card"
     );
 }
+
+/// opening is a table action of one's own turn, after the draw.
+#[test]
+fn r16_opening_needs_the_turn_and_the_draw_first() {
+    let mut g = Rummy::new_match(&opts(21), 2).unwrap();
+    g.start_round(&Seed::from_u64(3)).unwrap();
+    let turn = g.to_act()[0];
+    let open = Action::Open { sets: Vec::new() };
+    assert_eq!(code(&mut g, turn, open.clone()), "must_draw_first");
+    assert_eq!(code(&mut g, 1 - turn, open), "not_your_turn");
+}
