@@ -554,16 +554,40 @@ pub(crate) fn leader(r: LeaderTuple) -> Result<LeaderRow, StoreError> {
     Ok(LeaderRow {
         player_id: uuid(&r.0, "player id")?,
         name: r.1,
-        rating: crate::rating::Rating {
-            mu: r.2,
-            sigma: r.3,
-            volatility: r.4,
-        },
+        rating: rating_of(r.2, r.3, r.4),
         conservative: r.5,
         matches: r.6,
         wins: r.7,
     })
 }
+
+/// A row of [`PLAYER_RATINGS`]: `game, pool`, then the same rating columns as a
+/// [`LeaderTuple`].
+pub(crate) fn player_rating(r: LeaderTuple) -> Result<crate::PlayerRating, StoreError> {
+    let pool = crate::rating::Pool::parse(&r.1)
+        .ok_or_else(|| StoreError::Corrupt(format!("rating pool {:?}", r.1)))?;
+    Ok(crate::PlayerRating {
+        game: r.0,
+        pool,
+        rating: rating_of(r.2, r.3, r.4),
+        conservative: r.5,
+        matches: r.6,
+        wins: r.7,
+    })
+}
+
+/// The `mu, sigma, volatility` columns of `player_ratings`.
+fn rating_of(mu: f64, sigma: f64, volatility: f64) -> crate::rating::Rating {
+    crate::rating::Rating {
+        mu,
+        sigma,
+        volatility,
+    }
+}
+
+/// One player's ratings, every game and pool (`$1` player id).
+pub(crate) const PLAYER_RATINGS: &str = "SELECT game, pool, mu, sigma, volatility, \
+     conservative, matches, wins FROM player_ratings WHERE player_id = $1 ORDER BY game, pool";
 
 pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
     Ok(MatchRow {
@@ -1169,31 +1193,12 @@ macro_rules! impl_store {
                 &self,
                 player: ::uuid::Uuid,
             ) -> $crate::Result<Vec<$crate::PlayerRating>> {
-                let rows: Vec<(String, String, f64, f64, f64, f64, i64, i64)> = sqlx::query_as(
-                    "SELECT game, pool, mu, sigma, volatility, conservative, matches, wins \
-                     FROM player_ratings WHERE player_id = $1 ORDER BY game, pool",
-                )
-                .bind(player.to_string())
-                .fetch_all(&self.pool)
-                .await?;
-                rows.into_iter()
-                    .map(|r| {
-                        let pool = $crate::rating::Pool::parse(&r.1).ok_or_else(|| {
-                            $crate::StoreError::Corrupt(format!("rating pool {:?}", r.1))
-                        })?;
-                        Ok($crate::PlayerRating {
-                            game: r.0,
-                            pool,
-                            rating: $crate::rating::Rating {
-                                mu: r.2,
-                                sigma: r.3,
-                                volatility: r.4,
-                            },
-                            conservative: r.5,
-                            matches: r.6,
-                            wins: r.7,
-                        })
-                    })
+                sqlx::query_as::<_, $crate::common::LeaderTuple>($crate::common::PLAYER_RATINGS)
+                    .bind(player.to_string())
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::common::player_rating)
                     .collect()
             }
 
