@@ -148,24 +148,9 @@ impl Rummy {
         let n = self.players;
         let mut dealer_draw = Vec::new();
         let dealer = if self.round_no == 0 {
-            // each seat draws a card; highest deals; tied seats draw again.
             let mut pile = deck(t);
             rng.shuffle(&mut pile);
-            let mut contenders: Vec<Seat> = (0..n).collect();
-            loop {
-                let mut best = 0;
-                let mut drawn = Vec::new();
-                for &s in &contenders {
-                    let c = pile.pop().expect("the deck outlasts the dealer draw");
-                    dealer_draw.push((s, c));
-                    best = best.max(dealer_draw_rank(c));
-                    drawn.push((s, dealer_draw_rank(c)));
-                }
-                contenders = drawn.iter().filter(|d| d.1 == best).map(|d| d.0).collect();
-                if contenders.len() == 1 || pile.len() < contenders.len() {
-                    break contenders[0];
-                }
-            }
+            draw_for_dealer(&mut pile, n, &mut dealer_draw)
         } else {
             let prev = self.round.as_ref().map_or(0, |r| r.dealer);
             next_seat(prev, n)
@@ -565,6 +550,27 @@ pub(crate) fn score_seat(seat: Seat, s: &SeatState, went_out: bool) -> SeatScore
         open_penalty,
         hand_penalty,
         total: going_out_bonus + closed_points - open_penalty - hand_penalty,
+    }
+}
+
+/// each of `n` seats draws a card from the top of `pile` (its last card); the
+/// highest deals and tied seats draw again. If the pile cannot give every tied seat a
+/// card, the first of them deals. Every draw is recorded in `record`, in order.
+pub(crate) fn draw_for_dealer(pile: &mut Vec<Card>, n: usize, record: &mut Vec<(Seat, Card)>) -> Seat {
+    let mut contenders: Vec<Seat> = (0..n).collect();
+    loop {
+        let mut best = 0;
+        let mut drawn = Vec::new();
+        for &s in &contenders {
+            let c = pile.pop().expect("the deck outlasts the dealer draw");
+            record.push((s, c));
+            best = best.max(dealer_draw_rank(c));
+            drawn.push((s, dealer_draw_rank(c)));
+        }
+        contenders = drawn.iter().filter(|d| d.1 == best).map(|d| d.0).collect();
+        if contenders.len() == 1 || pile.len() < contenders.len() {
+            return contenders[0];
+        }
     }
 }
 

@@ -2828,3 +2828,144 @@ fn r16_opening_needs_the_turn_and_the_draw_first() {
     assert_eq!(code(&mut g, turn, open.clone()), "must_draw_first");
     assert_eq!(code(&mut g, 1 - turn, open), "not_your_turn");
 }
+
+// ---------- tests that pin what the mutation run found unpinned ----------
+
+/// the dealer draw goes on while seats tie and the pile still has a card for each of
+/// them; only when it has not does the first tied seat deal.
+#[test]
+fn r1_tied_dealer_draw_draws_again_until_the_pile_runs_out() {
+    let mut b = B::new(8);
+    let (low, tie_a, tie_b, high) = (b.std(2), b.std(3), b.std(3), b.std(5));
+    // Top last: seats 0 and 1 tie on 3, then exactly two cards are left for the redraw.
+    let mut pile = vec![high, low, tie_a, tie_b];
+    let mut record = Vec::new();
+    assert_eq!(crate::state::draw_for_dealer(&mut pile, 2, &mut record), 1);
+    assert_eq!(
+        record,
+        vec![(0, tie_b), (1, tie_a), (0, low), (1, high)],
+        "the tie is broken by a second draw"
+    );
+    assert!(pile.is_empty());
+    // One card short of a redraw: the first tied seat deals.
+    let mut pile = vec![low, tie_a, tie_b];
+    let mut record = Vec::new();
+    assert_eq!(crate::state::draw_for_dealer(&mut pile, 2, &mut record), 0);
+    assert_eq!(record, vec![(0, tie_b), (1, tie_a)]);
+    assert_eq!(pile, vec![low]);
+    // No tie: the highest card deals at once.
+    let mut pile = vec![low, high, tie_a];
+    let mut record = Vec::new();
+    assert_eq!(crate::state::draw_for_dealer(&mut pile, 3, &mut record), 1);
+    assert_eq!(record.len(), 3);
+}
+
+/// `from_position`: the seat before `turn` deals, counting round the table, also
+/// with more than two seats.
+#[test]
+fn from_position_dealer_is_the_seat_before_turn() {
+    for (turn, dealer) in [(0, 2), (1, 0), (2, 1)] {
+        let mut b = B::new(8);
+        let hands = vec![filler(&mut b, 2), filler(&mut b, 2), filler(&mut b, 2)];
+        let g = b.game(
+            opts(8),
+            hands,
+            vec![vec![], vec![], vec![]],
+            vec![],
+            None,
+            turn,
+            Stage::MustDraw,
+        );
+        assert_eq!(g.round.as_ref().unwrap().dealer, dealer, "turn {turn}");
+    }
+}
+
+/// R-22 as a search bot's judgement: `standing` scores every seat as if the round ended
+/// now with nobody going out (closed sets +20, open cards and hand cards as penalties),
+/// and is empty once the round is over.
+#[test]
+fn r22_standing_scores_each_seat_as_if_the_round_ended_now() {
+    let mut b = B::new(8);
+    let (c8, b2, s3, w) = (b.base(8), b.base(2), b.std(3), b.wild());
+    let mut g = b.game(
+        opts(8),
+        vec![vec![s3], vec![w]],
+        vec![
+            vec![set(2, &[v(b2)], false), set(8, &[v(c8)], true)],
+            vec![],
+        ],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    // Seat 0: closed set 8 (+20), open base 2 (-2), a 3 in hand (-6); seat 1: a wild in
+    // hand (-100).
+    assert_eq!(g.standing(), vec![12, -100]);
+    // Ending the round leaves its cards in place but nothing to judge.
+    finish_round_with(&mut g, &[0, 0]);
+    assert_ne!(g.phase(), Phase::Playing);
+    assert!(g.round.is_some());
+    assert_eq!(g.standing(), Vec::<i64>::new());
+}
+
+/// Sets stay ordered by number on the table: a set started between two others lands
+/// between them (what views and the bots rely on).
+#[test]
+fn r13_started_set_takes_its_place_by_number() {
+    let mut b = B::new(8);
+    let (c8, b2, b5) = (b.base(8), b.base(2), b.base(5));
+    let mut h = vec![b5];
+    h.extend(filler(&mut b, 3));
+    let other = filler(&mut b, 2);
+    let mut g = b.game(
+        opts(8),
+        vec![h, other],
+        vec![
+            vec![set(2, &[v(b2)], false), set(8, &[v(c8)], true)],
+            vec![],
+        ],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    ok(
+        &mut g,
+        0,
+        Action::StartSet {
+            card: b5.id,
+            number: None,
+        },
+    );
+    let keys: Vec<u8> = sets(&g, 0).iter().map(|s| s.key).collect();
+    assert_eq!(keys, vec![2, 5, 8]);
+}
+
+/// R-16 with R-20: an opening that would leave one card in hand while required sets are
+/// still missing is refused (a card must be kept to discard).
+#[test]
+fn r16_opening_must_leave_a_card_to_discard() {
+    let mut b = B::new(8);
+    let (c8, b2, x) = (b.base(8), b.base(2), b.std(3));
+    let other = filler(&mut b, 2);
+    let mut g = b.game(
+        opts(8),
+        vec![vec![c8, b2, x], other],
+        vec![vec![], vec![]],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    assert_eq!(
+        code(
+            &mut g,
+            0,
+            Action::Open {
+                sets: vec![vec![p(c8)], vec![p(b2)]]
+            }
+        ),
+        "must_keep_card"
+    );
+}
