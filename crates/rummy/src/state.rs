@@ -556,7 +556,11 @@ pub(crate) fn score_seat(seat: Seat, s: &SeatState, went_out: bool) -> SeatScore
 /// each of `n` seats draws a card from the top of `pile` (its last card); the
 /// highest deals and tied seats draw again. If the pile cannot give every tied seat a
 /// card, the first of them deals. Every draw is recorded in `record`, in order.
-pub(crate) fn draw_for_dealer(pile: &mut Vec<Card>, n: usize, record: &mut Vec<(Seat, Card)>) -> Seat {
+pub(crate) fn draw_for_dealer(
+    pile: &mut Vec<Card>,
+    n: usize,
+    record: &mut Vec<(Seat, Card)>,
+) -> Seat {
     let mut contenders: Vec<Seat> = (0..n).collect();
     loop {
         let mut best = 0;

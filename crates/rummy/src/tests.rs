@@ -2902,11 +2902,18 @@ fn r22_standing_scores_each_seat_as_if_the_round_ended_now() {
     // Seat 0: closed set 8 (+20), open base 2 (-2), a 3 in hand (-6); seat 1: a wild in
     // hand (-100).
     assert_eq!(g.standing(), vec![12, -100]);
+    let view = g.view_for(Viewer::Player(0));
+    assert_eq!(view.tables[0].closed_sets, 1);
+    assert!(!view.tables[0].all_closed, "one closed set of four");
     // Ending the round leaves its cards in place but nothing to judge.
     finish_round_with(&mut g, &[0, 0]);
     assert_ne!(g.phase(), Phase::Playing);
     assert!(g.round.is_some());
     assert_eq!(g.standing(), Vec::<i64>::new());
+    // Nothing is legal from a view of a round that is over, though it still shows a hand.
+    let view = g.view_for(Viewer::Player(0));
+    assert!(view.hand.as_ref().is_some_and(|h| !h.is_empty()));
+    assert_eq!(<Rummy as Game>::legal_actions(&view), Vec::new());
 }
 
 /// Sets stay ordered by number on the table: a set started between two others lands
@@ -2968,4 +2975,92 @@ fn r16_opening_must_leave_a_card_to_discard() {
         ),
         "must_keep_card"
     );
+}
+
+/// exchanging the wild that started a set for the set's own base card keeps
+/// the set's total, so it is allowed even when the open set already totals T; a base card
+/// of another number is not the set's base and is refused.
+#[test]
+fn r23_exchange_in_a_set_at_t_and_only_for_its_own_base() {
+    let mut b = B::new(8);
+    let (w, s3a, s3b, c8, b2, b3) = (
+        b.wild(),
+        b.std(3),
+        b.std(3),
+        b.base(8),
+        b.base(2),
+        b.base(3),
+    );
+    let mut h = vec![b2, b3];
+    h.extend(filler(&mut b, 2));
+    let other = filler(&mut b, 2);
+    let mut g = b.game(
+        opts(8),
+        vec![h, other],
+        vec![
+            vec![
+                set(2, &[(w, 2), v(s3a), v(s3b)], false),
+                set(8, &[v(c8)], true),
+            ],
+            vec![],
+        ],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    assert_eq!(
+        code(
+            &mut g,
+            0,
+            Action::ExchangeWild {
+                set: 2,
+                card: b3.id
+            }
+        ),
+        "not_exchangeable"
+    );
+    ok(
+        &mut g,
+        0,
+        Action::ExchangeWild {
+            set: 2,
+            card: b2.id,
+        },
+    );
+    let s = &sets(&g, 0)[0];
+    assert_eq!((s.key, s.cards[0].card, s.total()), (2, b2, 8));
+    assert!(hand(&g, 0).contains(&w));
+}
+
+/// R-17a with R-12: a wild's number may be changed so that its set reaches exactly T
+/// (only over T is refused).
+#[test]
+fn r17a_wild_renumbered_to_reach_exactly_t() {
+    let mut b = B::new(8);
+    let (b3, w, c8) = (b.base(3), b.wild(), b.base(8));
+    let h = filler(&mut b, 3);
+    let other = filler(&mut b, 2);
+    let mut g = b.game(
+        opts(8),
+        vec![h, other],
+        vec![
+            vec![set(3, &[v(b3), (w, 2)], false), set(8, &[v(c8)], true)],
+            vec![],
+        ],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    ok(
+        &mut g,
+        0,
+        Action::SetWildNumber {
+            set: 3,
+            card: w.id,
+            number: 5,
+        },
+    );
+    assert_eq!(sets(&g, 0)[0].total(), 8);
 }
