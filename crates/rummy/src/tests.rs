@@ -2886,12 +2886,23 @@ fn from_position_dealer_is_the_seat_before_turn() {
 #[test]
 fn r22_standing_scores_each_seat_as_if_the_round_ended_now() {
     let mut b = B::new(8);
-    let (c8, b2, s3, w) = (b.base(8), b.base(2), b.std(3), b.wild());
+    let (c8, b2, b3, s3, x3, w) = (
+        b.base(8),
+        b.base(2),
+        b.base(3),
+        b.std(3),
+        b.std(3),
+        b.wild(),
+    );
     let mut g = b.game(
         opts(8),
         vec![vec![s3], vec![w]],
         vec![
-            vec![set(2, &[v(b2)], false), set(8, &[v(c8)], true)],
+            vec![
+                set(2, &[v(b2), v(x3)], false),
+                set(3, &[v(b3)], false),
+                set(8, &[v(c8)], true),
+            ],
             vec![],
         ],
         vec![],
@@ -2899,9 +2910,15 @@ fn r22_standing_scores_each_seat_as_if_the_round_ended_now() {
         0,
         Stage::MayAct,
     );
-    // Seat 0: closed set 8 (+20), open base 2 (-2), a 3 in hand (-6); seat 1: a wild in
-    // hand (-100).
-    assert_eq!(g.standing(), vec![12, -100]);
+    // Seat 0: closed set 8 (+20), open sets 2 + 3 and 3 (-8), a 3 in hand (-6); seat 1: a
+    // wild in hand (-100).
+    assert_eq!(g.standing(), vec![6, -100]);
+    // While the round is on, the 3 may move between the open sets out of turn.
+    assert!(g.legal_actions_for(0).contains(&Action::MoveCard {
+        from: 2,
+        to: 3,
+        card: x3.id
+    }));
     let view = g.view_for(Viewer::Player(0));
     assert_eq!(view.tables[0].closed_sets, 1);
     assert!(!view.tables[0].all_closed, "one closed set of four");
@@ -2910,7 +2927,8 @@ fn r22_standing_scores_each_seat_as_if_the_round_ended_now() {
     assert_ne!(g.phase(), Phase::Playing);
     assert!(g.round.is_some());
     assert_eq!(g.standing(), Vec::<i64>::new());
-    // Nothing is legal from a view of a round that is over, though it still shows a hand.
+    // Nothing is legal from a view of a round that is over, though it still shows a hand
+    // and open sets.
     let view = g.view_for(Viewer::Player(0));
     assert!(view.hand.as_ref().is_some_and(|h| !h.is_empty()));
     assert_eq!(<Rummy as Game>::legal_actions(&view), Vec::new());
@@ -3063,4 +3081,41 @@ fn r17a_wild_renumbered_to_reach_exactly_t() {
         },
     );
     assert_eq!(sets(&g, 0)[0].total(), 8);
+}
+
+/// a card moved between the seat's open sets may bring its new set to exactly T
+/// (only over T is refused).
+#[test]
+fn r12_card_moved_to_reach_exactly_t() {
+    let mut b = B::new(8);
+    let (b2, s3a, b3, s3b, c8) = (b.base(2), b.std(3), b.base(3), b.std(3), b.base(8));
+    let h = filler(&mut b, 3);
+    let other = filler(&mut b, 2);
+    let mut g = b.game(
+        opts(8),
+        vec![h, other],
+        vec![
+            vec![
+                set(2, &[v(b2), v(s3a)], false),
+                set(3, &[v(b3), v(s3b)], false),
+                set(8, &[v(c8)], true),
+            ],
+            vec![],
+        ],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    ok(
+        &mut g,
+        0,
+        Action::MoveCard {
+            from: 3,
+            to: 2,
+            card: s3b.id,
+        },
+    );
+    assert_eq!(sets(&g, 0)[0].total(), 8);
+    assert_eq!(sets(&g, 0)[1].total(), 3);
 }
