@@ -111,6 +111,10 @@ async fn replay_of_an_unknown_table_is_not_found() {
     let (s, v) = ada
         .get("/api/tables/00000000-0000-0000-0000-000000000000/replay")
         .await;
-    assert_eq!((s, v["code"].as_str()), (404, Some("table_not_found")), "{v}");
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (404, Some("table_not_found")),
+        "{v}"
+    );
     server.stop().await;
 }

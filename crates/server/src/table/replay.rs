@@ -13,8 +13,8 @@ use store::{Occupant, StoredTable};
 /// error: it was accepted by the same rules).
 pub fn build(st: &StoredTable) -> Result<Replay, String> {
     let n = st.seats.len();
-    let (mut game, _) = games::new_match(&st.record.game, &st.record.options, n)
-        .map_err(|e| format!("{e:?}"))?;
+    let (mut game, _) =
+        games::new_match(&st.record.game, &st.record.options, n).map_err(|e| format!("{e:?}"))?;
     let views_now = |g: &dyn games::DynGame| -> Vec<Value> {
         (0..n).map(|s| g.view_json(Viewer::Player(s))).collect()
     };
@@ -171,7 +171,12 @@ mod tests {
                 clock: None,
                 updated_at: 0,
             },
-            seats: vec![Occupant::Bot { level: "easy".into() }; players],
+            seats: vec![
+                Occupant::Bot {
+                    level: "easy".into()
+                };
+                players
+            ],
             scores: g.scores(),
             rounds,
             actions,
@@ -232,14 +237,53 @@ mod tests {
             assert_eq!(lines.len(), replay.rounds.len() + 1, "{}", info.kind);
             let mut bad = replay.clone();
             bad.rounds[0].seed = Seed::from_u64(1).to_hex();
-            assert!(crate::cli::check_match(&bad).unwrap_err().contains("commitment"));
+            assert!(
+                crate::cli::check_match(&bad)
+                    .unwrap_err()
+                    .contains("commitment")
+            );
             let mut bad = replay.clone();
             bad.rounds[0].deal = Value::Null;
-            assert!(crate::cli::check_match(&bad).unwrap_err().contains("differs"));
+            assert!(
+                crate::cli::check_match(&bad)
+                    .unwrap_err()
+                    .contains("differs")
+            );
             let mut bad = replay.clone();
             bad.final_scores[0] += 1;
-            assert!(crate::cli::check_match(&bad).unwrap_err().contains("result"));
+            assert!(
+                crate::cli::check_match(&bad)
+                    .unwrap_err()
+                    .contains("result")
+            );
         }
+    }
+
+    /// docs/deals.md's worked examples: every row of its table is recomputed here.
+    #[test]
+    fn the_worked_examples_of_docs_deals_md_hold() {
+        let doc = include_str!("../../../../docs/deals.md");
+        let seed =
+            Seed::from_hex("0100000000000000000000000000000000000000000000000000000000000000")
+                .unwrap();
+        assert!(doc.contains(&seed.to_hex()));
+        let mut rows = 0;
+        for line in doc.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let [_, game, players, pointer, value, _] = cells[..] else {
+                continue;
+            };
+            let Ok(players) = players.parse::<usize>() else {
+                continue;
+            };
+            let want: Value = serde_json::from_str(value.trim_matches('`')).unwrap();
+            let (mut g, _) = games::new_match(game, &Value::Null, players).unwrap();
+            g.start_round(&seed).unwrap();
+            let record = g.deal_record();
+            assert_eq!(record.pointer(pointer), Some(&want), "{line}");
+            rows += 1;
+        }
+        assert!(rows >= 10, "the table of worked examples was not found");
     }
 
     /// A log that stops before the match ends is refused, never half-served.
