@@ -53,6 +53,7 @@ export const api = {
   start: (id) => call('POST', `/api/tables/${enc(id)}/start`),
   seatBot: (id, seat, level) => call('POST', `/api/tables/${enc(id)}/bots`, { seat, level }),
   rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
+  replay: (id) => call('GET', `/api/tables/${enc(id)}/replay`),
   leaderboard: (game, pool) => call('GET', `/api/leaderboard/${enc(game)}?pool=${enc(pool || 'duel')}`),
   dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),
   dailyBoard: (target, day) =>

@@ -1,6 +1,6 @@
 // The browser client: sign-in, lobby, table pages, the daily Solitaire deal, my matches,
 // leaderboard and rules, routed by the URL hash (#/, #/table/<id>[/<invite>],
-// #/daily/<target>[/<day>], #/matches, #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
+// #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
 import { h, mount, toast } from './dom.js';
@@ -9,6 +9,7 @@ import { LiveSocket } from './socket.js';
 import { chatPanel } from './chat.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
+import { replayPage } from './replay.js';
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
@@ -77,6 +78,10 @@ async function route() {
   try {
     if (page === 'rules') return await rulesPage(visit, a || 'trump');
     if (page === 'leaderboard') return await leaderboardPage(visit, a || 'trump', b === 'multi' ? 'multi' : 'duel');
+    if (page === 'replay' && a) {
+      session.cleanup = await replayPage(app, a, { title: gameTitle, stale: () => stale(visit) });
+      return;
+    }
     if (!session.me) return signInPage();
     if (page === 'table' && a) return await tablePage(visit, a, b || localStorage.getItem(inviteKey(a)) || null);
     if (page === 'matches') return await matchesPage(visit);
@@ -426,6 +431,9 @@ async function tablePage(visit, id, invite) {
       mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
       parts.push(gameRoot);
     }
+    if (t.status === 'finished') {
+      parts.push(h('p', null, h('a', { class: 'btn', href: `#/replay/${id}`, testid: 'replay-link' }, 'Replay this match step by step')));
+    }
     if (t.status !== 'open') {
       parts.push(fairnessPanel(id, latest.fairness || [], t.round));
     }
@@ -625,10 +633,12 @@ async function matchesPage(visit) {
             h('td', { class: 'num' }, String(r.score)),
             h('td', null, r.won === true ? 'won' : r.won === false ? 'lost' : '—'),
             h('td', { class: 'small hide-narrow' }, when(r.updated_at)),
-            // The server keeps only live tables: a finished match cannot be opened again.
+            // A live table resumes; a finished one opens as a step replay.
             h('td', null, unfinished(r)
               ? h('a', { class: 'btn small primary', href: `#/table/${r.table_id}`, testid: 'match-resume' }, 'Resume')
-              : null))))))));
+              : r.status === 'finished'
+                ? h('a', { class: 'btn small', href: `#/replay/${r.table_id}`, testid: 'match-replay' }, 'Replay')
+                : null))))))));
 }
 
 // The daily Solitaire deal (R-25): one seed a day per target, the same for everybody; one

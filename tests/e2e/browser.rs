@@ -30,6 +30,12 @@ async fn chat_in_chromium() {
     run_script("chat.mjs").await;
 }
 
+/// A finished match's shared replay link, stepped through (tests/browser/replay.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_in_chromium() {
+    run_script("replay.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {

@@ -13,6 +13,7 @@ mod nachos;
 mod online;
 mod ratings;
 mod realtime;
+mod replays;
 mod rummy;
 mod strict;
 mod support;

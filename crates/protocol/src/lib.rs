@@ -444,6 +444,65 @@ pub struct DealRecord {
     pub deal: Value,
 }
 
+/// `GET /api/tables/{id}/replay`: a finished match, step by step, rebuilt by the rules
+/// from its seeds and action log. Every seat's view is given at every step, so all
+/// hands are revealed: the server serves it only once the match is over.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Replay {
+    pub table_id: Uuid,
+    pub game: String,
+    pub options: Value,
+    pub rules_version: u32,
+    /// Who sat where (presence fields are as of the replay, not of the match).
+    pub seats: Vec<ReplaySeat>,
+    /// Every round: its seed (published, since the match is over), the seed's SHA-256
+    /// committed at its start, the deal record, and the first step of the round.
+    pub rounds: Vec<ReplayRound>,
+    /// Step 0 is the first deal; each later step is one accepted action or a new round's
+    /// deal. `views` holds each seat's view after step 0; later views follow by applying
+    /// each step's `patches` in order.
+    pub views: Vec<Value>,
+    pub steps: Vec<ReplayStep>,
+    /// Cumulative scores at the end, per seat.
+    pub final_scores: Vec<i64>,
+    /// Winning seats.
+    pub winners: Vec<usize>,
+}
+
+/// A seat of a replayed match.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReplaySeat {
+    Player { id: Uuid, name: String },
+    Bot { level: String },
+    Empty,
+}
+
+/// A round of a replayed match.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayRound {
+    pub round: u32,
+    pub seed: String,
+    pub seed_sha256: String,
+    /// The game's deal record, as `GET /api/tables/{id}/rounds/{n}/deal` gives it.
+    pub deal: Value,
+    /// Index in `steps` of the round's deal.
+    pub first_step: usize,
+}
+
+/// One step of a replay.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayStep {
+    pub round: u32,
+    /// The seat that acted; `null` for a round's deal.
+    pub seat: Option<usize>,
+    /// The action as it was sent; `null` for a round's deal.
+    pub action: Option<Value>,
+    /// Per seat, the JSON Patch (RFC 6902) from that seat's view before this step to its
+    /// view after it (empty for step 0).
+    pub patches: Vec<Vec<patch::PatchOp>>,
+}
+
 /// A rating pool of a game (docs/ratings.md): matches with exactly two people are rated
 /// in `duel` (Glicko-2), matches with three to five people in `multi` (Weng-Lin,
 /// Bradley–Terry). Bot seats do not count as people.
@@ -805,6 +864,7 @@ pub fn schema(games: Value) -> Value {
             "SeatBotRequest": schemars::schema_for!(SeatBotRequest),
             "ErrorBody": schemars::schema_for!(ErrorBody),
             "DealRecord": schemars::schema_for!(DealRecord),
+            "Replay": schemars::schema_for!(Replay),
             "Leaderboard": schemars::schema_for!(Leaderboard),
             "Records": schemars::schema_for!(Records),
             "PlayerRating": schemars::schema_for!(PlayerRating),

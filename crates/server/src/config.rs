@@ -37,6 +37,15 @@ pub enum Command {
         #[arg(long, default_value = "null")]
         options: String,
     },
+    /// Check every round of a finished match against its revealed seeds: each seed's
+    /// SHA-256 is the commitment published at the round's start, and the deal recomputed
+    /// from the seed and the moves before it is the deal the server recorded; the final
+    /// scores follow. Reads the JSON of `GET /api/tables/{id}/replay`.
+    VerifyMatch {
+        /// The replay JSON file, or `-` for standard input.
+        #[arg(long)]
+        replay: String,
+    },
 }
 
 #[derive(Clone, Debug, clap::Args)]

@@ -413,6 +413,34 @@ pub async fn round_deal(
     }))
 }
 
+/// A finished match, step by step with every hand (`table::replay`). Anyone who can see the
+/// table may replay it once it is over; a daily deal only once its day is over too.
+pub async fn table_replay(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<InviteQuery>,
+    headers: HeaderMap,
+) -> Result<Json<protocol::Replay>, ApiError> {
+    let st = stored(&app, &id, q.invite.as_deref(), &headers).await?;
+    if st.record.status != TableStatus::Finished {
+        return Err(ApiError::conflict(
+            "replay_not_finished",
+            "a match can be replayed once it is over (its hidden cards are still in play)",
+        ));
+    }
+    if !table::seed_public(true, st.record.daily.as_deref()) {
+        return Err(ApiError::conflict(
+            "daily_in_progress",
+            "a daily deal's seed and deal are published when its day (UTC) is over",
+        ));
+    }
+    let replay = table::replay::build(&st).map_err(|e| {
+        tracing::error!(table = %id, error = %e, "replaying a finished match failed");
+        ApiError::Internal
+    })?;
+    Ok(Json(replay))
+}
+
 #[derive(Deserialize)]
 pub struct LimitQuery {
     pub limit: Option<i64>,

@@ -79,6 +79,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tables/{id}/start", post(http::start_table))
         .route("/tables/{id}/bots", post(http::seat_bot))
         .route("/tables/{id}/rounds", get(http::table_rounds))
+        .route("/tables/{id}/replay", get(http::table_replay))
         .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
         .route("/leaderboard/{game}", get(http::leaderboard))
         .route("/records/{game}", get(http::records))

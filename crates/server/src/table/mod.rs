@@ -25,6 +25,7 @@ pub mod chat;
 mod fanout;
 mod online;
 mod play;
+pub mod replay;
 mod restore;
 mod seats;
 

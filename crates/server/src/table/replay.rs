@@ -1,0 +1,296 @@
+//! Step replays of finished matches (`GET /api/tables/{id}/replay`). The match is rebuilt
+//! from its stored seeds and action log by the rules crates, as a restore does, and
+//! every seat's view is recorded after every step. Views are sent once in full and then as
+//! JSON Patches per step (the same diff the live sockets use), which keeps a long match
+//! small: the browser applies them forwards and keeps the documents to step back.
+
+use game_core::{Phase, Seed, Viewer};
+use protocol::{Replay, ReplayRound, ReplaySeat, ReplayStep, patch};
+use serde_json::Value;
+use store::{Occupant, StoredTable};
+
+/// Rebuilds `st` step by step. An `Err` means the stored log does not replay (an internal
+/// error: it was accepted by the same rules).
+pub fn build(st: &StoredTable) -> Result<Replay, String> {
+    let n = st.seats.len();
+    let (mut game, _) =
+        games::new_match(&st.record.game, &st.record.options, n).map_err(|e| format!("{e:?}"))?;
+    let views_now = |g: &dyn games::DynGame| -> Vec<Value> {
+        (0..n).map(|s| g.view_json(Viewer::Player(s))).collect()
+    };
+    let mut rounds = Vec::with_capacity(st.rounds.len());
+    let mut steps: Vec<ReplayStep> = Vec::new();
+    let mut first_views: Option<Vec<Value>> = None;
+    let mut prev: Vec<Value> = Vec::new();
+    let mut actions = st.actions.iter().peekable();
+    let step = |prev: &mut Vec<Value>, now: Vec<Value>, round: u32, seat, action| {
+        let patches = prev
+            .iter()
+            .zip(&now)
+            .map(|(a, b)| patch::diff(a, b))
+            .collect();
+        *prev = now;
+        ReplayStep {
+            round,
+            seat,
+            action,
+            patches,
+        }
+    };
+    for r in &st.rounds {
+        let seed = Seed::from_hex(&r.seed_hex).ok_or("a stored seed is not 64 hex digits")?;
+        game.start_round(&seed).map_err(|e| e.to_string())?;
+        let round = r.round_no as u32;
+        let first_step = steps.len();
+        let now = views_now(game.as_ref());
+        if first_views.is_none() {
+            first_views = Some(now.clone());
+            prev = now;
+            steps.push(ReplayStep {
+                round,
+                seat: None,
+                action: None,
+                patches: vec![Vec::new(); n],
+            });
+        } else {
+            steps.push(step(&mut prev, now, round, None, None));
+        }
+        while let Some(a) = actions.next_if(|a| a.round_no == r.round_no) {
+            game.apply_json(a.seat as usize, &a.action)
+                .map_err(|e| format!("round {} action {}: {e}", a.round_no, a.seq))?;
+            let now = views_now(game.as_ref());
+            steps.push(step(
+                &mut prev,
+                now,
+                round,
+                Some(a.seat as usize),
+                Some(a.action.clone()),
+            ));
+        }
+        rounds.push(ReplayRound {
+            round,
+            seed: r.seed_hex.clone(),
+            seed_sha256: r.commitment.clone(),
+            deal: game.deal_record(),
+            first_step,
+        });
+    }
+    if game.phase() != Phase::Finished {
+        return Err("the stored log does not reach the end of the match".into());
+    }
+    let outcome = game.outcome().ok_or("a finished match has an outcome")?;
+    Ok(Replay {
+        table_id: st.record.id,
+        game: st.record.game.clone(),
+        options: st.record.options.clone(),
+        rules_version: game.rules_version(),
+        seats: st
+            .seats
+            .iter()
+            .map(|o| match o {
+                Occupant::Player { id, name } => ReplaySeat::Player {
+                    id: *id,
+                    name: name.clone(),
+                },
+                Occupant::Bot { level } => ReplaySeat::Bot {
+                    level: level.clone(),
+                },
+                Occupant::Empty => ReplaySeat::Empty,
+            })
+            .collect(),
+        rounds,
+        views: first_views.unwrap_or_default(),
+        steps,
+        final_scores: outcome.scores,
+        winners: outcome.winners,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store::{ActionRecord, RoundRecord, TableRecord, TableStatus};
+    use uuid::Uuid;
+
+    /// Plays a match of `kind` between easy bots (seeded, so the same every run) and
+    /// stores it as the store would.
+    fn played(kind: &str, players: usize) -> StoredTable {
+        let (mut g, _) = games::new_match(kind, &Value::Null, players).unwrap();
+        let mut rounds = Vec::new();
+        let mut actions = Vec::new();
+        let mut round_no = 0;
+        while g.phase() != Phase::Finished {
+            round_no += 1;
+            let seed = Seed::from_u64(1000 + round_no as u64);
+            g.start_round(&seed).unwrap();
+            rounds.push(RoundRecord {
+                round_no,
+                seed_hex: seed.to_hex(),
+                commitment: seed.commitment(),
+                started_at: 0,
+                ended_at: Some(1),
+                result: None,
+            });
+            let mut seq = 0;
+            while g.phase() == Phase::Playing && g.round() == round_no as u32 {
+                assert!(seq < 5000, "{kind}: round {round_no} never ends");
+                let seat = g.to_act()[0];
+                let budget = games::BotBudget {
+                    time: None,
+                    samples: Some(1),
+                };
+                let a = g
+                    .bot_action(seat, games::BotLevel::Easy, seq as u64, budget)
+                    .expect("a bot always has a move");
+                g.apply_json(seat, &a).unwrap();
+                actions.push(ActionRecord {
+                    round_no,
+                    seq,
+                    seat: seat as i32,
+                    action: a,
+                });
+                seq += 1;
+            }
+            assert!(round_no < 200, "{kind} never ends");
+        }
+        StoredTable {
+            record: TableRecord {
+                id: Uuid::nil(),
+                game: kind.into(),
+                options: Value::Null,
+                rules_version: g.rules_version() as i32,
+                seat_count: players as i32,
+                private: false,
+                invite_code: None,
+                created_by: Uuid::nil(),
+                created_at: 0,
+                status: TableStatus::Finished,
+                bots: None,
+                daily: None,
+                pace: Value::Null,
+                clock: None,
+                updated_at: 0,
+            },
+            seats: vec![
+                Occupant::Bot {
+                    level: "easy".into()
+                };
+                players
+            ],
+            scores: g.scores(),
+            rounds,
+            actions,
+            abandoned: vec![false; players],
+        }
+    }
+
+    /// Applying the patches from the first views gives, at every step, exactly what the
+    /// rules show each seat after the same prefix of the log; the end is the outcome.
+    #[test]
+    fn replay_patches_rebuild_every_seats_view_at_every_step() {
+        for info in games::catalogue() {
+            let players = info.min_players.max(2).min(info.max_players);
+            let st = played(info.kind, players);
+            let replay = build(&st).unwrap();
+            assert_eq!(replay.steps.len(), st.actions.len() + st.rounds.len());
+            assert_eq!(replay.final_scores, st.scores, "{}", info.kind);
+            eprintln!(
+                "{}: {} steps, {} bytes",
+                info.kind,
+                replay.steps.len(),
+                serde_json::to_vec(&replay).unwrap().len()
+            );
+            // Replay the log independently and compare each seat's document.
+            let (mut g, _) = games::new_match(info.kind, &Value::Null, players).unwrap();
+            let mut docs = replay.views.clone();
+            let mut acts = st.actions.iter();
+            for (i, s) in replay.steps.iter().enumerate() {
+                match (&s.seat, &s.action) {
+                    (None, None) => {
+                        let r = &replay.rounds[(s.round - 1) as usize];
+                        assert_eq!(r.first_step, i);
+                        g.start_round(&Seed::from_hex(&r.seed).unwrap()).unwrap();
+                    }
+                    (Some(seat), Some(a)) => {
+                        let stored = acts.next().unwrap();
+                        assert_eq!((stored.seat as usize, &stored.action), (*seat, a));
+                        g.apply_json(*seat, a).unwrap();
+                    }
+                    _ => panic!("a step is a deal or an action"),
+                }
+                for (seat, doc) in docs.iter_mut().enumerate() {
+                    patch::apply(doc, &s.patches[seat]).unwrap();
+                    assert_eq!(*doc, g.view_json(Viewer::Player(seat)), "step {i}");
+                }
+            }
+        }
+    }
+
+    /// `verify-match` accepts every game's replay and refuses a changed seed, deal or
+    /// result.
+    #[test]
+    fn verify_match_checks_seeds_deals_and_result() {
+        for info in games::catalogue() {
+            let players = info.min_players.max(2).min(info.max_players);
+            let replay = build(&played(info.kind, players)).unwrap();
+            let lines = crate::cli::check_match(&replay).unwrap();
+            assert_eq!(lines.len(), replay.rounds.len() + 1, "{}", info.kind);
+            let mut bad = replay.clone();
+            bad.rounds[0].seed = Seed::from_u64(1).to_hex();
+            assert!(
+                crate::cli::check_match(&bad)
+                    .unwrap_err()
+                    .contains("commitment")
+            );
+            let mut bad = replay.clone();
+            bad.rounds[0].deal = Value::Null;
+            assert!(
+                crate::cli::check_match(&bad)
+                    .unwrap_err()
+                    .contains("differs")
+            );
+            let mut bad = replay.clone();
+            bad.final_scores[0] += 1;
+            assert!(
+                crate::cli::check_match(&bad)
+                    .unwrap_err()
+                    .contains("result")
+            );
+        }
+    }
+
+    /// docs/deals.md's worked examples: every row of its table is recomputed here.
+    #[test]
+    fn the_worked_examples_of_docs_deals_md_hold() {
+        let doc = include_str!("../../../../docs/deals.md");
+        let seed =
+            Seed::from_hex("0100000000000000000000000000000000000000000000000000000000000000")
+                .unwrap();
+        assert!(doc.contains(&seed.to_hex()));
+        let mut rows = 0;
+        for line in doc.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let [_, game, players, pointer, value, _] = cells[..] else {
+                continue;
+            };
+            let Ok(players) = players.parse::<usize>() else {
+                continue;
+            };
+            let want: Value = serde_json::from_str(value.trim_matches('`')).unwrap();
+            let (mut g, _) = games::new_match(game, &Value::Null, players).unwrap();
+            g.start_round(&seed).unwrap();
+            let record = g.deal_record();
+            assert_eq!(record.pointer(pointer), Some(&want), "{line}");
+            rows += 1;
+        }
+        assert!(rows >= 10, "the table of worked examples was not found");
+    }
+
+    /// A log that stops before the match ends is refused, never half-served.
+    #[test]
+    fn an_unfinished_log_is_refused() {
+        let mut st = played("trump", 2);
+        st.rounds.pop();
+        assert!(build(&st).is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! Step replays and whole-match verification end to end, on every database: bots play a
+//! match of each game to the end through the server; its replay rebuilds the stored result,
+//! and the `verify-match` command, given only the replay document, recomputes every
+//! round's deal from its revealed seed and the moves before it. An unfinished match
+//! is not replayed, so no hidden card leaks.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_game_replays_and_verifies_from_its_seeds() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        for (game, seats, options) in [
+            ("trump", 3, json!({"target": 21})),
+            ("nachos", 3, Value::Null),
+            ("fibfib", 2, Value::Null),
+            ("rummy", 2, json!({"target": 8})),
+            ("rummy", 1, json!({"target": 8})),
+        ] {
+            let table = create_bots_only(&ada, game, seats, "easy", options).await;
+            let (s, v) = ada.get(&format!("/api/tables/{table}/replay")).await;
+            assert_eq!(
+                (s, v["code"].as_str()),
+                (409, Some("replay_not_finished")),
+                "{v}"
+            );
+            let (s, v) = ada
+                .post(&format!("/api/tables/{table}/start"), json!({}))
+                .await;
+            assert_eq!(s, 200, "{v}");
+            let end = wait_finished(&ada, &table).await;
+            // Anyone may open the link of a finished public match, signed in or not.
+            let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+            let (s, replay) = bob.get(&format!("/api/tables/{table}/replay")).await;
+            assert_eq!(s, 200, "{game}: {replay}");
+            assert_eq!(replay["final_scores"], end["scores"], "{game}");
+            assert_eq!(replay["winners"], end["winners"], "{game}");
+            let (_, rounds) = ada.get(&format!("/api/tables/{table}/rounds")).await;
+            assert_eq!(
+                replay["rounds"].as_array().unwrap().len(),
+                rounds.as_array().unwrap().len()
+            );
+            for (r, f) in replay["rounds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(rounds.as_array().unwrap())
+            {
+                assert_eq!(r["seed"], f["seed"], "{game}: the published seed");
+                let (s, served) = ada
+                    .get(&format!("/api/tables/{table}/rounds/{}/deal", r["round"]))
+                    .await;
+                assert_eq!(s, 200);
+                assert_eq!(r["deal"], served["deal"], "{game}");
+            }
+            // Every seat's whole view is in the replay: every hand is revealed.
+            assert_eq!(replay["views"].as_array().unwrap().len(), seats);
+            let moves = replay["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| !s["seat"].is_null())
+                .count();
+            assert!(moves > 0, "{game}");
+            verify(&replay, true).await;
+            // A replay whose deal was changed does not verify.
+            let mut forged = replay.clone();
+            forged["rounds"][0]["deal"] = json!({"forged": true});
+            verify(&forged, false).await;
+        }
+        server.stop().await;
+    }
+}
+
+/// Runs `verify-match --replay -` on `replay` and checks it succeeds (or fails).
+async fn verify(replay: &Value, ok: bool) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+        .args(["verify-match", "--replay", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let body = serde_json::to_vec(replay).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&body));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.success(), ok, "{stdout}\n{stderr}");
+    if ok {
+        let rounds = replay["rounds"].as_array().unwrap().len();
+        assert_eq!(stdout.lines().count(), rounds + 1, "{stdout}");
+        assert!(stdout.lines().last().unwrap().contains("\"result\":\"ok\""));
+    } else {
+        assert!(stderr.contains("differs"), "{stderr}");
+    }
+}
+
+/// An unknown table has no replay: `table_not_found`, as for the table itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_of_an_unknown_table_is_not_found() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, v) = ada
+        .get("/api/tables/00000000-0000-0000-0000-000000000000/replay")
+        .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (404, Some("table_not_found")),
+        "{v}"
+    );
+    server.stop().await;
+}
