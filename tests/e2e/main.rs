@@ -1010,3 +1010,20 @@ async fn flooding_is_rate_limited_per_connection() {
     assert!(quiet.is_err(), "the lobby answered more: {quiet:?}");
     server.stop().await;
 }
+
+/// The served OpenAPI document is the one kept in docs/openapi.json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_document_is_served() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let body = reqwest::get(format!("{}/api/openapi.json", server.base))
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let committed: Value = serde_json::from_str(include_str!("../../docs/openapi.json")).unwrap();
+    assert_eq!(body, committed);
+    assert_eq!(body["openapi"], "3.1.0");
+    server.stop().await;
+}

@@ -236,7 +236,7 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
 }
 
 /// A registered game, described for the lobby.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct GameInfo {
     pub kind: &'static str,
     pub title: &'static str,

@@ -11,6 +11,7 @@ pub mod error;
 pub mod http;
 pub mod limits;
 pub mod metrics;
+pub mod openapi;
 pub mod state;
 pub mod table;
 pub mod ws;
@@ -84,6 +85,7 @@ pub fn app(state: AppState) -> Router {
         .route("/leaderboard/{game}", get(http::leaderboard))
         .route("/records/{game}", get(http::records))
         .route("/players/{id}/ratings", get(http::player_ratings))
+        .route("/openapi.json", get(openapi::serve))
         .route(
             "/daily/solitaire",
             get(http::daily_board).post(http::start_daily.layer(limited(Class::CreateTable))),
