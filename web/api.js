@@ -42,6 +42,7 @@ const enc = encodeURIComponent;
 export const api = {
   guest: (name) => call('POST', '/api/guest', { name }),
   me: () => call('GET', '/api/me'),
+  session: () => call('GET', '/api/session'),
   myMatches: () => call('GET', '/api/me/matches'),
   games: () => call('GET', '/api/games'),
   tables: () => call('GET', '/api/tables'),

@@ -156,7 +156,7 @@ function lobbyPage() {
   // A game module may add its own option fields (`createOptions(container)` returns a
   // function that yields the options JSON) and name a seat count (`seatLabel(n)`, e.g.
   // a 1-seat rummy table is Solitaire). Without one, the server's defaults apply.
-  const optsBox = h('div', { class: 'create-options', testid: 'create-options', style: 'display: contents' });
+  const optsBox = h('div', { class: 'create-options', testid: 'create-options' });
   let readOptions = () => null;
   let mod = null;
   let token = 0;
@@ -757,17 +757,12 @@ async function rulesPage(visit, kind) {
 // ---------------------------------------------------------------------------------------
 
 async function boot() {
-  try {
-    session.games = await api.games();
-  } catch {
-    session.games = [];
-  }
-  try {
-    session.me = await api.me();
-  } catch (e) {
-    session.me = null;
-    if (!(e instanceof ApiError && e.status === 401)) toast(e.message);
-  }
+  // Both start-up questions at once; /api/session answers 200 with `null` when nobody has
+  // signed in, so a first visit logs no error.
+  const [games, me] = await Promise.allSettled([api.games(), api.session()]);
+  session.games = games.status === 'fulfilled' ? games.value : [];
+  session.me = me.status === 'fulfilled' ? me.value.player : null;
+  if (me.status === 'rejected') toast(me.reason.message);
   showMe();
   window.addEventListener('hashchange', route);
   route();

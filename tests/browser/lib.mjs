@@ -51,7 +51,12 @@ export async function runBrowserTest(title, body) {
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
     // The 401 of GET /api/me before signing in is expected; other console errors are shown.
-    page.on('console', (m) => m.type() === 'error' && !m.text().includes('401') && log(`${name} console error: ${m.text()}`));
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      log(`${name} console error: ${m.text()}`);
+      // The Content-Security-Policy must never have to refuse anything the client does.
+      if (/Content Security Policy|Refused to (load|execute|apply|connect)/.test(m.text())) pageErrors.push(`${name}: ${m.text()}`);
+    });
     await page.goto(base + '/');
     await page.locator(tid('name-input')).fill(name);
     await page.locator(tid('name-submit')).click();

@@ -6,6 +6,7 @@
 mod bots;
 mod browser;
 mod chat;
+mod delivery;
 mod fibfib;
 mod limits;
 mod load;

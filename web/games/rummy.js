@@ -135,6 +135,14 @@ export function cardName(c) {
   return `${c.kind} ${c.number}`;
 }
 
+// The set's progress bar. Its width goes through the CSSOM, not a style attribute, which
+// the Content-Security-Policy forbids.
+function barFill(pct) {
+  const el = h('span');
+  el.style.width = `${pct}%`;
+  return el;
+}
+
 /** The card face as an SVG (viewBox 60×90). */
 function face(c) {
   const W = 60, H = 90;
@@ -449,7 +457,7 @@ export function render(root, msg, ctx) {
       onclick: onto.length === 1 && !busy ? () => act(onto[0]) : null,
     },
       setHead(s, T),
-      h('div', { class: 'rm-bar', 'aria-hidden': 'true' }, h('span', { style: `width:${pct}%` })),
+      h('div', { class: 'rm-bar', 'aria-hidden': 'true' }, barFill(pct)),
       h('div', { class: 'rm-set-cards' }, s.cards.map((p, i) => {
         const movable = !s.closed && i > 0 && forSetCard(s.key, p.card.id).length > 0;
         return cardEl(p.card, {

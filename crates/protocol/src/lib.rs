@@ -503,6 +503,12 @@ pub struct ReplayStep {
     pub patches: Vec<Vec<patch::PatchOp>>,
 }
 
+/// `GET /api/session`: the signed-in player, or `null` when the request has no valid token.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Session {
+    pub player: Option<PlayerInfo>,
+}
+
 /// A rating pool of a game (docs/ratings.md): matches with exactly two people are rated
 /// in `duel` (Glicko-2), matches with three to five people in `multi` (Weng-Lin,
 /// Bradley–Terry). Bot seats do not count as people.
@@ -865,6 +871,7 @@ pub fn schema(games: Value) -> Value {
             "ErrorBody": schemars::schema_for!(ErrorBody),
             "DealRecord": schemars::schema_for!(DealRecord),
             "Replay": schemars::schema_for!(Replay),
+            "Session": schemars::schema_for!(Session),
             "Leaderboard": schemars::schema_for!(Leaderboard),
             "Records": schemars::schema_for!(Records),
             "PlayerRating": schemars::schema_for!(PlayerRating),

@@ -124,6 +124,21 @@ pub async fn create_guest(
         .into_response())
 }
 
+/// `GET /api/session`: who the token belongs to, or `null`, always 200: a page can ask at
+/// start-up without an error when nobody has signed in yet.
+pub async fn session(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<protocol::Session>, ApiError> {
+    let who = player_from(&headers, &app).await?;
+    Ok(Json(protocol::Session {
+        player: who.map(|w| PlayerInfo {
+            id: w.id,
+            name: w.name,
+        }),
+    }))
+}
+
 pub async fn me(Me(who): Me) -> Json<PlayerInfo> {
     Json(PlayerInfo {
         id: who.id,
@@ -649,8 +664,9 @@ pub async fn not_found_page() -> (StatusCode, axum::response::Html<&'static str>
         axum::response::Html(concat!(
             "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-            "<title>Not found · Fibonacci Cards</title></head><body style=\"font-family:",
-            "system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem\">",
+            "<meta name=\"description\" content=\"This address is not a page of Fibonacci Cards.\">",
+            "<link rel=\"stylesheet\" href=\"/style.css\">",
+            "<title>Not found · Fibonacci Cards</title></head><body class=\"not-found\">",
             "<h1>Nothing here</h1><p>This address is not a page of Fibonacci Cards.</p>",
             "<p><a href=\"/\">Go to the lobby</a></p></body></html>"
         )),

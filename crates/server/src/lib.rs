@@ -4,6 +4,7 @@
 //! [`app`] is the router; [`serve`] runs it on a listener until shutdown. Only this crate
 //! speaks HTTP and WebSocket.
 
+pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod config;
@@ -21,6 +22,7 @@ use std::future::Future;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 
@@ -65,6 +67,7 @@ pub fn app(state: AppState) -> Router {
             post(http::create_guest).layer(limited(Class::Guest)),
         )
         .route("/me", get(http::me))
+        .route("/session", get(http::session))
         .route("/me/matches", get(http::my_matches))
         .route("/games", get(http::list_games))
         .route(
@@ -99,12 +102,19 @@ pub fn app(state: AppState) -> Router {
     .fallback(http::not_found_api);
     Router::new()
         .nest("/api", api)
+        .route("/", get(assets::index))
+        .route("/index.html", get(assets::index))
         .route("/healthz", get(http::healthz))
         .route("/metrics", get(http::metrics))
         .route("/ws/lobby", get(ws::lobby_socket))
         .route("/ws/table/{id}", get(ws::table_socket))
         .fallback_service(client)
         .layer(axum::middleware::map_response(error::json_rejections))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            assets::headers,
+        ))
+        .layer(CompressionLayer::new())
         .layer(DefaultBodyLimit::max(protocol::MAX_HTTP_BODY))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -26,6 +26,8 @@ pub struct Inner {
     pub writer: Writer,
     pub metrics: Arc<Metrics>,
     pub config: Config,
+    /// The browser client's files: versions, the rewritten index page, the CSP.
+    pub assets: crate::assets::Assets,
     /// Live tables by id. A table task removes itself when it ends.
     pub tables: Mutex<HashMap<Uuid, TableHandle>>,
     /// Public tables that are open or playing, as the lobby shows them.
@@ -65,7 +67,12 @@ impl AppState {
                 }
             }
         });
+        let assets = crate::assets::Assets::load(&config.web_dir).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, dir = %config.web_dir.display(), "cannot read the web client");
+            crate::assets::Assets::default()
+        });
         AppState(Arc::new(Inner {
+            assets,
             writer: Writer::spawn(store.clone(), metrics.clone()),
             store,
             metrics,

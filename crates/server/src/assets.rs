@@ -1,0 +1,255 @@
+//! Delivery of the browser client from `web/`: versioned URLs, caching, security headers.
+//!
+//! The client has no build step, so the server does the little a bundler would. At start-up it
+//! hashes every file under `web/` (SHA-256, first 12 hex digits) and rewrites `index.html`:
+//! - the stylesheet and the entry module get `?v=<hash>`;
+//! - an import map sends every module URL (`/dom.js`, `/games/trump.js`, …) to its versioned
+//!   URL, so the modules' relative imports, static and dynamic, load the current version;
+//! - `<link rel="modulepreload">` lists the entry module's static imports, so the browser
+//!   fetches them all at once instead of one level at a time.
+//!
+//! A versioned URL whose hash is current is cached for a year (`immutable`): a new release
+//! changes the hash, so it is picked up at once. Everything else is revalidated (`no-cache`
+//! with Last-Modified); API answers are never stored (`no-store`). Every response carries a
+//! strict Content-Security-Policy (the import map is allowed by its hash, nothing else inline),
+//! `frame-ancestors 'none'`, `nosniff` and a referrer policy. The files are read once: after
+//! editing `web/`, restart the server.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use base64::Engine;
+use sha2::{Digest, Sha256};
+
+use crate::state::AppState;
+
+/// The client's files as this process serves them.
+#[derive(Debug, Default)]
+pub struct Assets {
+    /// URL path (`/app.js`) → version (12 hex digits of the file's SHA-256).
+    versions: BTreeMap<String, String>,
+    /// The rewritten `index.html`.
+    index: String,
+    /// The Content-Security-Policy of every response.
+    csp: String,
+}
+
+fn version_of(bytes: &[u8]) -> String {
+    hex::encode(&Sha256::digest(bytes)[..6])
+}
+
+fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            walk(&path, root, out)?;
+        } else {
+            let rel = path.strip_prefix(root).expect("under the root");
+            let url = format!("/{}", rel.to_string_lossy().replace('\\', "/"));
+            out.insert(url, version_of(&std::fs::read(&path)?));
+        }
+    }
+    Ok(())
+}
+
+/// The relative static imports of a module (`import … from './x.js'`), as URL paths.
+fn static_imports(web: &Path, url: &str) -> Vec<String> {
+    let Ok(src) = std::fs::read_to_string(web.join(url.trim_start_matches('/'))) else {
+        return Vec::new();
+    };
+    let base = url.rsplit_once('/').map_or("", |(b, _)| b);
+    src.lines()
+        .filter(|l| l.starts_with("import ") && l.contains(" from "))
+        .filter_map(|l| l.split(['\'', '"']).nth(1))
+        .filter_map(|spec| {
+            let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+            for seg in spec.split('/') {
+                match seg {
+                    "." => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    s => parts.push(s),
+                }
+            }
+            spec.starts_with('.')
+                .then(|| format!("/{}", parts.join("/")))
+        })
+        .collect()
+}
+
+impl Assets {
+    /// Reads `web_dir`. A directory without `index.html` serves an empty page (API-only use).
+    pub fn load(web_dir: &Path) -> std::io::Result<Assets> {
+        let mut versions = BTreeMap::new();
+        if web_dir.is_dir() {
+            walk(web_dir, web_dir, &mut versions)?;
+        }
+        let index = std::fs::read_to_string(web_dir.join("index.html")).unwrap_or_default();
+        let v = |u: &str| versions.get(u).cloned().unwrap_or_default();
+        let imports: BTreeMap<&str, String> = versions
+            .keys()
+            .filter(|u| u.ends_with(".js"))
+            .map(|u| (u.as_str(), format!("{u}?v={}", v(u))))
+            .collect();
+        let map = serde_json::json!({ "imports": imports }).to_string();
+        // Everything the entry module needs before it can run, fetched in parallel.
+        let mut preload = Vec::new();
+        let mut todo = static_imports(web_dir, "/app.js");
+        while let Some(u) = todo.pop() {
+            if preload.contains(&u) || !versions.contains_key(&u) {
+                continue;
+            }
+            todo.extend(static_imports(web_dir, &u));
+            preload.push(u);
+        }
+        preload.sort();
+        let mut head = format!("<script type=\"importmap\">{map}</script>\n");
+        for u in &preload {
+            head.push_str(&format!(
+                "  <link rel=\"modulepreload\" href=\"{u}?v={}\">\n",
+                v(u)
+            ));
+        }
+        let index = index
+            .replace(
+                "href=\"/style.css\"",
+                &format!("href=\"/style.css?v={}\"", v("/style.css")),
+            )
+            .replace(
+                "<script type=\"module\" src=\"/app.js\"></script>",
+                &format!(
+                    "{head}  <script type=\"module\" src=\"/app.js?v={}\"></script>",
+                    v("/app.js")
+                ),
+            );
+        let map_hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(&map));
+        let csp = format!(
+            "default-src 'self'; script-src 'self' 'sha256-{map_hash}'; style-src 'self'; \
+             img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+             form-action 'self'; frame-ancestors 'none'"
+        );
+        Ok(Assets {
+            versions,
+            index,
+            csp,
+        })
+    }
+
+    /// Whether `path?query` names the current version of a file.
+    fn current(&self, path: &str, query: Option<&str>) -> bool {
+        let Some(v) = query.and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("v="))) else {
+            return false;
+        };
+        self.versions.get(path).is_some_and(|cur| cur == v)
+    }
+}
+
+/// `GET /`: the rewritten index page.
+pub async fn index(State(app): State<AppState>) -> Response {
+    (
+        [(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))],
+        Html(app.assets.index.clone()),
+    )
+        .into_response()
+}
+
+/// Caching and security headers on every response.
+pub async fn headers(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let immutable = app.assets.current(&path, req.uri().query());
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    if !h.contains_key(header::CACHE_CONTROL) {
+        let cache = if path.starts_with("/api/") || path == "/healthz" || path == "/metrics" {
+            "no-store"
+        } else if immutable {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        };
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    }
+    if let Ok(csp) = HeaderValue::from_str(&app.assets.csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn web() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web")
+    }
+
+    /// The index names every start-up module by its current version, preloads the entry
+    /// module's imports, and the CSP allows exactly its import map.
+    #[test]
+    fn index_is_versioned_and_preloaded() {
+        let a = Assets::load(&web()).unwrap();
+        let v = &a.versions["/app.js"];
+        assert!(a.index.contains(&format!("src=\"/app.js?v={v}\"")));
+        assert!(a.index.contains(&format!(
+            "href=\"/style.css?v={}\"",
+            a.versions["/style.css"]
+        )));
+        for m in [
+            "/dom.js",
+            "/api.js",
+            "/socket.js",
+            "/games/registry.js",
+            "/cards.js",
+        ] {
+            assert!(
+                a.index.contains(&format!(
+                    "<link rel=\"modulepreload\" href=\"{m}?v={}\">",
+                    a.versions[m]
+                )),
+                "{m} is not preloaded"
+            );
+        }
+        // Game modules load on demand, through the import map.
+        assert!(!a.index.contains("modulepreload\" href=\"/games/trump.js"));
+        assert!(a.index.contains(&format!(
+            "\"/games/trump.js\":\"/games/trump.js?v={}\"",
+            a.versions["/games/trump.js"]
+        )));
+        let map = a
+            .index
+            .split("<script type=\"importmap\">")
+            .nth(1)
+            .unwrap()
+            .split("</script>")
+            .next()
+            .unwrap();
+        let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(map));
+        assert!(a.csp.contains(&format!("'sha256-{hash}'")));
+        assert!(a.current("/app.js", Some(&format!("v={v}"))));
+        assert!(!a.current("/app.js", Some("v=000000000000")));
+        assert!(!a.current("/app.js", None));
+    }
+
+    /// Relative imports resolve like a browser resolves them.
+    #[test]
+    fn static_imports_resolve_relative_paths() {
+        let mut got = static_imports(&web(), "/games/trump.js");
+        got.sort();
+        assert_eq!(got, vec!["/cards.js".to_string(), "/dom.js".to_string()]);
+    }
+}
