@@ -8,7 +8,7 @@ import { api, ApiError, dealUrl } from './api.js';
 import { LiveSocket } from './socket.js';
 import { chatPanel } from './chat.js';
 import { applyPatch } from './patch.js';
-import { gameModule } from './games/registry.js';
+import { gameModule, rulesPagesOf } from './games/registry.js';
 import { replayPage } from './replay.js';
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
@@ -719,14 +719,11 @@ async function leaderboardPage(visit, game, pool) {
 }
 
 async function rulesPage(visit, kind) {
-  // One tab per game of GET /api/games; a game module may list several pages
-  // (`rulesPages`: [{page, title}], e.g. rummy and its one-player form, solitaire).
-  const pages = [];
-  for (const g of session.games.length ? session.games : [{ kind: 'trump' }]) {
-    const m = await gameModule(g.kind);
-    if (stale(visit)) return;
-    pages.push(...(Array.isArray(m.rulesPages) && m.rulesPages.length ? m.rulesPages : [{ page: g.kind, title: gameTitle(g.kind) }]));
-  }
+  // One tab per game of GET /api/games; a game may have several pages
+  // (e.g. rummy: one per target, its one-player form Solitaire, and an overview)
+  // (`rulesPagesOf` in games/registry.js). No game module is loaded for this page.
+  const pages = (session.games.length ? session.games : [{ kind: 'trump' }])
+    .flatMap((g) => rulesPagesOf[g.kind] ?? [{ page: g.kind, title: gameTitle(g.kind) }]);
   const tabs = pages.map((p) =>
     h('a', { href: `#/rules/${p.page}`, class: `tab ${p.page === kind ? 'active' : ''}`, testid: `rules-tab-${p.page}` }, p.title));
   const pageTitle = pages.find((p) => p.page === kind)?.title ?? gameTitle(kind);

@@ -36,6 +36,12 @@ async fn replay_in_chromium() {
     run_script("replay.mjs").await;
 }
 
+/// A cold first load stays within its budget (tests/browser/budget.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_load_budget_in_chromium() {
+    run_script("budget.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {

@@ -18,6 +18,19 @@ const modules = {
   nachos: () => import('./nachos.js'),
 };
 
+// The Rules page's tabs per game kind, when a game has more than one page (the rummy family:
+// one page per target, Solitaire, then the overview). Kept here rather than in the game
+// modules, so the Rules page shows its text without loading any game module.
+export const rulesPagesOf = {
+  rummy: [
+    { page: 'fib21', title: 'Fibonacci 21' },
+    { page: 'fib13', title: 'Fibonacci 13' },
+    { page: 'fib8', title: 'Fibonacci 8' },
+    { page: 'solitaire', title: 'Solitaire Fibonacci' },
+    { page: 'rummy', title: 'Family overview' },
+  ],
+};
+
 const loaded = new Map();
 
 /** The module for `kind`, or the generic one. Never throws. */

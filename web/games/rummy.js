@@ -19,15 +19,6 @@ import { h, mount, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
-/** Rules pages for the Rules tabs: one per game of the family (21, 13, 8, Solitaire), then the overview. */
-export const rulesPages = [
-  { page: 'fib21', title: 'Fibonacci 21' },
-  { page: 'fib13', title: 'Fibonacci 13' },
-  { page: 'fib8', title: 'Fibonacci 8' },
-  { page: 'solitaire', title: 'Solitaire Fibonacci' },
-  { page: 'rummy', title: 'Family overview' },
-];
-
 /** The rules page for a table: a one-seat table is Solitaire, else the page of its target. */
 export const rulesPage = (table) => {
   if (table.seats.length === 1) return 'solitaire';
