@@ -337,6 +337,9 @@ async function tablePage(visit, id, invite) {
   const gameRoot = h('div', { class: 'game-root' });
   // The chat panel sits beside the re-rendered part: typing survives every update.
   const chat = chatPanel({ title: 'Table chat', me: () => session.me, send: (msg) => sock.send(msg) });
+  // Shown with the first state, in the same frame as the table: below the table on a phone,
+  // it would otherwise be pushed down as the table fills in (layout shift).
+  chat.el.hidden = true;
   mount(app, h('div', { class: 'table-layout' }, root, chat.el));
 
   const seatName = (i) => {
@@ -370,6 +373,7 @@ async function tablePage(visit, id, invite) {
 
   function render() {
     if (!latest) return;
+    chat.el.hidden = false;
     const t = latest.table;
     const me = mySeat();
     const seated = me !== null;

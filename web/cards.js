@@ -48,6 +48,8 @@ export function cardEl(card, opts = {}) {
     {
       class: cls.join(' '),
       type: clickable ? 'button' : null,
+      // A card that is not a button is a picture with a name (a plain div may not carry one).
+      role: clickable ? null : 'img',
       testid: opts.testid,
       dataset: {
         colour: card.colour,

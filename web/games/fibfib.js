@@ -65,6 +65,7 @@ function cardEl(c, opts = {}) {
   const el = h(clickable ? 'button' : 'div', {
     class: cls.join(' '),
     type: clickable ? 'button' : null,
+    role: clickable ? null : 'img',
     testid: opts.testid,
     dataset: { cardId: String(c.id), rank: c.rank, suit: c.suit ?? '', ...(opts.data || {}) },
     title: opts.title ?? label,

@@ -69,6 +69,7 @@ function nachoEl(c, opts = {}) {
   return h(clickable ? 'button' : 'div', {
     class: cls.join(' '),
     type: clickable ? 'button' : null,
+    role: clickable ? null : 'img',
     testid: opts.testid,
     dataset: {
       suit: c.suit,
@@ -90,10 +91,10 @@ function nachoEl(c, opts = {}) {
 /** A spicy card: its value with a chili; `null` value draws it face down. */
 function spicyEl(value, size = 'md', testid = null) {
   if (value === null || value === undefined) {
-    return h('div', { class: `spicy spicy-${size} spicy-back`, testid, 'aria-label': 'spicy card, face down' });
+    return h('div', { class: `spicy spicy-${size} spicy-back`, role: 'img', testid, 'aria-label': 'spicy card, face down' });
   }
   return h('div', {
-    class: `spicy spicy-${size}`, testid, dataset: { value: String(value) },
+    class: `spicy spicy-${size}`, role: 'img', testid, dataset: { value: String(value) },
     'aria-label': `spicy card worth ${value}`, title: `spicy ${value}`,
   }, chili(), h('span', { class: 'spicy-val' }, String(value)));
 }

@@ -183,6 +183,7 @@ function cardEl(c, opts = {}) {
   const el = h(clickable ? 'button' : 'div', {
     class: ['rc', `rc-${opts.size || 'md'}`, `rc-${c.kind}`, opts.selected ? 'selected' : '', opts.dim ? 'dim' : '', opts.hot ? 'hot' : ''].join(' '),
     type: clickable ? 'button' : null,
+    role: clickable ? null : 'img',
     testid: opts.testid,
     dataset: { cardId: String(c.id), kind: c.kind, number: String(c.number ?? ''), ...(opts.dataset || {}) },
     'aria-label': cardName(c) + wildValue + (opts.selected ? ', selected' : ''),
