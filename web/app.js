@@ -264,6 +264,33 @@ function lobbyPage() {
       h('div', { class: 'lobby-side' }, form, chat.el)));
 }
 
+// After the match: ask for a rematch (everyone must accept; bots do), see who has, and go to
+// the new table as soon as it exists.
+function rematchPanel(t, me, send) {
+  const r = t.rematch;
+  if (r?.table) {
+    if (location.hash !== `#/table/${r.table}`) setTimeout(() => { location.hash = `#/table/${r.table}`; }, 0);
+    return h('p', { testid: 'rematch-status' }, 'Rematch agreed: going to the new table…');
+  }
+  const name = (i) => seatText(t.seats[i], i);
+  let status;
+  if (r?.declined_by !== null && r?.declined_by !== undefined) status = `${name(r.declined_by)} declined the rematch.`;
+  else if (r) {
+    const waiting = r.accepted.map((a, i) => (a ? null : name(i))).filter(Boolean);
+    status = `Rematch: waiting for ${waiting.join(' and ')}.`;
+  } else status = 'Play the same players again?';
+  const open = !(r?.declined_by >= 0);
+  const mine = me !== null && r?.accepted?.[me];
+  return h('section', { class: 'panel rematch', testid: 'rematch-panel' },
+    h('p', { testid: 'rematch-status', 'aria-live': 'polite' }, status),
+    me !== null && open && !mine
+      ? h('div', { class: 'row' },
+        h('button', { class: 'btn primary', type: 'button', testid: 'rematch-accept', onclick: () => send(true) }, 'Rematch'),
+        h('button', { class: 'btn', type: 'button', testid: 'rematch-decline', onclick: () => send(false) }, 'No thanks'))
+      : null,
+    h('a', { class: 'btn', href: '#/', testid: 'back-to-lobby' }, 'Back to the lobby'));
+}
+
 function tableRow(t) {
   const mine = mySeatIn(t);
   const free = t.seats.filter((s) => s.kind === 'empty').length;
@@ -436,6 +463,7 @@ async function tablePage(visit, id, invite) {
       parts.push(gameRoot);
     }
     if (t.status === 'finished') {
+      parts.push(rematchPanel(t, me, (accept) => sock.send({ type: 'rematch', accept })));
       parts.push(h('p', null, h('a', { class: 'btn', href: `#/replay/${id}`, testid: 'replay-link' }, 'Replay this match step by step')));
     }
     if (t.status !== 'open') {

@@ -42,6 +42,12 @@ async fn first_load_budget_in_chromium() {
     run_script("budget.mjs").await;
 }
 
+/// A rematch from the end of a match (tests/browser/rematch.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rematch_in_chromium() {
+    run_script("rematch.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {

@@ -14,6 +14,7 @@ mod nachos;
 mod online;
 mod ratings;
 mod realtime;
+mod rematch;
 mod replays;
 mod rummy;
 mod strict;

@@ -13,7 +13,7 @@ use store::rating::{self, Entry, Pool, Rating};
 use crate::support::*;
 
 /// A started Trump match to 5 between `people` (the first creates it), no bots.
-async fn trump_between(people: &[&Player]) -> String {
+pub async fn trump_between(people: &[&Player]) -> String {
     let (s, v) = people[0]
         .post(
             "/api/tables",

@@ -421,6 +421,21 @@ pub struct TableInfo {
     /// refuses moves with `table_parked` and retries on its own; nothing acknowledged is
     /// lost.
     pub parked: bool,
+    /// After the match: who has accepted a rematch, and the new table once all have.
+    /// Absent until someone offers one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rematch: Option<RematchInfo>,
+}
+
+/// A rematch being agreed at a finished table (`ClientMsg::Rematch`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RematchInfo {
+    /// Per seat: accepted (bots always have).
+    pub accepted: Vec<bool>,
+    /// The seat that declined, which ends the offer.
+    pub declined_by: Option<usize>,
+    /// The new table, once everyone accepted: it is already started.
+    pub table: Option<Uuid>,
 }
 
 /// The public fairness record of one round.
@@ -691,6 +706,12 @@ pub enum ClientMsg {
     Presence { away: bool },
     /// Keep-alive; answered with [`ServerMsg::Pong`].
     Ping {},
+    /// At a finished match, a seated player accepts (`true`) or declines (`false`) a
+    /// rematch: the same game, options, pace and seats. When every person has accepted
+    /// (bots always do), the server creates and starts the new table and every socket sees
+    /// its id in `table.rematch.table`. Errors: `rematch_not_finished`, `not_seated`,
+    /// `rematch_declined` (someone declined: that offer is over).
+    Rematch { accept: bool },
     /// Say something at the table (signed-in only; see [`check_chat_text`]). Everyone who
     /// may see it gets a [`ServerMsg::Chat`], the sender included, once it is stored.
     Chat { text: String },

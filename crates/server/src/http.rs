@@ -223,7 +223,7 @@ pub async fn test_panic(
 }
 
 /// Stores a new table (under the rules version of its game) and starts its task.
-async fn create_and_spawn(
+pub(crate) async fn create_and_spawn(
     app: &AppState,
     record: TableRecord,
     seats: Vec<Occupant>,

@@ -260,6 +260,9 @@ async fn run_table_socket(
                         Ok(ClientMsg::Presence { away }) => {
                             if table.send(Cmd::Presence { conn, away }).await.is_err() { break; }
                         }
+                        Ok(ClientMsg::Rematch { accept }) => {
+                            if table.send(Cmd::Rematch { conn, accept }).await.is_err() { break; }
+                        }
                         Ok(ClientMsg::Ping {}) => {
                             local.send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
                         }

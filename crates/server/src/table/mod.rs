@@ -25,6 +25,7 @@ pub mod chat;
 mod fanout;
 mod online;
 mod play;
+mod rematch;
 pub mod replay;
 mod restore;
 mod seats;
@@ -117,6 +118,11 @@ pub enum Cmd {
     Sync {
         conn: u64,
     },
+    /// A seated player accepts or declines a rematch of the finished match.
+    Rematch {
+        conn: u64,
+        accept: bool,
+    },
     /// The page of a connection was hidden or is back in view.
     Presence {
         conn: u64,
@@ -204,6 +210,8 @@ pub struct Table {
     bots: bots::BotState,
     online: online::Online,
     chat: chat::Chat,
+    /// A rematch being agreed after the match (`rematch`).
+    rematch: Option<protocol::RematchInfo>,
     app: AppState,
 }
 
@@ -250,6 +258,7 @@ impl Table {
             bots: bots::BotState::default(),
             online,
             chat: chat::Chat::default(),
+            rematch: None,
             app,
         })
     }
@@ -315,6 +324,7 @@ impl Table {
             pace: self.online.pace,
             clocks: self.clocks(),
             parked: self.online.parked.is_some(),
+            rematch: self.rematch.clone(),
         }
     }
 
@@ -401,6 +411,7 @@ impl Table {
                 }
             }
             Cmd::Chat { conn, cmd } => self.chat(conn, cmd).await,
+            Cmd::Rematch { conn, accept } => self.rematch(conn, accept).await,
             Cmd::Act {
                 conn,
                 version,

@@ -1,0 +1,48 @@
+// Browser test of the rematch: Ada plays a short Trump match against a bot (her moves go
+// through a second WebSocket of the same page, always the first legal one); her table page
+// then offers a rematch, she accepts, the bot has already, and the page moves to the new,
+// started table.
+// Usage: node tests/browser/rematch.mjs <base-url>
+
+import { join } from 'node:path';
+import { runBrowserTest } from './lib.mjs';
+
+await runBrowserTest('rematch after a finished match', async ({ player, tid, log, outDir }) => {
+  const a = await player('Ada');
+  const table = await a.evaluate(async () => {
+    const post = async (url, body) => {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+      return r.json();
+    };
+    const created = await post('/api/tables', { game: 'trump', seats: 2, bots: 'easy', options: { target: 5 } });
+    return created.table.id;
+  });
+  await a.goto(a.url().replace(/#.*$/, '') + `#/table/${table}`);
+  await a.locator(tid('start-button')).click();
+  // Play to the end through a socket of the page itself (the same cookie).
+  await a.evaluate((id) => new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/table/${id}?updates=full`);
+    ws.onmessage = (ev) => {
+      const m = JSON.parse(ev.data);
+      if (m.type !== 'state') return;
+      if (m.table.status === 'finished') { ws.close(); resolve(); return; }
+      if (m.legal && m.legal.length) ws.send(JSON.stringify({ type: 'act', version: m.version, action: m.legal[0] }));
+    };
+    ws.onerror = () => reject(new Error('socket error'));
+    setTimeout(() => reject(new Error('the match did not finish')), 60_000);
+  }), table);
+  log('match finished');
+  await a.locator(tid('rematch-panel')).waitFor();
+  await a.locator(tid('back-to-lobby')).waitFor();
+  await a.locator(tid('replay-link')).waitFor();
+  await a.screenshot({ path: join(outDir, 'rematch-offer.png'), fullPage: true });
+  await a.locator(tid('rematch-accept')).click();
+  await a.waitForURL((u) => /#\/table\/[0-9a-f-]{36}$/.test(u.hash) && !u.hash.includes(table));
+  const next = a.url().split('#/table/')[1];
+  log(`rematch table ${next}`);
+  const info = await a.evaluate(async (id) => (await fetch(`/api/tables/${id}`)).json(), next);
+  if (info.status !== 'playing') throw new Error(`the rematch is ${info.status}`);
+  if (info.options.target !== 5) throw new Error(`the rematch lost its options: ${JSON.stringify(info.options)}`);
+  await a.locator(tid('table-page')).waitFor();
+});
