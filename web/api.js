@@ -55,6 +55,9 @@ export const api = {
   seatBot: (id, seat, level) => call('POST', `/api/tables/${enc(id)}/bots`, { seat, level }),
   rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
   replay: (id) => call('GET', `/api/tables/${enc(id)}/replay`),
+  playerRatings: (id) => call('GET', `/api/players/${enc(id)}/ratings`),
+  ratingHistory: (id, game, pool) =>
+    call('GET', `/api/players/${enc(id)}/rating-history?game=${enc(game)}&pool=${enc(pool)}`),
   leaderboard: (game, pool) => call('GET', `/api/leaderboard/${enc(game)}?pool=${enc(pool || 'duel')}`),
   dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),
   dailyBoard: (target, day) =>

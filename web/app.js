@@ -1,6 +1,6 @@
 // The browser client: sign-in, lobby, table pages, the daily Solitaire deal, my matches,
 // leaderboard and rules, routed by the URL hash (#/, #/table/<id>[/<invite>],
-// #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
+// #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/players/<id>[/<name>], #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
 import { h, mount, toast } from './dom.js';
@@ -10,6 +10,7 @@ import { chatPanel } from './chat.js';
 import { applyPatch } from './patch.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
 import { replayPage } from './replay.js';
+import { profilePage } from './profile.js';
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
@@ -78,6 +79,7 @@ async function route() {
   try {
     if (page === 'rules') return await rulesPage(visit, a || 'trump');
     if (page === 'leaderboard') return await leaderboardPage(visit, a || 'trump', b === 'multi' ? 'multi' : 'duel');
+    if (page === 'players' && a) return await profilePage(app, a, b || null, { title: gameTitle, stale: () => stale(visit) });
     if (page === 'replay' && a) {
       session.cleanup = await replayPage(app, a, { title: gameTitle, stale: () => stale(visit) });
       return;
@@ -743,7 +745,7 @@ async function leaderboardPage(visit, game, pool) {
         h('tbody', null, rows.map((r) =>
           h('tr', { class: r.player.id === session.me?.id ? 'me' : '', testid: 'leader-row' },
             h('td', { class: 'num' }, String(r.rank)),
-            h('td', null, r.player.name),
+            h('td', null, h('a', { href: `#/players/${r.player.id}/${encodeURIComponent(r.player.name)}`, testid: 'leader-profile' }, r.player.name)),
             h('td', { class: 'num' }, String(r.matches)),
             h('td', { class: 'num' }, String(r.wins)),
             h('td', { class: 'num', testid: 'leader-rating' }, `${fmt(r.rating)} ± ${fmt(r.deviation)}`),

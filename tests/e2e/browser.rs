@@ -48,6 +48,12 @@ async fn rematch_in_chromium() {
     run_script("rematch.mjs").await;
 }
 
+/// A profile with its rating chart, linking to a replay (tests/browser/profile.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profile_in_chromium() {
+    run_script("profile.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {

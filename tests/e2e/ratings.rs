@@ -36,7 +36,7 @@ pub async fn trump_between(people: &[&Player]) -> String {
 }
 
 /// Plays `table` to its end with every person's socket; the final state.
-async fn play_out(people: &[&Player], table: &str) -> Value {
+pub async fn play_out(people: &[&Player], table: &str) -> Value {
     let mut socks = Vec::new();
     for p in people {
         socks.push(p.connect(table).await);
@@ -304,6 +304,67 @@ async fn daily_solitaire_starts_race_to_one_table() {
         assert!(rec["best"].is_array() && rec["today"].is_array(), "{rec}");
         let (s, e) = ada.get("/api/records/solitaire?target=7").await;
         assert_eq!((s, &e["code"]), (400, &json!("bad_options")), "{e}");
+        server.stop().await;
+    }
+}
+
+/// The profile's rating history: one point per rated match, oldest first, ending at the
+/// player's current rating; bad queries are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rating_history_follows_each_rated_match() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+        let mut tables = Vec::new();
+        for _ in 0..2 {
+            let table = trump_between(&[&ada, &bob]).await;
+            play_out(&[&ada, &bob], &table).await;
+            tables.push(table);
+        }
+        let (_, me) = ada.get("/api/me").await;
+        let id = me["id"].as_str().unwrap();
+        let (s, points) = ada
+            .get(&format!(
+                "/api/players/{id}/rating-history?game=trump&pool=duel"
+            ))
+            .await;
+        assert_eq!(s, 200, "{points}");
+        let points = points.as_array().unwrap();
+        assert_eq!(points.len(), 2, "{points:?}");
+        assert_eq!(points[0]["table_id"], json!(tables[0]));
+        assert_eq!(points[1]["table_id"], json!(tables[1]));
+        assert!(points[0]["at"].as_i64() <= points[1]["at"].as_i64());
+        let (_, ratings) = ada.get(&format!("/api/players/{id}/ratings")).await;
+        let duel = ratings
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["game"] == "trump" && r["pool"] == "duel")
+            .unwrap();
+        assert_eq!(points[1]["rating"], duel["rating"]);
+        assert_eq!(points[1]["deviation"], duel["deviation"]);
+        let wins = points.iter().filter(|p| p["won"] == true).count() as i64;
+        assert_eq!(wins, duel["wins"].as_i64().unwrap());
+        // Nothing in the multi pool; bad queries are refused.
+        let (s, multi) = ada
+            .get(&format!(
+                "/api/players/{id}/rating-history?game=trump&pool=multi"
+            ))
+            .await;
+        assert_eq!((s, multi), (200, json!([])));
+        let (s, v) = ada.get(&format!("/api/players/{id}/rating-history")).await;
+        assert_eq!((s, v["code"].as_str()), (400, Some("malformed")), "{v}");
+        let (s, v) = ada
+            .get(&format!("/api/players/{id}/rating-history?game=chess"))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (404, Some("not_found")), "{v}");
+        let (s, v) = ada
+            .get(&format!(
+                "/api/players/{id}/rating-history?game=trump&pool=team"
+            ))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (400, Some("malformed")), "{v}");
         server.stop().await;
     }
 }

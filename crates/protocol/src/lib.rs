@@ -604,6 +604,22 @@ pub struct PlayerRating {
     pub ranked: bool,
 }
 
+/// `GET /api/players/{id}/rating-history?game=&pool=`: one point per rated match, oldest
+/// first (the newest 200 at most).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RatingPoint {
+    /// The match (its replay: `GET /api/tables/{id}/replay`).
+    pub table_id: Uuid,
+    /// Unix ms the match finished.
+    pub at: i64,
+    /// The rating after the match (μ), its deviation (σ) and μ − 3σ, as in [`LeaderRow`].
+    pub rating: f64,
+    pub deviation: f64,
+    pub conservative: f64,
+    /// Whether the player won that match.
+    pub won: bool,
+}
+
 /// `GET /api/records/{game}`: a game's own records. Only Trump and Solitaire have them.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "game", rename_all = "snake_case")]
@@ -896,6 +912,7 @@ pub fn schema(games: Value) -> Value {
             "Leaderboard": schemars::schema_for!(Leaderboard),
             "Records": schemars::schema_for!(Records),
             "PlayerRating": schemars::schema_for!(PlayerRating),
+            "RatingPoint": schemars::schema_for!(RatingPoint),
             "MatchRow": schemars::schema_for!(MatchRow),
             "DailyRequest": schemars::schema_for!(DailyRequest),
             "DailyBoard": schemars::schema_for!(DailyBoard),

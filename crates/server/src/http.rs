@@ -567,6 +567,51 @@ pub async fn player_ratings(
 }
 
 #[derive(Deserialize)]
+pub struct HistoryQuery {
+    pub game: String,
+    pub pool: Option<String>,
+}
+
+/// The most points of one rating history.
+const HISTORY_POINTS: i64 = 200;
+
+/// A player's rating after each rated match in one game's pool, for the profile's chart.
+pub async fn rating_history(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Json<Vec<protocol::RatingPoint>>, ApiError> {
+    let id = Uuid::parse_str(&id)
+        .map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))?;
+    if !games::catalogue().iter().any(|g| g.kind == q.game) {
+        return Err(ApiError::NotFound(format!("there is no game {:?}", q.game)));
+    }
+    let pool = match q.pool.as_deref() {
+        None => store::rating::Pool::Duel,
+        Some(p) => store::rating::Pool::parse(p).ok_or_else(|| {
+            ApiError::Malformed(format!("pool must be \"duel\" or \"multi\", not {p:?}"))
+        })?,
+    };
+    let points = app
+        .store
+        .rating_history(id, &q.game, pool, HISTORY_POINTS)
+        .await?;
+    Ok(Json(
+        points
+            .into_iter()
+            .map(|p| protocol::RatingPoint {
+                table_id: p.table_id,
+                at: p.at,
+                rating: p.mu,
+                deviation: p.sigma,
+                conservative: p.conservative,
+                won: p.won,
+            })
+            .collect(),
+    ))
+}
+
+#[derive(Deserialize)]
 pub struct RecordsQuery {
     pub target: Option<u32>,
 }

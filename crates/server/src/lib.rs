@@ -88,6 +88,7 @@ pub fn app(state: AppState) -> Router {
         .route("/leaderboard/{game}", get(http::leaderboard))
         .route("/records/{game}", get(http::records))
         .route("/players/{id}/ratings", get(http::player_ratings))
+        .route("/players/{id}/rating-history", get(http::rating_history))
         .route("/openapi.json", get(openapi::serve))
         .route(
             "/daily/solitaire",

@@ -363,6 +363,33 @@ fn operations() -> Vec<Op> {
         },
         Op {
             method: "get",
+            path: "/api/players/{id}/rating-history",
+            summary: "A player's rating after each rated match in one game's pool, oldest first (the newest 200).",
+            auth: Auth::Open,
+            params: &[
+                ("id", In::Path, "string", "the player's id (a UUID)"),
+                (
+                    "game",
+                    In::Query,
+                    "string",
+                    "a game kind, e.g. `trump` (required)",
+                ),
+                ("pool", In::Query, "string", "`duel` (default) or `multi`"),
+            ],
+            request: None,
+            ok: (
+                200,
+                "the points (empty for an unknown player)",
+                Some(of::<Vec<RatingPoint>>),
+            ),
+            errors: &[
+                (400, "malformed (not a UUID, no game, or a bad pool)"),
+                (404, "not_found (no such game)"),
+            ],
+            limited: false,
+        },
+        Op {
+            method: "get",
             path: "/api/daily/solitaire",
             summary: "A day's daily Solitaire deal: its commitment (the seed once the day is over) and board.",
             auth: Auth::Open,

@@ -213,6 +213,36 @@ pub(crate) fn update_ratings(people: usize) -> String {
     )
 }
 
+/// Records the ratings of `people` people after a rated match, in one statement: `$1`
+/// game, `$2` pool, `$3` table id, `$4` Unix ms, then `player, μ, σ, conservative, won`
+/// per person.
+pub(crate) fn insert_history(people: usize) -> String {
+    let rows: Vec<String> = (0..people)
+        .map(|i| {
+            let b = 5 + i * 5;
+            format!(
+                "(${b}, $1, $2, $3, $4, ${}, ${}, ${}, ${})",
+                b + 1,
+                b + 2,
+                b + 3,
+                b + 4
+            )
+        })
+        .collect();
+    format!(
+        "INSERT INTO rating_history (player_id, game, pool, table_id, at, mu, sigma, \
+         conservative, won) VALUES {}",
+        rows.join(", ")
+    )
+}
+
+/// One player's rating history in a game's pool, oldest first (`$1` player, `$2` game,
+/// `$3` pool, `$4` limit: the newest `$4` points).
+pub(crate) const RATING_HISTORY: &str = "SELECT table_id, at, mu, sigma, conservative, won FROM \
+     (SELECT table_id, at, mu, sigma, conservative, won FROM rating_history \
+      WHERE player_id = $1 AND game = $2 AND pool = $3 ORDER BY at DESC, table_id DESC LIMIT $4) h \
+     ORDER BY at, table_id";
+
 /// An op of a group other than an action, with its table.
 pub(crate) struct Step<'a> {
     pub table: Uuid,
@@ -861,6 +891,22 @@ macro_rules! impl_store {
                     .bind(pool.as_str())
                     .bind(now);
                 let updated = rating::update(pool, &entries);
+                // The history point of each person, in the same transaction.
+                let sql = $crate::common::insert_history(people.len());
+                let mut h = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(game)
+                    .bind(pool.as_str())
+                    .bind(key)
+                    .bind(now);
+                for (p, r) in people.iter().zip(&updated) {
+                    h = h
+                        .bind(&p.0)
+                        .bind(r.mu)
+                        .bind(r.sigma)
+                        .bind(rating::conservative(r))
+                        .bind(p.1.unwrap_or(false) && !p.3);
+                }
+                h.execute(&mut *conn).await?;
                 for (p, r) in people.iter().zip(updated) {
                     q = q
                         .bind(&p.0)
@@ -884,6 +930,9 @@ macro_rules! impl_store {
             /// deleted and rebuilt exactly as live play built them. The number of matches
             /// replayed.
             async fn rerate_on(conn: &mut $conn) -> $crate::Result<u64> {
+                sqlx::query("DELETE FROM rating_history")
+                    .execute(&mut *conn)
+                    .await?;
                 sqlx::query("DELETE FROM player_ratings")
                     .execute(&mut *conn)
                     .await?;
@@ -1199,6 +1248,35 @@ macro_rules! impl_store {
                     .await?
                     .into_iter()
                     .map($crate::common::player_rating)
+                    .collect()
+            }
+
+            async fn rating_history(
+                &self,
+                player: ::uuid::Uuid,
+                game: &str,
+                pool: $crate::rating::Pool,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::RatingPoint>> {
+                let rows: Vec<(String, i64, f64, f64, f64, bool)> =
+                    sqlx::query_as($crate::common::RATING_HISTORY)
+                        .bind(player.to_string())
+                        .bind(game)
+                        .bind(pool.as_str())
+                        .bind(limit)
+                        .fetch_all(&self.pool)
+                        .await?;
+                rows.into_iter()
+                    .map(|(t, at, mu, sigma, conservative, won)| {
+                        Ok($crate::RatingPoint {
+                            table_id: $crate::common::uuid(&t, "table id")?,
+                            at,
+                            mu,
+                            sigma,
+                            conservative,
+                            won,
+                        })
+                    })
                     .collect()
             }
 

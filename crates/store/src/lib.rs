@@ -310,6 +310,18 @@ pub struct PlayerRating {
     pub wins: i64,
 }
 
+/// A player's rating after one rated match (`rating_history`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatingPoint {
+    pub table_id: Uuid,
+    /// Unix ms the match finished.
+    pub at: i64,
+    pub mu: f64,
+    pub sigma: f64,
+    pub conservative: f64,
+    pub won: bool,
+}
+
 /// One page of a leaderboard, and how many players it ranks in all.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeaderPage {
@@ -552,6 +564,15 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<LeaderPage>;
     /// Every rating of `player`, by game and pool (duel first).
     async fn player_ratings(&self, player: Uuid) -> Result<Vec<PlayerRating>>;
+    /// A player's rating after each of their last `limit` rated matches in a game's pool,
+    /// oldest first.
+    async fn rating_history(
+        &self,
+        player: Uuid,
+        game: &str,
+        pool: rating::Pool,
+        limit: i64,
+    ) -> Result<Vec<RatingPoint>>;
     /// The highest final totals of people in finished matches of `game` with two seats or
     /// more (bots seated or not), the earlier finish first among equals.
     async fn best_totals(&self, game: &str, limit: i64) -> Result<Vec<ScoreRecord>>;

@@ -35,8 +35,9 @@ pub const GLICKO2_TAU: f64 = 0.5;
 /// Rated matches a player needs in a pool to appear on its leaderboard.
 pub const MIN_RANKED_MATCHES: i64 = 3;
 /// The version of the rating rules. When the stored ratings were computed under another
-/// version, the store re-rates every finished match at start-up.
-pub const VERSION: i64 = 2;
+/// version, the store re-rates every finished match at start-up. 3: the rating history
+/// (migration 0009) is kept too.
+pub const VERSION: i64 = 3;
 
 /// Which rating system and leaderboard a match belongs to, by how many people played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -412,6 +412,15 @@ mod tests {
         async fn rerate(&self, force: bool) -> Result<Option<u64>> {
             self.inner.rerate(force).await
         }
+        async fn rating_history(
+            &self,
+            player: Uuid,
+            game: &str,
+            pool: crate::rating::Pool,
+            limit: i64,
+        ) -> Result<Vec<crate::RatingPoint>> {
+            self.inner.rating_history(player, game, pool, limit).await
+        }
         async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>> {
             self.inner.player_matches(player, limit).await
         }

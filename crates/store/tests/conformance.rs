@@ -1897,15 +1897,46 @@ async fn rated_history(s: &dyn Store) -> Vec<(Player, Vec<store::PlayerRating>)>
 
 /// The stored ratings made under other rules (an older `rating_version`, here also
 /// scrambled) are rebuilt from the history when the store opens, once.
-async fn check_rerated(s: &dyn Store, before: &[(Player, Vec<store::PlayerRating>)]) {
+async fn check_rerated(
+    s: &dyn Store,
+    before: &[(Player, Vec<store::PlayerRating>)],
+    history: &[Vec<store::RatingPoint>],
+) {
     for (p, want) in before {
         assert_eq!(&s.player_ratings(p.id).await.unwrap(), want, "{}", p.name);
+    }
+    // The rating history is rebuilt point for point, ending at each current rating.
+    assert_eq!(&histories(s, before).await, history);
+    for ((_, ratings), points) in before.iter().zip(history) {
+        let duel = ratings
+            .iter()
+            .find(|r| r.game == "trump" && r.pool == store::rating::Pool::Duel);
+        if let (Some(r), Some(last)) = (duel, points.last()) {
+            assert_eq!((last.mu, last.sigma), (r.rating.mu, r.rating.sigma));
+            assert_eq!(points.len() as i64, r.matches);
+        }
     }
     assert_eq!(s.rerate(false).await.unwrap(), None, "nothing left to do");
 }
 
 const STALE: &str = "UPDATE store_meta SET value = 1 WHERE key = 'rating_version'; \
-    UPDATE player_ratings SET mu = 0, sigma = 1, matches = 99";
+    UPDATE player_ratings SET mu = 0, sigma = 1, matches = 99; DELETE FROM rating_history";
+
+/// Each rated player's Trump duel history.
+async fn histories(
+    s: &dyn Store,
+    rated: &[(Player, Vec<store::PlayerRating>)],
+) -> Vec<Vec<store::RatingPoint>> {
+    let mut out = Vec::new();
+    for (p, _) in rated {
+        out.push(
+            s.rating_history(p.id, "trump", store::rating::Pool::Duel, 1000)
+                .await
+                .unwrap(),
+        );
+    }
+    out
+}
 
 #[tokio::test]
 async fn sqlite_rerates_stale_ratings_at_startup() {
@@ -1915,12 +1946,17 @@ async fn sqlite_rerates_stale_ratings_at_startup() {
     let url = format!("sqlite://{}/fib.db", dir.display());
     let first = store::SqliteStore::connect(&url).await.unwrap();
     let before = rated_history(&first).await;
+    let history = histories(&first, &before).await;
+    assert!(
+        history.iter().any(|h| !h.is_empty()),
+        "some history to rebuild"
+    );
     first.close().await;
     let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
     sqlx::raw_sql(STALE).execute(&mut conn).await.unwrap();
     conn.close().await.unwrap();
     let second = store::SqliteStore::connect(&url).await.unwrap();
-    check_rerated(&second, &before).await;
+    check_rerated(&second, &before, &history).await;
     second.close().await;
 }
 
@@ -1933,10 +1969,15 @@ async fn postgres_rerates_stale_ratings_at_startup() {
     let _guard = Guard(Cleanup::PgDatabase { admin_url, name });
     let first = store::PgStore::connect(&url).await.unwrap();
     let before = rated_history(&first).await;
+    let history = histories(&first, &before).await;
+    assert!(
+        history.iter().any(|h| !h.is_empty()),
+        "some history to rebuild"
+    );
     first.close().await;
     pg_admin(&url, STALE).await;
     let second = store::PgStore::connect(&url).await.unwrap();
-    check_rerated(&second, &before).await;
+    check_rerated(&second, &before, &history).await;
     second.close().await;
 }
 

@@ -1,0 +1,51 @@
+// Browser test of the profile: Ada and Bob play a short rated Trump duel (their moves go
+// through WebSockets of their own pages, always the first legal one); Ada's profile shows
+// the Trump duel rating with its chart and a table of rated matches, whose replay link
+// opens the replay.
+// Usage: node tests/browser/profile.mjs <base-url>
+
+import { join } from 'node:path';
+import { runBrowserTest } from './lib.mjs';
+
+const playOut = (page, id) => page.evaluate((table) => new Promise((resolve, reject) => {
+  const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/table/${table}?updates=full`);
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(ev.data);
+    if (m.type !== 'state') return;
+    if (m.table.status === 'finished') { ws.close(); resolve(); return; }
+    if (m.legal && m.legal.length) ws.send(JSON.stringify({ type: 'act', version: m.version, action: m.legal[0] }));
+  };
+  ws.onerror = () => reject(new Error('socket error'));
+  setTimeout(() => reject(new Error('the match did not finish')), 60_000);
+}), id);
+
+await runBrowserTest('a profile with its rating chart', async ({ player, tid, log, outDir }) => {
+  const a = await player('Ada');
+  const b = await player('Bob', { phone: true });
+  const post = (page, url, body) => page.evaluate(async ([u, bd]) => {
+    const r = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bd) });
+    if (!r.ok) throw new Error(`${u}: ${r.status} ${await r.text()}`);
+    return r.json();
+  }, [url, body]);
+  const created = await post(a, '/api/tables', { game: 'trump', seats: 2, options: { target: 5 } });
+  const table = created.table.id;
+  await post(b, `/api/tables/${table}/join`, {});
+  await post(a, `/api/tables/${table}/start`, {});
+  await Promise.all([playOut(a, table), playOut(b, table)]);
+  log('rated match finished');
+  const me = await a.evaluate(async () => (await fetch('/api/me')).json());
+
+  await b.goto(b.url().replace(/#.*$/, '') + `#/players/${me.id}/Ada`);
+  await b.locator(tid('profile-name')).filter({ hasText: 'Ada' }).waitFor();
+  const pool = b.locator(`${tid('profile-pool')}[data-game="trump"][data-pool="duel"]`);
+  await pool.waitFor();
+  await pool.locator('svg.rating-chart').waitFor();
+  const summary = await b.locator(tid('profile-summary')).textContent();
+  if (!/^1 rated match,/.test(summary)) throw new Error(`summary: ${summary}`);
+  await b.screenshot({ path: join(outDir, 'profile-phone.png'), fullPage: true });
+  await pool.locator('summary').click();
+  await pool.locator(tid('history-replay')).first().click();
+  await b.locator(tid('replay-title')).waitFor();
+  if (!b.url().includes(`#/replay/${table}`)) throw new Error(`went to ${b.url()}`);
+  log('profile → replay');
+});
