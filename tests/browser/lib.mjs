@@ -12,6 +12,22 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const tid = (id) => `[data-testid="${id}"]`;
+
+/**
+ * Plays table `id` to its end from `page`, through a WebSocket of the page itself (its
+ * cookie), always sending the first legal action. Resolves when the match is finished.
+ */
+export const playOut = (page, id) => page.evaluate((table) => new Promise((resolve, reject) => {
+  const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/table/${table}?updates=full`);
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(ev.data);
+    if (m.type !== 'state') return;
+    if (m.table.status === 'finished') { ws.close(); resolve(); return; }
+    if (m.legal && m.legal.length) ws.send(JSON.stringify({ type: 'act', version: m.version, action: m.legal[0] }));
+  };
+  ws.onerror = () => reject(new Error('socket error'));
+  setTimeout(() => reject(new Error('the match did not finish')), 60_000);
+}), id);
 export const outDir = join(dirname(fileURLToPath(import.meta.url)), 'test-results');
 
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

@@ -5,19 +5,7 @@
 // Usage: node tests/browser/profile.mjs <base-url>
 
 import { join } from 'node:path';
-import { runBrowserTest } from './lib.mjs';
-
-const playOut = (page, id) => page.evaluate((table) => new Promise((resolve, reject) => {
-  const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/table/${table}?updates=full`);
-  ws.onmessage = (ev) => {
-    const m = JSON.parse(ev.data);
-    if (m.type !== 'state') return;
-    if (m.table.status === 'finished') { ws.close(); resolve(); return; }
-    if (m.legal && m.legal.length) ws.send(JSON.stringify({ type: 'act', version: m.version, action: m.legal[0] }));
-  };
-  ws.onerror = () => reject(new Error('socket error'));
-  setTimeout(() => reject(new Error('the match did not finish')), 60_000);
-}), id);
+import { playOut, runBrowserTest } from './lib.mjs';
 
 await runBrowserTest('a profile with its rating chart', async ({ player, tid, log, outDir }) => {
   const a = await player('Ada');

@@ -5,7 +5,7 @@
 // Usage: node tests/browser/rematch.mjs <base-url>
 
 import { join } from 'node:path';
-import { runBrowserTest } from './lib.mjs';
+import { playOut, runBrowserTest } from './lib.mjs';
 
 await runBrowserTest('rematch after a finished match', async ({ player, tid, log, outDir }) => {
   const a = await player('Ada');
@@ -21,17 +21,7 @@ await runBrowserTest('rematch after a finished match', async ({ player, tid, log
   await a.goto(a.url().replace(/#.*$/, '') + `#/table/${table}`);
   await a.locator(tid('start-button')).click();
   // Play to the end through a socket of the page itself (the same cookie).
-  await a.evaluate((id) => new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/table/${id}?updates=full`);
-    ws.onmessage = (ev) => {
-      const m = JSON.parse(ev.data);
-      if (m.type !== 'state') return;
-      if (m.table.status === 'finished') { ws.close(); resolve(); return; }
-      if (m.legal && m.legal.length) ws.send(JSON.stringify({ type: 'act', version: m.version, action: m.legal[0] }));
-    };
-    ws.onerror = () => reject(new Error('socket error'));
-    setTimeout(() => reject(new Error('the match did not finish')), 60_000);
-  }), table);
+  await playOut(a, table);
   log('match finished');
   await a.locator(tid('rematch-panel')).waitFor();
   await a.locator(tid('back-to-lobby')).waitFor();
