@@ -151,12 +151,36 @@ impl Assets {
 }
 
 /// `GET /`: the rewritten index page.
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "service",
+    summary = "The browser client's page",
+    responses(
+        (status = 200, description = "the page, with versioned module URLs (docs/web.md); the other files of `web/` are served under their own paths", body = String, content_type = "text/html"),
+    ),
+)]
 pub async fn index(State(app): State<AppState>) -> Response {
     (
         [(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))],
         Html(app.assets.index.clone()),
     )
         .into_response()
+}
+
+/// `GET /index.html`: the same page (its own handler, so that the OpenAPI document has an
+/// operation for each route).
+#[utoipa::path(
+    get,
+    path = "/index.html",
+    tag = "service",
+    summary = "The same page as `/`",
+    responses(
+        (status = 200, description = "the page", body = String, content_type = "text/html"),
+    ),
+)]
+pub async fn index_html(state: State<AppState>) -> Response {
+    index(state).await
 }
 
 /// Caching and security headers on every response.

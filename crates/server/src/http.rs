@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::auth;
 use crate::error::ApiError;
+use crate::openapi::wire;
 use crate::state::{AppState, now_ms};
 use crate::table::{self, Cmd, Table, Who};
 
@@ -67,6 +68,16 @@ pub async fn player_from(headers: &HeaderMap, app: &AppState) -> Result<Option<W
         }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "service",
+    summary = "Health",
+    responses(
+        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked; with `database` and `parked_tables`", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0})),
+        (status = 503, description = "`{\"status\": \"unavailable\"}`: the database does not answer", content_type = "application/json"),
+    ),
+)]
 pub async fn healthz(State(app): State<AppState>) -> Response {
     let parked = app.metrics.parked_now();
     match app.store.ping().await {
@@ -88,6 +99,15 @@ pub async fn healthz(State(app): State<AppState>) -> Response {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "service",
+    summary = "Prometheus metrics",
+    responses(
+        (status = 200, description = "the metrics in the text exposition format", body = String, content_type = "text/plain; version=0.0.4"),
+    ),
+)]
 pub async fn metrics(State(app): State<AppState>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
@@ -96,6 +116,19 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
         .into_response()
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/guest",
+    tag = "players",
+    summary = "Become a guest player",
+    request_body = wire::GuestRequest,
+    responses(
+        (status = 200, description = "the new player and its token, also set as the `fib_token` cookie", body = wire::GuestResponse),
+        (status = 400, description = "`code`: malformed, bad_name, name_forbidden_char, name_looks_like_bot", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+        (status = 429, description = "`code`: rate_limited (too many requests of this kind from this address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
 pub async fn create_guest(
     State(app): State<AppState>,
     Body(req): Body<GuestRequest>,
@@ -126,6 +159,16 @@ pub async fn create_guest(
 
 /// `GET /api/session`: who the token belongs to, or `null`, always 200: a page can ask at
 /// start-up without an error when nobody has signed in yet.
+#[utoipa::path(
+    get,
+    path = "/api/session",
+    tag = "players",
+    summary = "Who the token belongs to, or null (always 200)",
+    security((), ("cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "the player, or `player: null` when no valid token was sent", body = wire::Session),
+    ),
+)]
 pub async fn session(
     State(app): State<AppState>,
     headers: HeaderMap,
@@ -139,6 +182,17 @@ pub async fn session(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/me",
+    tag = "players",
+    summary = "Who the token belongs to",
+    security(("cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "the player", body = wire::PlayerInfo),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn me(Me(who): Me) -> Json<PlayerInfo> {
     Json(PlayerInfo {
         id: who.id,
@@ -146,14 +200,47 @@ pub async fn me(Me(who): Me) -> Json<PlayerInfo> {
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/games",
+    tag = "tables",
+    summary = "The games the server offers",
+    responses(
+        (status = 200, description = "each game with its player range and default options", body = Vec<wire::GameInfo>),
+    ),
+)]
 pub async fn list_games() -> Json<Vec<games::GameInfo>> {
     Json(games::catalogue())
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tables",
+    tag = "tables",
+    summary = "The lobby: public tables that are open or in play",
+    responses(
+        (status = 200, description = "the tables", body = Vec<wire::TableInfo>),
+    ),
+)]
 pub async fn list_tables(State(app): State<AppState>) -> Json<Vec<TableInfo>> {
     Json(app.lobby_tables())
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tables",
+    tag = "tables",
+    summary = "Create a table (and sit at it unless `join` is false)",
+    security(("cookie" = []), ("bearer" = [])),
+    request_body = wire::CreateTableRequest,
+    responses(
+        (status = 201, description = "the new table, with its invite code when private", body = wire::CreateTableResponse),
+        (status = 400, description = "`code`: malformed, unknown_game, bad_options, bad_player_count, bad_pace", body = wire::ErrorBody),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+        (status = 429, description = "`code`: rate_limited (too many tables created from this address), too_many_open_tables (the player has too many open tables)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
 pub async fn create_table(
     State(app): State<AppState>,
     Me(who): Me,
@@ -213,6 +300,17 @@ pub async fn create_table(
 }
 
 /// Test hook (`FIB_TEST_HOOKS` only): makes the table's task panic, to test supervision.
+#[utoipa::path(
+    post,
+    path = "/api/tables/{id}/test/panic",
+    tag = "tables",
+    summary = "Test hook: make the table task panic once",
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    responses(
+        (status = 202, description = "the panic was requested (only registered with FIB_TEST_HOOKS, never on a real server)"),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+    ),
+)]
 pub async fn test_panic(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -262,11 +360,27 @@ pub async fn reach_table(
     Ok(h)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct InviteQuery {
+    /// A private table's invite code (not needed by a player seated there).
     pub invite: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tables/{id}",
+    tag = "tables",
+    summary = "One table's public information",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    responses(
+        (status = 200, description = "the table", body = wire::TableInfo),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: table_closed", body = wire::ErrorBody),
+    ),
+)]
 pub async fn get_table(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -278,6 +392,25 @@ pub async fn get_table(
     Ok(Json(h.info().await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tables/{id}/join",
+    tag = "tables",
+    summary = "Take a seat (a given one, or the first free)",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    request_body = wire::JoinRequest,
+    responses(
+        (status = 200, description = "the table after joining", body = wire::TableInfo),
+        (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: already_seated, already_started, table_closed, bad_seat, seat_taken, table_full", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+        (status = 429, description = "`code`: rate_limited (too many requests of this kind from this address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
 pub async fn join_table(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -305,6 +438,21 @@ pub async fn join_table(
     Ok(Json(info))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tables/{id}/leave",
+    tag = "tables",
+    summary = "Leave an open table's seat",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    responses(
+        (status = 200, description = "the table after leaving", body = wire::TableInfo),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_seated, already_started", body = wire::ErrorBody),
+    ),
+)]
 pub async fn leave_table(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -314,6 +462,21 @@ pub async fn leave_table(
     Ok(Json(h.ask(|reply| Cmd::Leave { who, reply }).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tables/{id}/start",
+    tag = "tables",
+    summary = "Start the match (empty seats get the table's bots)",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    responses(
+        (status = 200, description = "the started table", body = wire::TableInfo),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_seated, already_started, seats_not_full", body = wire::ErrorBody),
+    ),
+)]
 pub async fn start_table(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -326,6 +489,24 @@ pub async fn start_table(
 /// A stored table, with a private table's invite rule applied as for live ones: its
 /// invite code, or a seat at it.
 /// A seated player chooses a bot for an empty seat, or takes one out, before the start.
+#[utoipa::path(
+    post,
+    path = "/api/tables/{id}/bots",
+    tag = "tables",
+    summary = "Seat a bot at an open table's empty seat, or take one out",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    request_body = wire::SeatBotRequest,
+    responses(
+        (status = 200, description = "the table", body = wire::TableInfo),
+        (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_seated, already_started, bad_seat, seat_taken, not_a_bot", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+    ),
+)]
 pub async fn seat_bot(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -371,6 +552,19 @@ async fn stored(
 }
 
 /// Seed commitments for every round, and the seeds of ended rounds.
+#[utoipa::path(
+    get,
+    path = "/api/tables/{id}/rounds",
+    tag = "tables",
+    summary = "Every round's seed commitment, and the seeds of ended rounds (R-0)",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    responses(
+        (status = 200, description = "one entry per dealt round", body = Vec<wire::RoundFairness>),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+    ),
+)]
 pub async fn table_rounds(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -392,6 +586,21 @@ pub async fn table_rounds(
 }
 
 /// The deal of an ended round, recomputed from its seed by replaying the stored log.
+#[utoipa::path(
+    get,
+    path = "/api/tables/{id}/rounds/{round}/deal",
+    tag = "tables",
+    summary = "An ended round's seed and its deal, recomputed from the log (docs/deals.md)",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)"), ("round" = u32, Path, description = "the round number, from 1"), InviteQuery),
+    responses(
+        (status = 200, description = "the deal record", body = wire::DealRecord),
+        (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found, not_found (no such round)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: round_in_progress, daily_in_progress", body = wire::ErrorBody),
+    ),
+)]
 pub async fn round_deal(
     State(app): State<AppState>,
     Path((id, round)): Path<(String, u32)>,
@@ -430,6 +639,20 @@ pub async fn round_deal(
 
 /// A finished match, step by step with every hand (`table::replay`). Anyone who can see the
 /// table may replay it once it is over; a daily deal only once its day is over too.
+#[utoipa::path(
+    get,
+    path = "/api/tables/{id}/replay",
+    tag = "tables",
+    summary = "A finished match step by step, every hand revealed (docs/protocol.md)",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    responses(
+        (status = 200, description = "the replay", body = wire::Replay),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: replay_not_finished, daily_in_progress", body = wire::ErrorBody),
+    ),
+)]
 pub async fn table_replay(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -456,15 +679,21 @@ pub async fn table_replay(
     Ok(Json(replay))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LimitQuery {
+    /// At most this many rows (default 50, at most 500).
     pub limit: Option<i64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
+    /// The rating pool: `duel` (default) or `multi`.
     pub pool: Option<String>,
+    /// Rows to skip (default 0).
     pub offset: Option<i64>,
+    /// Rows to return (default 50, at most 100).
     pub limit: Option<i64>,
 }
 
@@ -472,6 +701,18 @@ pub struct LeaderboardQuery {
 const LEADERBOARD_PAGE_MAX: i64 = 100;
 
 /// One page of a game's leaderboard in one rating pool (docs/ratings.md).
+#[utoipa::path(
+    get,
+    path = "/api/leaderboard/{game}",
+    tag = "ratings",
+    summary = "A game's ranked leaderboard in one rating pool, paged (docs/ratings.md)",
+    params(("game" = String, Path, description = "a game kind, e.g. `trump`"), LeaderboardQuery),
+    responses(
+        (status = 200, description = "one page of the leaderboard", body = wire::Leaderboard),
+        (status = 400, description = "`code`: malformed (a bad query, a pool other than duel or multi, a negative offset)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: not_found (no such game)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn leaderboard(
     State(app): State<AppState>,
     Path(game): Path<String>,
@@ -537,6 +778,17 @@ fn pool_names(pool: store::rating::Pool) -> (protocol::RatingPool, protocol::Rat
 
 /// Every rating of a player (public, like the leaderboards), ranked or not yet: by game,
 /// duel first. An unknown player has none.
+#[utoipa::path(
+    get,
+    path = "/api/players/{id}/ratings",
+    tag = "players",
+    summary = "A player's rating in every game and pool",
+    params(("id" = String, Path, description = "the player's id (a UUID)")),
+    responses(
+        (status = 200, description = "the ratings, by game, duel first (empty for an unknown player)", body = Vec<wire::PlayerRating>),
+        (status = 400, description = "`code`: malformed (the id is not a UUID)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn player_ratings(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -566,9 +818,12 @@ pub async fn player_ratings(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
+    /// A game kind, e.g. `trump`.
     pub game: String,
+    /// The rating pool: `duel` (default) or `multi`.
     pub pool: Option<String>,
 }
 
@@ -576,6 +831,18 @@ pub struct HistoryQuery {
 const HISTORY_POINTS: i64 = 200;
 
 /// A player's rating after each rated match in one game's pool, for the profile's chart.
+#[utoipa::path(
+    get,
+    path = "/api/players/{id}/rating-history",
+    tag = "players",
+    summary = "A player's rating after each rated match in one game's pool, oldest first (the newest 200)",
+    params(("id" = String, Path, description = "the player's id (a UUID)"), HistoryQuery),
+    responses(
+        (status = 200, description = "the points (empty for an unknown player)", body = Vec<wire::RatingPoint>),
+        (status = 400, description = "`code`: malformed (not a UUID, no game, or a bad pool)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: not_found (no such game)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn rating_history(
     State(app): State<AppState>,
     Path(id): Path<String>,
@@ -611,8 +878,10 @@ pub async fn rating_history(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct RecordsQuery {
+    /// Solitaire's target: 21 (default), 13 or 8.
     pub target: Option<u32>,
 }
 
@@ -637,6 +906,18 @@ fn record_rows(rows: Vec<store::ScoreRecord>) -> Vec<protocol::RecordRow> {
 
 /// A game's own records: Trump's highest totals; Solitaire's fewest discards, overall
 /// and for today's daily deal.
+#[utoipa::path(
+    get,
+    path = "/api/records/{game}",
+    tag = "ratings",
+    summary = "A game's own records: Trump's highest totals, Solitaire's fewest discards",
+    params(("game" = String, Path, description = "a game kind, e.g. `trump`"), RecordsQuery),
+    responses(
+        (status = 200, description = "the records", body = wire::Records),
+        (status = 400, description = "`code`: malformed, bad_options", body = wire::ErrorBody),
+        (status = 404, description = "`code`: not_found (no such game, or no records kept for it)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn records(
     State(app): State<AppState>,
     Path(game): Path<String>,
@@ -676,6 +957,19 @@ pub async fn records(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/me/matches",
+    tag = "players",
+    summary = "The caller's matches, newest first",
+    security(("cookie" = []), ("bearer" = [])),
+    params(LimitQuery),
+    responses(
+        (status = 200, description = "the matches", body = Vec<wire::MatchRow>),
+        (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn my_matches(
     State(app): State<AppState>,
     Me(who): Me,
@@ -739,6 +1033,22 @@ fn daily_target(target: u32) -> Result<u32, ApiError> {
 
 /// Starts the caller's game of today's daily Solitaire deal, or returns the one they
 /// already have: one game per player per deal, everyone dealt from the same seed.
+#[utoipa::path(
+    post,
+    path = "/api/daily/solitaire",
+    tag = "daily",
+    summary = "Play (or resume) today's daily Solitaire deal",
+    security(("cookie" = []), ("bearer" = [])),
+    request_body = wire::DailyRequest,
+    responses(
+        (status = 200, description = "the caller's daily table, started", body = wire::TableInfo),
+        (status = 400, description = "`code`: malformed, bad_options", body = wire::ErrorBody),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: table_closed", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+        (status = 429, description = "`code`: rate_limited (too many tables created from this address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
 pub async fn start_daily(
     State(app): State<AppState>,
     Me(who): Me,
@@ -805,13 +1115,28 @@ pub async fn start_daily(
     Ok(Json(info))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DailyQuery {
+    /// The target: 21 (default), 13 or 8.
     pub target: Option<u32>,
+    /// A past or current UTC day, `YYYY-MM-DD` (default today).
     pub day: Option<String>,
 }
 
 /// A day's daily Solitaire deal: its commitment (and seed once the day is over) and board.
+#[utoipa::path(
+    get,
+    path = "/api/daily/solitaire",
+    tag = "daily",
+    summary = "A day's daily Solitaire deal: its commitment (the seed once the day is over) and board",
+    params(DailyQuery),
+    responses(
+        (status = 200, description = "the deal's board and results", body = wire::DailyBoard),
+        (status = 400, description = "`code`: bad_options, malformed", body = wire::ErrorBody),
+        (status = 404, description = "`code`: not_found (nobody played that deal)", body = wire::ErrorBody),
+    ),
+)]
 pub async fn daily_board(
     State(app): State<AppState>,
     Query(q): Query<DailyQuery>,

@@ -104,7 +104,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .nest("/api", api)
         .route("/", get(assets::index))
-        .route("/index.html", get(assets::index))
+        .route("/index.html", get(assets::index_html))
         .route("/healthz", get(http::healthz))
         .route("/metrics", get(http::metrics))
         .route("/ws/lobby", get(ws::lobby_socket))

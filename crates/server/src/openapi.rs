@@ -1,653 +1,267 @@
 //! The OpenAPI 3.1 document of the HTTP API (`GET /api/openapi.json`, kept in
-//! `docs/openapi.json`). It is generated from the code: the request and response bodies
-//! are the wire types of `crates/protocol` (and `games::GameInfo`), whose JSON Schemas
-//! schemars derives, and the operations are the table below. Two tests keep it honest: the
-//! committed file must equal what this module generates (`UPDATE_OPENAPI=1 cargo test -p
-//! server openapi` rewrites it), and every route registered in `lib.rs` must be in the
-//! table, so a new route without a description fails a test.
+//! `docs/openapi.json`), generated from the code with utoipa: every handler that `lib.rs`
+//! routes carries a `#[utoipa::path]` (method, path, parameters, bodies, every status it
+//! can answer), and [`ApiDoc`] lists them.
 //!
-//! The WebSockets (`/ws/lobby`, `/ws/table/{id}`) are listed as upgrades; their messages
-//! are in docs/protocol.md and the JSON Schema `docs/protocol.schema.json`.
+//! The bodies are the wire types of `crates/protocol` (and `games::GameInfo`). They already
+//! derive schemars' `JsonSchema`, which also makes the socket protocol's JSON Schema
+//! (`docs/protocol.schema.json`), so the document takes their schemas from there instead of
+//! deriving a second, possibly different, description with utoipa: in an annotation a
+//! marker from [`wire`] (same name as the wire type) stands for the type, utoipa writes a
+//! reference to it, and [`document`] fills `components.schemas` with schemars' schemas of
+//! exactly the referenced types (and the types they use). The rules crates and `protocol`
+//! stay free of utoipa (ARCHITECTURE.md).
+//!
+//! Tests keep it honest: the committed file must equal what this module generates
+//! (`UPDATE_OPENAPI=1 cargo test -p server openapi` rewrites it); every route registered in
+//! `lib.rs` must be in the document with its handler's operation, and nothing else; every
+//! reference resolves. The WebSockets (`/ws/lobby`, `/ws/table/{id}`) are listed as upgrades;
+//! their messages are in docs/protocol.md and `docs/protocol.schema.json`.
 
-use schemars::generate::{SchemaGenerator, SchemaSettings};
+use std::sync::LazyLock;
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::Ref;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, RefOr};
+use utoipa::{Modify, OpenApi};
 
-/// How an operation knows who calls.
-#[derive(Clone, Copy)]
-enum Auth {
-    /// Anyone.
-    Open,
-    /// A player's token: the `fib_token` cookie or `Authorization: Bearer`.
-    Player,
-}
+/// The wire types as `#[utoipa::path]` sees them. Each marker stands for the type of the same
+/// name: its schema is a reference to that type's schemars name, and [`wire::schema`] makes
+/// the schema behind it. A type used in a body must be listed here (a marker that is not
+/// does not compile in an annotation).
+pub mod wire {
+    use schemars::JsonSchema;
+    use schemars::generate::SchemaGenerator;
+    use serde_json::Value;
+    use std::borrow::Cow;
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{Ref, Schema};
 
-/// Where a parameter goes.
-#[derive(Clone, Copy)]
-enum In {
-    Path,
-    Query,
-}
+    macro_rules! markers {
+        ($($name:ident = $ty:ty),* $(,)?) => {
+            $(
+                #[doc = concat!("Stands for `", stringify!($ty), "` in `#[utoipa::path]`.")]
+                pub struct $name;
+                impl utoipa::PartialSchema for $name {
+                    fn schema() -> RefOr<Schema> {
+                        RefOr::Ref(Ref::from_schema_name(<$ty as JsonSchema>::schema_name()))
+                    }
+                }
+                impl utoipa::ToSchema for $name {
+                    fn name() -> Cow<'static, str> {
+                        <$ty as JsonSchema>::schema_name()
+                    }
+                }
+            )*
 
-/// A parameter: name, place, JSON Schema type, description.
-type Param = (&'static str, In, &'static str, &'static str);
+            /// schemars' schema of the wire type a marker named `name` stands for (in
+            /// practice a reference into the generator's definitions), or `None` when no
+            /// marker has that name.
+            pub(super) fn schema(name: &str, g: &mut SchemaGenerator) -> Option<Value> {
+                $(
+                    if name == <$ty as JsonSchema>::schema_name() {
+                        return Some(g.subschema_for::<$ty>().to_value());
+                    }
+                )*
+                None
+            }
+        };
+    }
 
-/// A body's schema, made by the generator so that named types land in the components.
-type Body = fn(&mut SchemaGenerator) -> Value;
-
-/// One operation of the API.
-struct Op {
-    method: &'static str,
-    /// The path as the router spells it (`{id}` parameters, `/api` included).
-    path: &'static str,
-    summary: &'static str,
-    auth: Auth,
-    params: &'static [Param],
-    request: Option<Body>,
-    /// The success status, its description and body (`None`: no JSON body).
-    ok: (u16, &'static str, Option<Body>),
-    /// Error statuses with the codes they carry (the body is always `ErrorBody`).
-    errors: &'static [(u16, &'static str)],
-    /// Limited per client address (429 with Retry-After).
-    limited: bool,
-}
-
-fn of<T: schemars::JsonSchema>(g: &mut SchemaGenerator) -> Value {
-    g.subschema_for::<T>().to_value()
-}
-
-const ID: Param = ("id", In::Path, "string", "the table's id (a UUID)");
-const INVITE: Param = (
-    "invite",
-    In::Query,
-    "string",
-    "a private table's invite code (not needed when seated)",
-);
-const GAME: Param = ("game", In::Path, "string", "a game kind, e.g. `trump`");
-
-/// Every operation, in the order of `lib.rs`.
-fn operations() -> Vec<Op> {
-    use protocol::*;
-    vec![
-        Op {
-            method: "post",
-            path: "/api/guest",
-            summary: "Become a guest player: a display name gets a player id and a token (also set as the `fib_token` cookie).",
-            auth: Auth::Open,
-            params: &[],
-            request: Some(of::<GuestRequest>),
-            ok: (
-                200,
-                "the new player and its token",
-                Some(of::<GuestResponse>),
-            ),
-            errors: &[
-                (
-                    400,
-                    "malformed, bad_name, name_forbidden_char, name_looks_like_bot",
-                ),
-                (413, "too_large"),
-            ],
-            limited: true,
-        },
-        Op {
-            method: "get",
-            path: "/api/me",
-            summary: "Who the token belongs to.",
-            auth: Auth::Player,
-            params: &[],
-            request: None,
-            ok: (200, "the player", Some(of::<PlayerInfo>)),
-            errors: &[(401, "unauthorized")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/session",
-            summary: "Who the token belongs to, or `null`: always 200, for a page's start-up.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "the player or null", Some(of::<Session>)),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/me/matches",
-            summary: "The caller's matches, newest first.",
-            auth: Auth::Player,
-            params: &[(
-                "limit",
-                In::Query,
-                "integer",
-                "at most this many rows (default 50)",
-            )],
-            request: None,
-            ok: (200, "the matches", Some(of::<Vec<MatchRow>>)),
-            errors: &[(401, "unauthorized"), (400, "malformed")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/games",
-            summary: "The games the server offers, with their player ranges and default options.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "the catalogue", Some(of::<Vec<games::GameInfo>>)),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/tables",
-            summary: "The lobby: public tables that are open or in play.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "the tables", Some(of::<Vec<TableInfo>>)),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "post",
-            path: "/api/tables",
-            summary: "Create a table (and sit at it unless `join` is false).",
-            auth: Auth::Player,
-            params: &[],
-            request: Some(of::<CreateTableRequest>),
-            ok: (201, "the new table", Some(of::<CreateTableResponse>)),
-            errors: &[
-                (
-                    400,
-                    "malformed, unknown_game, bad_options, bad_player_count, bad_pace",
-                ),
-                (401, "unauthorized"),
-                (413, "too_large"),
-                (429, "too_many_open_tables"),
-            ],
-            limited: true,
-        },
-        Op {
-            method: "get",
-            path: "/api/tables/{id}",
-            summary: "One table's public information.",
-            auth: Auth::Open,
-            params: &[ID, INVITE],
-            request: None,
-            ok: (200, "the table", Some(of::<TableInfo>)),
-            errors: &[
-                (404, "table_not_found"),
-                (403, "invite_required"),
-                (409, "table_closed"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "post",
-            path: "/api/tables/{id}/join",
-            summary: "Take a seat (a given one, or the first free).",
-            auth: Auth::Player,
-            params: &[ID],
-            request: Some(of::<JoinRequest>),
-            ok: (200, "the table after joining", Some(of::<TableInfo>)),
-            errors: &[
-                (401, "unauthorized"),
-                (403, "invite_required"),
-                (404, "table_not_found"),
-                (
-                    409,
-                    "already_seated, already_started, table_closed, bad_seat, seat_taken, table_full",
-                ),
-                (400, "malformed"),
-                (413, "too_large"),
-            ],
-            limited: true,
-        },
-        Op {
-            method: "post",
-            path: "/api/tables/{id}/leave",
-            summary: "Leave an open table's seat.",
-            auth: Auth::Player,
-            params: &[ID],
-            request: None,
-            ok: (200, "the table after leaving", Some(of::<TableInfo>)),
-            errors: &[
-                (401, "unauthorized"),
-                (403, "invite_required"),
-                (404, "table_not_found"),
-                (409, "not_seated, already_started"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "post",
-            path: "/api/tables/{id}/start",
-            summary: "Start the match (the creator; empty seats get the table's bots).",
-            auth: Auth::Player,
-            params: &[ID],
-            request: None,
-            ok: (200, "the started table", Some(of::<TableInfo>)),
-            errors: &[
-                (401, "unauthorized"),
-                (403, "invite_required"),
-                (404, "table_not_found"),
-                (409, "not_seated, already_started, seats_not_full"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "post",
-            path: "/api/tables/{id}/bots",
-            summary: "Seat a bot of a level at an open table's seat.",
-            auth: Auth::Player,
-            params: &[ID],
-            request: Some(of::<SeatBotRequest>),
-            ok: (200, "the table", Some(of::<TableInfo>)),
-            errors: &[
-                (401, "unauthorized"),
-                (403, "invite_required"),
-                (404, "table_not_found"),
-                (
-                    409,
-                    "not_seated, already_started, bad_seat, seat_taken, not_a_bot",
-                ),
-                (400, "malformed"),
-                (413, "too_large"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/tables/{id}/rounds",
-            summary: "Every dealt round's seed commitment, and the seeds of ended rounds (R-0).",
-            auth: Auth::Open,
-            params: &[ID, INVITE],
-            request: None,
-            ok: (200, "one entry per round", Some(of::<Vec<RoundFairness>>)),
-            errors: &[(404, "table_not_found"), (403, "invite_required")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/tables/{id}/replay",
-            summary: "A finished match step by step, every hand revealed (docs/protocol.md §2.13a).",
-            auth: Auth::Open,
-            params: &[ID, INVITE],
-            request: None,
-            ok: (200, "the replay", Some(of::<Replay>)),
-            errors: &[
-                (404, "table_not_found"),
-                (403, "invite_required"),
-                (409, "replay_not_finished, daily_in_progress"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/tables/{id}/rounds/{round}/deal",
-            summary: "An ended round's seed and its deal, recomputed by replaying the log (docs/deals.md).",
-            auth: Auth::Open,
-            params: &[
-                ID,
-                ("round", In::Path, "integer", "the round number, from 1"),
-                INVITE,
-            ],
-            request: None,
-            ok: (200, "the deal record", Some(of::<DealRecord>)),
-            errors: &[
-                (404, "table_not_found, not_found"),
-                (403, "invite_required"),
-                (409, "round_in_progress, daily_in_progress"),
-                (400, "malformed"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/leaderboard/{game}",
-            summary: "A game's ranked leaderboard in one rating pool, paged (docs/ratings.md).",
-            auth: Auth::Open,
-            params: &[
-                GAME,
-                ("pool", In::Query, "string", "`duel` (default) or `multi`"),
-                ("offset", In::Query, "integer", "rows to skip (default 0)"),
-                (
-                    "limit",
-                    In::Query,
-                    "integer",
-                    "rows to return (default 50, at most 100)",
-                ),
-            ],
-            request: None,
-            ok: (200, "one page of the leaderboard", Some(of::<Leaderboard>)),
-            errors: &[
-                (404, "not_found (no such game)"),
-                (400, "malformed (also a pool other than duel or multi)"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/records/{game}",
-            summary: "A game's own records: Trump's highest totals, Solitaire's fewest discards.",
-            auth: Auth::Open,
-            params: &[
-                GAME,
-                (
-                    "target",
-                    In::Query,
-                    "integer",
-                    "Solitaire's target: 21, 13 or 8",
-                ),
-            ],
-            request: None,
-            ok: (200, "the records", Some(of::<Records>)),
-            errors: &[(404, "not_found"), (400, "malformed")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/players/{id}/ratings",
-            summary: "A player's rating in every game and pool.",
-            auth: Auth::Open,
-            params: &[("id", In::Path, "string", "the player's id (a UUID)")],
-            request: None,
-            ok: (
-                200,
-                "the ratings (empty for an unknown player)",
-                Some(of::<Vec<PlayerRating>>),
-            ),
-            errors: &[(400, "malformed (not a UUID)")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/players/{id}/rating-history",
-            summary: "A player's rating after each rated match in one game's pool, oldest first (the newest 200).",
-            auth: Auth::Open,
-            params: &[
-                ("id", In::Path, "string", "the player's id (a UUID)"),
-                (
-                    "game",
-                    In::Query,
-                    "string",
-                    "a game kind, e.g. `trump` (required)",
-                ),
-                ("pool", In::Query, "string", "`duel` (default) or `multi`"),
-            ],
-            request: None,
-            ok: (
-                200,
-                "the points (empty for an unknown player)",
-                Some(of::<Vec<RatingPoint>>),
-            ),
-            errors: &[
-                (400, "malformed (not a UUID, no game, or a bad pool)"),
-                (404, "not_found (no such game)"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/api/daily/solitaire",
-            summary: "A day's daily Solitaire deal: its commitment (the seed once the day is over) and board.",
-            auth: Auth::Open,
-            params: &[
-                ("target", In::Query, "integer", "21 (default), 13 or 8"),
-                (
-                    "day",
-                    In::Query,
-                    "string",
-                    "a UTC day `YYYY-MM-DD` (default today)",
-                ),
-            ],
-            request: None,
-            ok: (200, "the deal's board", Some(of::<DailyBoard>)),
-            errors: &[
-                (400, "bad_options, malformed"),
-                (404, "not_found (nobody played that deal)"),
-            ],
-            limited: false,
-        },
-        Op {
-            method: "post",
-            path: "/api/daily/solitaire",
-            summary: "Play (or resume) today's daily Solitaire deal.",
-            auth: Auth::Player,
-            params: &[],
-            request: Some(of::<DailyRequest>),
-            ok: (200, "the caller's daily table", Some(of::<TableInfo>)),
-            errors: &[
-                (401, "unauthorized"),
-                (400, "malformed, bad_options"),
-                (413, "too_large"),
-            ],
-            limited: true,
-        },
-        Op {
-            method: "get",
-            path: "/api/openapi.json",
-            summary: "This document.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "the OpenAPI document", None),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "post",
-            path: "/api/tables/{id}/test/panic",
-            summary: "Test hook, only with FIB_TEST_HOOKS: make the table's task panic once.",
-            auth: Auth::Open,
-            params: &[ID],
-            request: None,
-            ok: (204, "the panic was requested", None),
-            errors: &[(404, "table_not_found")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/",
-            summary: "The browser client's page, with versioned module URLs (docs/web.md). Other static files of `web/` are served under their paths.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "the page (HTML)", None),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/index.html",
-            summary: "The same page as `/`.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "the page (HTML)", None),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/healthz",
-            summary: "Health: `ok`, or `degraded` with parked tables; 503 when the database is unreachable.",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "healthy or degraded (JSON)", None),
-            errors: &[(503, "the database does not answer")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/metrics",
-            summary: "Prometheus metrics (text exposition format).",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (200, "metrics as text", None),
-            errors: &[],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/ws/lobby",
-            summary: "WebSocket upgrade: the live lobby (docs/protocol.md §1; messages in docs/protocol.schema.json, `LobbyMsg`).",
-            auth: Auth::Open,
-            params: &[],
-            request: None,
-            ok: (101, "switching protocols", None),
-            errors: &[(403, "forbidden_origin")],
-            limited: false,
-        },
-        Op {
-            method: "get",
-            path: "/ws/table/{id}",
-            summary: "WebSocket upgrade: play or watch a table (docs/protocol.md §1; `ClientMsg` and `ServerMsg` in docs/protocol.schema.json).",
-            auth: Auth::Open,
-            params: &[
-                ID,
-                INVITE,
-                (
-                    "since",
-                    In::Query,
-                    "integer",
-                    "the version a reconnecting client holds",
-                ),
-                (
-                    "updates",
-                    In::Query,
-                    "string",
-                    "`full` for whole states instead of patches",
-                ),
-            ],
-            request: None,
-            ok: (101, "switching protocols", None),
-            errors: &[
-                (404, "table_not_found"),
-                (403, "invite_required, forbidden_origin"),
-                (429, "too_many_sockets"),
-            ],
-            limited: false,
-        },
-    ]
-}
-
-fn status_text(s: u16) -> &'static str {
-    match s {
-        101 => "Switching Protocols",
-        200 => "OK",
-        201 => "Created",
-        204 => "No Content",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        409 => "Conflict",
-        413 => "Payload Too Large",
-        429 => "Too Many Requests",
-        503 => "Service Unavailable",
-        _ => "Internal Server Error",
+    markers! {
+        ErrorBody = protocol::ErrorBody,
+        GuestRequest = protocol::GuestRequest,
+        GuestResponse = protocol::GuestResponse,
+        PlayerInfo = protocol::PlayerInfo,
+        Session = protocol::Session,
+        MatchRow = protocol::MatchRow,
+        GameInfo = games::GameInfo,
+        TableInfo = protocol::TableInfo,
+        CreateTableRequest = protocol::CreateTableRequest,
+        CreateTableResponse = protocol::CreateTableResponse,
+        JoinRequest = protocol::JoinRequest,
+        SeatBotRequest = protocol::SeatBotRequest,
+        RoundFairness = protocol::RoundFairness,
+        Replay = protocol::Replay,
+        DealRecord = protocol::DealRecord,
+        Leaderboard = protocol::Leaderboard,
+        Records = protocol::Records,
+        PlayerRating = protocol::PlayerRating,
+        RatingPoint = protocol::RatingPoint,
+        DailyBoard = protocol::DailyBoard,
+        DailyRequest = protocol::DailyRequest,
     }
 }
 
-/// The whole document.
+/// The document: every operation of the router (in the order of `lib.rs`).
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "fibonacci-cards HTTP API",
+        description = "Generated from the code (crates/server/src/openapi.rs and the `#[utoipa::path]` of each handler; the bodies are the wire types of crates/protocol) by `UPDATE_OPENAPI=1 cargo test -p server openapi`. Do not edit. A failed request always has the body `ErrorBody` with a stable `code` (docs/protocol.md); 429 answers carry `Retry-After`. The WebSocket protocol is in docs/protocol.md and docs/protocol.schema.json.",
+        license(name = "MIT"),
+    ),
+    paths(
+        crate::http::create_guest,
+        crate::http::me,
+        crate::http::session,
+        crate::http::my_matches,
+        crate::http::list_games,
+        crate::http::list_tables,
+        crate::http::create_table,
+        crate::http::get_table,
+        crate::http::join_table,
+        crate::http::leave_table,
+        crate::http::start_table,
+        crate::http::seat_bot,
+        crate::http::table_rounds,
+        crate::http::table_replay,
+        crate::http::round_deal,
+        crate::http::leaderboard,
+        crate::http::records,
+        crate::http::player_ratings,
+        crate::http::rating_history,
+        serve,
+        crate::http::daily_board,
+        crate::http::start_daily,
+        crate::http::test_panic,
+        crate::assets::index,
+        crate::assets::index_html,
+        crate::http::healthz,
+        crate::http::metrics,
+        crate::ws::lobby_socket,
+        crate::ws::table_socket,
+    ),
+    modifiers(&Conventions),
+    tags(
+        (name = "players", description = "Guest players, their tokens, matches and ratings"),
+        (name = "tables", description = "Creating, joining and starting tables; their fairness records and replays"),
+        (name = "ratings", description = "Leaderboards and records"),
+        (name = "daily", description = "The daily Solitaire deal"),
+        (name = "service", description = "The page, health, metrics and this document"),
+        (name = "sockets", description = "WebSocket upgrades (messages: docs/protocol.md, docs/protocol.schema.json)"),
+    ),
+)]
+pub struct ApiDoc;
+
+/// What holds for every operation, added once instead of at each handler: the two ways to
+/// send a player's token, and the `500 internal` that an `/api` handler answers when the
+/// store or a table task fails (the detail is logged, never sent).
+struct Conventions;
+
+/// `/api` operations that cannot fail: they read memory only, so they get no 500.
+const INFALLIBLE: [&str; 3] = ["list_games", "list_tables", "serve"];
+
+impl Modify for Conventions {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        let components = api.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "cookie",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                crate::auth::COOKIE,
+                "the token `POST /api/guest` returned, as the browser keeps it",
+            ))),
+        );
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("the same token in `Authorization: Bearer <token>`"))
+                    .build(),
+            ),
+        );
+        for (path, item) in api.paths.paths.iter_mut() {
+            if !path.starts_with("/api/") {
+                continue;
+            }
+            let operations: [&mut Option<Operation>; 5] = [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in operations.into_iter().flatten() {
+                if INFALLIBLE.contains(&op.operation_id.as_deref().unwrap_or_default()) {
+                    continue;
+                }
+                op.responses
+                    .responses
+                    .entry("500".into())
+                    .or_insert_with(|| {
+                        RefOr::T(
+                            ResponseBuilder::new()
+                                .description("`code`: internal (the detail is logged, never sent)")
+                                .content(
+                                    "application/json",
+                                    ContentBuilder::new()
+                                        .schema(Some(Ref::from_schema_name("ErrorBody")))
+                                        .build(),
+                                )
+                                .build(),
+                        )
+                    });
+            }
+        }
+    }
+}
+
+/// The whole document as JSON: utoipa's operations, with `components.schemas` made by
+/// schemars from the wire types they reference.
 pub fn document() -> Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document is JSON");
     let mut generator = SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas".into())
         .into_generator();
-    let error = of::<protocol::ErrorBody>(&mut generator);
-    let mut paths = Map::new();
-    for op in operations() {
-        let mut responses = Map::new();
-        let (status, description, body) = op.ok;
-        let mut ok = json!({ "description": description });
-        if let Some(body) = body {
-            ok["content"] = json!({ "application/json": { "schema": body(&mut generator) } });
-        }
-        responses.insert(status.to_string(), ok);
-        let mut errors: Vec<(u16, String)> =
-            op.errors.iter().map(|(s, c)| (*s, c.to_string())).collect();
-        if op.limited {
-            errors.push((429, "rate_limited (see the Retry-After header)".into()));
-        }
-        if op.path.starts_with("/api/") {
-            errors.push((500, "internal (details are logged, never sent)".into()));
-        }
-        for (s, codes) in errors {
-            let entry = responses.entry(s.to_string()).or_insert_with(|| {
-                json!({
-                    "description": status_text(s),
-                    "content": { "application/json": { "schema": error.clone() } },
-                })
-            });
-            let d = entry["description"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            entry["description"] = json!(format!("{d}; `code`: {codes}"));
-        }
-        let params: Vec<Value> = op
-            .params
-            .iter()
-            .map(|(name, place, ty, description)| {
-                json!({
-                    "name": name,
-                    "in": match place { In::Path => "path", In::Query => "query" },
-                    "required": matches!(place, In::Path),
-                    "description": description,
-                    "schema": { "type": ty },
-                })
-            })
-            .collect();
-        let mut operation = json!({
-            "summary": op.summary,
-            "responses": responses,
-        });
-        if !params.is_empty() {
-            operation["parameters"] = json!(params);
-        }
-        if let Some(body) = op.request {
-            operation["requestBody"] = json!({
-                "required": true,
-                "content": { "application/json": { "schema": body(&mut generator) } },
-            });
-        }
-        operation["security"] = match op.auth {
-            Auth::Open => json!([]),
-            Auth::Player => json!([{ "cookie": [] }, { "bearer": [] }]),
-        };
-        paths
-            .entry(op.path.to_string())
-            .or_insert_with(|| json!({}))
-            .as_object_mut()
-            .expect("an object")
-            .insert(op.method.to_string(), operation);
+    // utoipa lists every marker a path references, each as a reference to itself.
+    let referenced: Vec<String> = doc["components"]["schemas"]
+        .as_object()
+        .map(|s| s.keys().cloned().collect())
+        .unwrap_or_default();
+    for name in referenced {
+        let schema = wire::schema(&name, &mut generator)
+            .unwrap_or_else(|| panic!("{name} is referenced but is no `wire` marker"));
+        // The marker's reference must be where schemars put the type (no renamed duplicate).
+        assert_eq!(
+            schema,
+            json!({ "$ref": format!("#/components/schemas/{name}") }),
+            "schemars does not define {name} under its own name"
+        );
     }
-    let schemas = generator.take_definitions(true);
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "fibonacci-cards HTTP API",
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "Generated from crates/server/src/openapi.rs and the wire types of crates/protocol by `UPDATE_OPENAPI=1 cargo test -p server openapi`. Do not edit. Errors always have the body `ErrorBody` with a stable `code` (docs/protocol.md). The WebSocket protocol is in docs/protocol.md and docs/protocol.schema.json.",
-        },
-        "paths": paths,
-        "components": {
-            "schemas": schemas,
-            "securitySchemes": {
-                "cookie": { "type": "apiKey", "in": "cookie", "name": crate::auth::COOKIE },
-                "bearer": { "type": "http", "scheme": "bearer" },
-            },
-        },
-    })
+    let schemas: Map<String, Value> = generator.take_definitions(true);
+    doc["components"]["schemas"] = Value::Object(schemas);
+    doc
 }
 
+/// The document as served and committed: pretty JSON with a final newline.
+pub fn document_text() -> String {
+    serde_json::to_string_pretty(&document()).expect("the document is JSON") + "\n"
+}
+
+/// Built once: the document is a pure function of the code.
+static DOCUMENT: LazyLock<String> = LazyLock::new(document_text);
+
 /// `GET /api/openapi.json`.
-pub async fn serve() -> axum::Json<Value> {
-    axum::Json(document())
+#[utoipa::path(
+    get,
+    path = "/api/openapi.json",
+    tag = "service",
+    summary = "This document",
+    responses((status = 200, description = "the OpenAPI 3.1 document (the same as docs/openapi.json)", content_type = "application/json")),
+)]
+pub async fn serve() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        DOCUMENT.as_str(),
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -658,7 +272,7 @@ mod tests {
     #[test]
     fn openapi_document_is_current() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
-        let generated = serde_json::to_string_pretty(&document()).unwrap() + "\n";
+        let generated = document_text();
         if std::env::var_os("UPDATE_OPENAPI").is_some() {
             std::fs::write(path, &generated).unwrap();
         }
@@ -669,8 +283,17 @@ mod tests {
         );
     }
 
-    /// The routes `lib.rs` registers, read from its source: `(method, path)`.
-    fn registered_routes() -> Vec<(String, String)> {
+    /// A route `lib.rs` registers: method, full path, the handler's function name.
+    #[derive(Debug)]
+    struct Route {
+        method: String,
+        path: String,
+        handler: String,
+    }
+
+    /// The routes `lib.rs` registers, read from its source (`.route("/p", get(h).post(h2))`;
+    /// routes before `.nest("/api", api)` are under `/api`).
+    fn registered_routes() -> Vec<Route> {
         let src = include_str!("lib.rs");
         let start = src.find("let api = Router::new()").expect("the api router");
         let src = &src[start..];
@@ -678,22 +301,31 @@ mod tests {
         let mut nest = "/api";
         for chunk in src.split(".route(").skip(1) {
             let path = chunk.split('"').nth(1).expect("a path literal");
-            // The routes after `.nest("/api", api)` are at the top level.
             let head = chunk.split(".route(").next().unwrap();
-            let methods: Vec<&str> = ["get(", "post(", "put(", "delete(", "patch("]
-                .into_iter()
-                .filter(|m| {
-                    head.match_indices(m).any(|(i, _)| {
-                        i == 0
-                            || !head.as_bytes()[i - 1].is_ascii_alphanumeric()
-                                && head.as_bytes()[i - 1] != b'_'
-                    })
-                })
-                .collect();
-            assert!(!methods.is_empty(), "no method for {path}");
-            for m in methods {
-                out.push((m.trim_end_matches('(').to_string(), format!("{nest}{path}")));
+            let before_nest = head.split(".nest(").next().unwrap();
+            let mut found = 0;
+            for method in ["get", "post", "put", "delete", "patch"] {
+                let call = format!("{method}(");
+                for (i, _) in before_nest.match_indices(&call) {
+                    // `get(` itself, not the tail of another name (`target(`).
+                    let prev = i.checked_sub(1).map(|p| before_nest.as_bytes()[p]);
+                    if prev.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                        continue;
+                    }
+                    let args = &before_nest[i + call.len()..];
+                    let end = args
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                        .unwrap_or(args.len());
+                    let handler = args[..end].rsplit("::").next().unwrap().to_string();
+                    out.push(Route {
+                        method: method.to_string(),
+                        path: format!("{nest}{path}"),
+                        handler,
+                    });
+                    found += 1;
+                }
             }
+            assert!(found > 0, "no method for {path}");
             if chunk.contains(".nest(\"/api\", api)") {
                 nest = "";
             }
@@ -701,16 +333,25 @@ mod tests {
         out
     }
 
-    /// Every route in the router is described, and nothing else is.
+    /// Every route in the router is described by its own handler's annotation, and the
+    /// document describes nothing else.
     #[test]
     fn every_route_is_in_the_document() {
         let doc = document();
         let routes = registered_routes();
-        assert!(routes.len() >= 20, "{routes:?}");
-        for (method, path) in &routes {
+        assert!(routes.len() >= 28, "{routes:?}");
+        for r in &routes {
+            let op = &doc["paths"][&r.path][&r.method];
             assert!(
-                doc["paths"][path][method].is_object(),
-                "{method} {path} is registered in lib.rs but not described in openapi.rs"
+                op.is_object(),
+                "{} {} is registered in lib.rs but has no #[utoipa::path] in ApiDoc",
+                r.method,
+                r.path
+            );
+            assert_eq!(
+                op["operationId"], r.handler,
+                "{} {} is documented by another handler's annotation",
+                r.method, r.path
             );
         }
         let described: usize = doc["paths"]
@@ -722,7 +363,7 @@ mod tests {
         assert_eq!(
             described,
             routes.len(),
-            "openapi.rs describes a route lib.rs lacks"
+            "the document describes a route lib.rs lacks"
         );
     }
 
@@ -731,12 +372,68 @@ mod tests {
     fn every_reference_resolves() {
         let doc = document();
         let text = doc.to_string();
+        let mut seen = 0;
         for part in text.split("\"$ref\":\"").skip(1) {
             let target = part.split('"').next().unwrap();
             let name = target
                 .strip_prefix("#/components/schemas/")
                 .unwrap_or_else(|| panic!("a reference outside the components: {target}"));
             assert!(doc["components"]["schemas"][name].is_object(), "{target}");
+            seen += 1;
         }
+        assert!(seen > 20, "only {seen} references");
+    }
+
+    /// Every error answer has the error body (but health's 503), every operation answers something, a player's
+    /// operations name the token, and each rate-limited route tells Retry-After.
+    #[test]
+    fn operations_are_complete() {
+        let doc = document();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let responses = op["responses"].as_object().unwrap();
+                assert!(!responses.is_empty(), "{method} {path}");
+                for (status, res) in responses {
+                    // `/healthz` answers 503 with its own health body.
+                    if path != "/healthz" && (status.starts_with('4') || status.starts_with('5')) {
+                        assert_eq!(
+                            res["content"]["application/json"]["schema"]["$ref"],
+                            "#/components/schemas/ErrorBody",
+                            "{method} {path} {status}"
+                        );
+                    }
+                    if status == "429" {
+                        assert!(
+                            res["headers"]["Retry-After"].is_object(),
+                            "{method} {path} 429 without Retry-After"
+                        );
+                    }
+                }
+                if responses.contains_key("401") {
+                    assert_eq!(
+                        op["security"],
+                        json!([{ "cookie": [] }, { "bearer": [] }]),
+                        "{method} {path}"
+                    );
+                }
+            }
+        }
+        assert!(doc["components"]["securitySchemes"]["cookie"].is_object());
+        assert_eq!(
+            doc["paths"]["/api/guest"]["post"]["responses"]["429"]["headers"]["Retry-After"]["schema"]
+                ["type"],
+            "integer"
+        );
+    }
+
+    /// The served text is the generated document.
+    #[tokio::test]
+    async fn serve_answers_the_document() {
+        let res = serve().await;
+        assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), document());
     }
 }

@@ -31,6 +31,7 @@ use uuid::Uuid;
 use crate::auth;
 use crate::error::ApiError;
 use crate::http::player_from;
+use crate::openapi::wire;
 use crate::state::AppState;
 use crate::table::chat::{ChatCmd, ChatError};
 use crate::table::{Cmd, TableHandle, Updates, Who};
@@ -53,16 +54,35 @@ fn limits(ws: WebSocketUpgrade) -> WebSocketUpgrade {
 }
 
 /// `?since=V&updates=full|patch` (and a private table's `invite`) on a table socket.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct TableQuery {
+    /// A private table's invite code (not needed by a player seated there).
     pub invite: Option<String>,
     /// The version of the state document the client holds: if the table still has it, the
     /// socket starts with one patch from it instead of a full state.
     pub since: Option<u64>,
+    /// `patch` (default): patches after the first state; `full`: a whole state each time.
     #[serde(default)]
+    #[param(inline)]
     pub updates: Updates,
 }
 
+#[utoipa::path(
+    get,
+    path = "/ws/table/{id}",
+    tag = "sockets",
+    summary = "WebSocket upgrade: play or watch a table",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)"), TableQuery),
+    responses(
+        (status = 101, description = "switching protocols; then `ClientMsg` and `ServerMsg` frames (docs/protocol.md, docs/protocol.schema.json)"),
+        (status = 400, description = "`code`: malformed (not a WebSocket upgrade, or a bad query)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required, forbidden_origin", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
 pub async fn table_socket(
     ws: WebSocketUpgrade,
     State(app): State<AppState>,
@@ -411,6 +431,19 @@ fn read_error(app: &AppState, e: &axum::Error) -> Option<(u16, &'static str)> {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/ws/lobby",
+    tag = "sockets",
+    summary = "WebSocket upgrade: the live lobby",
+    security((), ("cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 101, description = "switching protocols; then `LobbyMsg` frames (docs/protocol.md, docs/protocol.schema.json)"),
+        (status = 400, description = "`code`: malformed (not a WebSocket upgrade)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: forbidden_origin (another site's page)", body = wire::ErrorBody),
+        (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
 pub async fn lobby_socket(
     ws: WebSocketUpgrade,
     State(app): State<AppState>,

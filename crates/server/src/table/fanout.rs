@@ -24,7 +24,8 @@ use uuid::Uuid;
 use super::{Table, seed_public};
 
 /// What a connection is sent after each change.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+// ToSchema: the table socket's query parameter in the OpenAPI document (`openapi`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Updates {
     /// A `patch` against the document it holds (the default).
