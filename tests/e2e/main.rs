@@ -1033,5 +1033,13 @@ async fn openapi_document_is_served() {
         body["paths"]["/index.html"]["get"]["operationId"],
         "index_html"
     );
+    // ... and it serves the same page as `/`.
+    let page = |path: &'static str| {
+        let url = format!("{}{path}", server.base);
+        async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
+    };
+    let root = page("/").await;
+    assert!(root.contains("<html"), "{root}");
+    assert_eq!(page("/index.html").await, root);
     server.stop().await;
 }
