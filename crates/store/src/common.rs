@@ -22,8 +22,9 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 use crate::{
-    ActionRecord, ChatRecord, LeaderRow, MatchRow, Occupant, Player, RoundRecord, StoreError,
-    TableRecord, TableStatus, TableWrite, WriteOp,
+    AccountRecord, ActionRecord, Authed, ChatRecord, LeaderRow, MatchRow, Occupant, Player,
+    QueueEntry, RoundRecord, SessionRecord, StoreError, TableRecord, TableStatus, TableWrite,
+    WriteOp,
 };
 
 /// `id, name, created_at` of `players`.
@@ -497,6 +498,71 @@ fn json(s: &str, what: &str) -> Result<serde_json::Value, StoreError> {
 
 fn status(s: &str) -> Result<TableStatus, StoreError> {
     TableStatus::parse(s).ok_or_else(|| StoreError::Corrupt(format!("table status {s:?}")))
+}
+
+/// Inserts a session: `id, player_id, token_hash, label, now`.
+pub(crate) const INSERT_SESSION: &str = "INSERT INTO player_sessions \
+     (id, player_id, token_hash, label, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $5)";
+
+/// A new session's public id: 32 hex digits, unrelated to its token.
+pub(crate) fn session_id() -> String {
+    Uuid::new_v4().simple().to_string()
+}
+
+/// A player's columns, then a session's (`player_by_token_hash`).
+pub(crate) type AuthedRow = (String, String, i64, String, String, i64, i64);
+
+pub(crate) fn authed(r: AuthedRow) -> Result<Authed, StoreError> {
+    let player = player((r.0, r.1, r.2))?;
+    Ok(Authed {
+        session: SessionRecord {
+            id: r.3,
+            player_id: player.id,
+            label: r.4,
+            created_at: r.5,
+            last_seen_at: r.6,
+        },
+        player,
+    })
+}
+
+/// `id, player_id, label, created_at, last_seen_at` of `player_sessions`.
+pub(crate) type SessionRow = (String, String, String, i64, i64);
+
+pub(crate) fn session(r: SessionRow) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord {
+        id: r.0,
+        player_id: uuid(&r.1, "session player")?,
+        label: r.2,
+        created_at: r.3,
+        last_seen_at: r.4,
+    })
+}
+
+pub(crate) type AccountRow = (String, String, String, String, i64);
+
+pub(crate) fn account(r: AccountRow) -> Result<AccountRecord, StoreError> {
+    Ok(AccountRecord {
+        player_id: uuid(&r.0, "account player")?,
+        username: r.1,
+        username_key: r.2,
+        password_hash: r.3,
+        created_at: r.4,
+    })
+}
+
+pub(crate) type QueueRow = (String, String, String, i32, f64, String, i64);
+
+pub(crate) fn queue_entry(r: QueueRow) -> Result<QueueEntry, StoreError> {
+    Ok(QueueEntry {
+        player_id: uuid(&r.0, "queued player")?,
+        name: r.1,
+        game: r.2,
+        seats: r.3,
+        rating: r.4,
+        conn: r.5,
+        joined_at: r.6,
+    })
 }
 
 pub(crate) fn player(r: PlayerRow) -> Result<Player, StoreError> {
@@ -1021,8 +1087,10 @@ macro_rules! impl_store {
                 id: ::uuid::Uuid,
                 name: &str,
                 token_hash: &str,
+                label: &str,
                 now: i64,
             ) -> $crate::Result<$crate::Player> {
+                let mut tx = self.begin_write().await?;
                 sqlx::query(
                     "INSERT INTO players (id, name, token_hash, created_at) \
                      VALUES ($1, $2, $3, $4)",
@@ -1031,8 +1099,17 @@ macro_rules! impl_store {
                 .bind(name)
                 .bind(token_hash)
                 .bind(now)
-                .execute(&self.write)
+                .execute(&mut *tx)
                 .await?;
+                sqlx::query($crate::common::INSERT_SESSION)
+                    .bind($crate::common::session_id())
+                    .bind(id.to_string())
+                    .bind(token_hash)
+                    .bind(label)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
                 Ok($crate::Player {
                     id,
                     name: name.to_string(),
@@ -1043,15 +1120,252 @@ macro_rules! impl_store {
             async fn player_by_token_hash(
                 &self,
                 token_hash: &str,
-            ) -> $crate::Result<Option<$crate::Player>> {
-                sqlx::query_as::<_, $crate::common::PlayerRow>(
-                    "SELECT id, name, created_at FROM players WHERE token_hash = $1",
+            ) -> $crate::Result<Option<$crate::Authed>> {
+                sqlx::query_as::<_, $crate::common::AuthedRow>(
+                    "SELECT p.id, p.name, p.created_at, s.id, s.label, s.created_at, \
+                     s.last_seen_at FROM player_sessions s JOIN players p ON p.id = s.player_id \
+                     WHERE s.token_hash = $1",
                 )
                 .bind(token_hash)
                 .fetch_optional(&self.pool)
                 .await?
+                .map($crate::common::authed)
+                .transpose()
+            }
+
+            async fn player(
+                &self,
+                id: ::uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::Player>> {
+                sqlx::query_as::<_, $crate::common::PlayerRow>(
+                    "SELECT id, name, created_at FROM players WHERE id = $1",
+                )
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await?
                 .map($crate::common::player)
                 .transpose()
+            }
+
+            async fn create_session(
+                &self,
+                player: ::uuid::Uuid,
+                token_hash: &str,
+                label: &str,
+                now: i64,
+            ) -> $crate::Result<$crate::SessionRecord> {
+                let id = $crate::common::session_id();
+                sqlx::query($crate::common::INSERT_SESSION)
+                    .bind(&id)
+                    .bind(player.to_string())
+                    .bind(token_hash)
+                    .bind(label)
+                    .bind(now)
+                    .execute(&self.write)
+                    .await?;
+                Ok($crate::SessionRecord {
+                    id,
+                    player_id: player,
+                    label: label.to_string(),
+                    created_at: now,
+                    last_seen_at: now,
+                })
+            }
+
+            async fn touch_session(&self, id: &str, now: i64) -> $crate::Result<()> {
+                sqlx::query(
+                    "UPDATE player_sessions SET last_seen_at = $2 \
+                     WHERE id = $1 AND last_seen_at < $2",
+                )
+                .bind(id)
+                .bind(now)
+                .execute(&self.write)
+                .await?;
+                Ok(())
+            }
+
+            async fn sessions_of(
+                &self,
+                player: ::uuid::Uuid,
+            ) -> $crate::Result<Vec<$crate::SessionRecord>> {
+                sqlx::query_as::<_, $crate::common::SessionRow>(
+                    "SELECT id, player_id, label, created_at, last_seen_at FROM player_sessions \
+                     WHERE player_id = $1 ORDER BY last_seen_at DESC, created_at DESC, id",
+                )
+                .bind(player.to_string())
+                .fetch_all(&self.pool)
+                .await?
+                .into_iter()
+                .map($crate::common::session)
+                .collect()
+            }
+
+            async fn revoke_session(
+                &self,
+                player: ::uuid::Uuid,
+                id: &str,
+            ) -> $crate::Result<bool> {
+                let done =
+                    sqlx::query("DELETE FROM player_sessions WHERE id = $1 AND player_id = $2")
+                        .bind(id)
+                        .bind(player.to_string())
+                        .execute(&self.write)
+                        .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn create_account(
+                &self,
+                a: &$crate::AccountRecord,
+            ) -> $crate::Result<$crate::Claim> {
+                let mut tx = self.begin_write().await?;
+                let mine: Option<(String,)> =
+                    sqlx::query_as("SELECT player_id FROM accounts WHERE player_id = $1")
+                .bind(a.player_id.to_string())
+                .fetch_optional(&mut *tx)
+                .await?;
+                if mine.is_some() {
+                    return Ok($crate::Claim::AlreadyClaimed);
+                }
+                let taken: Option<(String,)> =
+                    sqlx::query_as("SELECT player_id FROM accounts WHERE username_key = $1")
+                .bind(&a.username_key)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if taken.is_some() {
+                    return Ok($crate::Claim::UsernameTaken);
+                }
+                let inserted = sqlx::query(
+                    "INSERT INTO accounts \
+                     (player_id, username, username_key, password_hash, created_at) \
+                     VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(a.player_id.to_string())
+                .bind(&a.username)
+                .bind(&a.username_key)
+                .bind(&a.password_hash)
+                .bind(a.created_at)
+                .execute(&mut *tx)
+                .await;
+                match inserted {
+                    Ok(_) => {}
+                    // Two claims racing (on Postgres, where the reads above take no lock):
+                    // the unique keys settle it.
+                    Err(e) => {
+                        return match $crate::StoreError::from(e) {
+                            $crate::StoreError::Conflict(m) if m.contains("username") => {
+                                Ok($crate::Claim::UsernameTaken)
+                            }
+                            $crate::StoreError::Conflict(_) => Ok($crate::Claim::AlreadyClaimed),
+                            e => Err(e),
+                        };
+                    }
+                }
+                tx.commit().await?;
+                Ok($crate::Claim::Claimed)
+            }
+
+            async fn account_of(
+                &self,
+                player: ::uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::AccountRecord>> {
+                sqlx::query_as::<_, $crate::common::AccountRow>(
+                    "SELECT player_id, username, username_key, password_hash, created_at \
+                     FROM accounts WHERE player_id = $1",
+                )
+                .bind(player.to_string())
+                .fetch_optional(&self.pool)
+                .await?
+                .map($crate::common::account)
+                .transpose()
+            }
+
+            async fn account_by_key(
+                &self,
+                key: &str,
+            ) -> $crate::Result<Option<$crate::AccountRecord>> {
+                sqlx::query_as::<_, $crate::common::AccountRow>(
+                    "SELECT player_id, username, username_key, password_hash, created_at \
+                     FROM accounts WHERE username_key = $1",
+                )
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?
+                .map($crate::common::account)
+                .transpose()
+            }
+
+            async fn queue_join(&self, e: &$crate::QueueEntry) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO queue_entries \
+                     (player_id, name, game, seats, rating, conn, joined_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(e.player_id.to_string())
+                .bind(&e.name)
+                .bind(&e.game)
+                .bind(e.seats)
+                .bind(e.rating)
+                .bind(&e.conn)
+                .bind(e.joined_at)
+                .execute(&self.write)
+                .await?;
+                Ok(())
+            }
+
+            async fn queue_leave(
+                &self,
+                player: ::uuid::Uuid,
+                conn: &str,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query("DELETE FROM queue_entries WHERE player_id = $1 AND conn = $2")
+                    .bind(player.to_string())
+                    .bind(conn)
+                    .execute(&self.write)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn queue_entries(&self) -> $crate::Result<Vec<$crate::QueueEntry>> {
+                sqlx::query_as::<_, $crate::common::QueueRow>(
+                    "SELECT player_id, name, game, seats, rating, conn, joined_at \
+                     FROM queue_entries ORDER BY joined_at, player_id",
+                )
+                .fetch_all(&self.pool)
+                .await?
+                .into_iter()
+                .map($crate::common::queue_entry)
+                .collect()
+            }
+
+            async fn queue_take(&self, entries: &[(::uuid::Uuid, String)]) -> $crate::Result<bool> {
+                // In one order for every caller: two matchers taking overlapping groups
+                // then wait for each other instead of deadlocking (Postgres row locks).
+                let mut entries = entries.to_vec();
+                entries.sort();
+                let mut tx = self.begin_write().await?;
+                for (player, conn) in &entries {
+                    let done = sqlx::query(
+                        "DELETE FROM queue_entries WHERE player_id = $1 AND conn = $2",
+                    )
+                    .bind(player.to_string())
+                    .bind(conn)
+                    .execute(&mut *tx)
+                    .await?;
+                    if done.rows_affected() != 1 {
+                        // Dropping the transaction rolls back the entries taken so far.
+                        return Ok(false);
+                    }
+                }
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn queue_clear(&self) -> $crate::Result<u64> {
+                let done = sqlx::query("DELETE FROM queue_entries")
+                    .execute(&self.write)
+                    .await?;
+                Ok(done.rows_affected())
             }
 
             async fn rename_player(&self, id: ::uuid::Uuid, name: &str) -> $crate::Result<()> {

@@ -169,6 +169,67 @@ pub struct Player {
     pub created_at: i64,
 }
 
+/// A signed-in device of a player: one token (only its SHA-256 is stored).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// Public and opaque (32 hex digits): names the device in the list, never the token.
+    pub id: String,
+    pub player_id: Uuid,
+    /// What the device said it was when the session began (its User-Agent, shortened).
+    pub label: String,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    /// Unix milliseconds; refreshed at most every few minutes ([`Store::touch_session`]).
+    pub last_seen_at: i64,
+}
+
+/// The player and the session a token belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Authed {
+    pub player: Player,
+    pub session: SessionRecord,
+}
+
+/// A claimed player: the username to sign in with and the argon2id hash of the password.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountRecord {
+    pub player_id: Uuid,
+    /// As the player typed it.
+    pub username: String,
+    /// The form that must be unique (case-folded); the server computes it.
+    pub username_key: String,
+    /// A PHC string (`$argon2id$v=19$…`).
+    pub password_hash: String,
+    pub created_at: i64,
+}
+
+/// What [`Store::create_account`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    Claimed,
+    /// The player already has an account; nothing changed.
+    AlreadyClaimed,
+    /// Another account has the same `username_key`; nothing changed.
+    UsernameTaken,
+}
+
+/// One player waiting in a quick-play queue: the pool is `(game, seats)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueEntry {
+    pub player_id: Uuid,
+    pub name: String,
+    pub game: String,
+    pub seats: i32,
+    /// The player's rating in the pool, in starting deviations from the start (so that
+    /// Glicko-2 and Weng-Lin ratings compare on one scale).
+    pub rating: f64,
+    /// The connection that waits (a socket's id): only it may take the entry out, so a
+    /// second tab closing does not remove the first tab's place.
+    pub conn: String,
+    /// Unix milliseconds.
+    pub joined_at: i64,
+}
+
 /// Who sits in a seat.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -455,15 +516,61 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- players ----
 
-    /// Creates a guest. `token_hash` is the hex SHA-256 of the bearer token; it is unique.
+    /// Creates a guest and its first session (device `label`). `token_hash` is the hex
+    /// SHA-256 of the bearer token; it is unique.
     async fn create_player(
         &self,
         id: Uuid,
         name: &str,
         token_hash: &str,
+        label: &str,
         now: i64,
     ) -> Result<Player>;
-    async fn player_by_token_hash(&self, token_hash: &str) -> Result<Option<Player>>;
+    /// The player and session a token's hash belongs to; `None` for an unknown or revoked
+    /// token.
+    async fn player_by_token_hash(&self, token_hash: &str) -> Result<Option<Authed>>;
+    /// A player by id (for the public profile).
+    async fn player(&self, id: Uuid) -> Result<Option<Player>>;
+
+    // ---- accounts and devices ----
+
+    /// Starts a new session of `player` (a sign-in on a device).
+    async fn create_session(
+        &self,
+        player: Uuid,
+        token_hash: &str,
+        label: &str,
+        now: i64,
+    ) -> Result<SessionRecord>;
+    /// Notes that session `id` was used at `now`.
+    async fn touch_session(&self, id: &str, now: i64) -> Result<()>;
+    /// The sessions of `player`, the most recently seen first.
+    async fn sessions_of(&self, player: Uuid) -> Result<Vec<SessionRecord>>;
+    /// Ends `player`'s session `id` (its token stops working at once); `false` when the
+    /// player has no such session.
+    async fn revoke_session(&self, player: Uuid, id: &str) -> Result<bool>;
+    /// Claims a player as an account, atomically: see [`Claim`].
+    async fn create_account(&self, account: &AccountRecord) -> Result<Claim>;
+    /// The account of a player, if claimed.
+    async fn account_of(&self, player: Uuid) -> Result<Option<AccountRecord>>;
+    /// The account with this `username_key`, if any.
+    async fn account_by_key(&self, username_key: &str) -> Result<Option<AccountRecord>>;
+
+    // ---- quick play ----
+
+    /// Puts a player in a queue; a `Conflict` when the player already waits in one.
+    async fn queue_join(&self, entry: &QueueEntry) -> Result<()>;
+    /// Takes `player` out if `conn` put them in; whether an entry was removed.
+    async fn queue_leave(&self, player: Uuid, conn: &str) -> Result<bool>;
+    /// Everybody waiting, oldest first.
+    async fn queue_entries(&self) -> Result<Vec<QueueEntry>>;
+    /// Takes the entries `(player, conn)` out of the queues together, in one transaction:
+    /// all of them (`true`), or none when any is gone already (`false`: it left, or
+    /// another matcher took it). This is what keeps a player from being seated twice.
+    async fn queue_take(&self, entries: &[(Uuid, String)]) -> Result<bool>;
+    /// Empties the queues (at start-up: nobody is connected to wait any more); how many
+    /// entries there were.
+    async fn queue_clear(&self) -> Result<u64>;
     /// Renames a player (and the name shown in their seats of unfinished tables).
     async fn rename_player(&self, id: Uuid, name: &str) -> Result<()>;
 

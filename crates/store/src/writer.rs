@@ -342,12 +342,58 @@ mod tests {
             id: Uuid,
             name: &str,
             hash: &str,
+            label: &str,
             now: i64,
         ) -> Result<Player> {
-            self.inner.create_player(id, name, hash, now).await
+            self.inner.create_player(id, name, hash, label, now).await
         }
-        async fn player_by_token_hash(&self, hash: &str) -> Result<Option<Player>> {
+        async fn player_by_token_hash(&self, hash: &str) -> Result<Option<crate::Authed>> {
             self.inner.player_by_token_hash(hash).await
+        }
+        async fn player(&self, id: Uuid) -> Result<Option<Player>> {
+            self.inner.player(id).await
+        }
+        async fn create_session(
+            &self,
+            player: Uuid,
+            hash: &str,
+            label: &str,
+            now: i64,
+        ) -> Result<crate::SessionRecord> {
+            self.inner.create_session(player, hash, label, now).await
+        }
+        async fn touch_session(&self, id: &str, now: i64) -> Result<()> {
+            self.inner.touch_session(id, now).await
+        }
+        async fn sessions_of(&self, player: Uuid) -> Result<Vec<crate::SessionRecord>> {
+            self.inner.sessions_of(player).await
+        }
+        async fn revoke_session(&self, player: Uuid, id: &str) -> Result<bool> {
+            self.inner.revoke_session(player, id).await
+        }
+        async fn create_account(&self, a: &crate::AccountRecord) -> Result<crate::Claim> {
+            self.inner.create_account(a).await
+        }
+        async fn account_of(&self, player: Uuid) -> Result<Option<crate::AccountRecord>> {
+            self.inner.account_of(player).await
+        }
+        async fn account_by_key(&self, key: &str) -> Result<Option<crate::AccountRecord>> {
+            self.inner.account_by_key(key).await
+        }
+        async fn queue_join(&self, e: &crate::QueueEntry) -> Result<()> {
+            self.inner.queue_join(e).await
+        }
+        async fn queue_leave(&self, player: Uuid, conn: &str) -> Result<bool> {
+            self.inner.queue_leave(player, conn).await
+        }
+        async fn queue_entries(&self) -> Result<Vec<crate::QueueEntry>> {
+            self.inner.queue_entries().await
+        }
+        async fn queue_take(&self, entries: &[(Uuid, String)]) -> Result<bool> {
+            self.inner.queue_take(entries).await
+        }
+        async fn queue_clear(&self) -> Result<u64> {
+            self.inner.queue_clear().await
         }
         async fn rename_player(&self, id: Uuid, name: &str) -> Result<()> {
             self.inner.rename_player(id, name).await

@@ -173,7 +173,7 @@ const T0: i64 = 1_700_000_000_000;
 
 async fn player(s: &dyn Store, name: &str) -> Player {
     let id = Uuid::new_v4();
-    s.create_player(id, name, &format!("hash-of-{id}"), T0)
+    s.create_player(id, name, &format!("hash-of-{id}"), "test", T0)
         .await
         .expect("create_player")
 }
@@ -274,7 +274,7 @@ fn assert_not_found<T: std::fmt::Debug>(r: Result<T, StoreError>) {
 async fn players(s: &dyn Store) {
     s.ping().await.expect("ping");
     let id = Uuid::new_v4();
-    let p = s.create_player(id, "Ada", "h1", T0).await.unwrap();
+    let p = s.create_player(id, "Ada", "h1", "Firefox", T0).await.unwrap();
     assert_eq!(
         p,
         Player {
@@ -283,17 +283,166 @@ async fn players(s: &dyn Store) {
             created_at: T0
         }
     );
-    assert_eq!(s.player_by_token_hash("h1").await.unwrap(), Some(p.clone()));
+    let authed = s.player_by_token_hash("h1").await.unwrap().unwrap();
+    assert_eq!(authed.player, p);
+    assert_eq!(authed.session.player_id, id);
+    assert_eq!(authed.session.label, "Firefox");
+    assert_eq!(authed.session.id.len(), 32);
+    assert_eq!(s.player(id).await.unwrap(), Some(p.clone()));
+    assert_eq!(s.player(Uuid::new_v4()).await.unwrap(), None);
     assert_eq!(s.player_by_token_hash("nope").await.unwrap(), None);
     // The token hash and the id are unique.
-    assert_conflict(s.create_player(Uuid::new_v4(), "Bob", "h1", T0).await);
-    assert_conflict(s.create_player(id, "Bob", "h2", T0).await);
+    assert_conflict(s.create_player(Uuid::new_v4(), "Bob", "h1", "x", T0).await);
+    assert_conflict(s.create_player(id, "Bob", "h2", "x", T0).await);
     s.rename_player(id, "Ada L.").await.unwrap();
     assert_eq!(
-        s.player_by_token_hash("h1").await.unwrap().unwrap().name,
+        s.player_by_token_hash("h1").await.unwrap().unwrap().player.name,
         "Ada L."
     );
     assert_not_found(s.rename_player(Uuid::new_v4(), "Ghost").await);
+}
+
+/// Sessions (devices) and accounts: a second device signs in, both are listed, revoking
+/// one stops its token at once and leaves the other; a username is unique by its key.
+async fn accounts_and_sessions(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let b = player(s, "Bob").await;
+    let first = s
+        .player_by_token_hash(&format!("hash-of-{}", a.id))
+        .await
+        .unwrap()
+        .unwrap()
+        .session;
+    let second = s.create_session(a.id, "h-phone", "Phone", T0 + 5).await.unwrap();
+    assert_ne!(first.id, second.id);
+    assert_conflict(s.create_session(b.id, "h-phone", "again", T0).await);
+    assert_eq!(
+        s.player_by_token_hash("h-phone").await.unwrap().unwrap().player,
+        a
+    );
+    // Most recently seen first; touching moves a session up, never back in time.
+    let ids = |v: Vec<store::SessionRecord>| v.into_iter().map(|x| x.id).collect::<Vec<_>>();
+    assert_eq!(ids(s.sessions_of(a.id).await.unwrap()), [second.id.clone(), first.id.clone()]);
+    s.touch_session(&first.id, T0 + 10).await.unwrap();
+    s.touch_session(&first.id, T0 + 7).await.unwrap();
+    let listed = s.sessions_of(a.id).await.unwrap();
+    assert_eq!(listed[0].id, first.id);
+    assert_eq!(listed[0].last_seen_at, T0 + 10);
+    // Another player cannot revoke it; its owner can, once.
+    assert!(!s.revoke_session(b.id, &second.id).await.unwrap());
+    assert!(s.revoke_session(a.id, &second.id).await.unwrap());
+    assert!(!s.revoke_session(a.id, &second.id).await.unwrap());
+    assert_eq!(s.player_by_token_hash("h-phone").await.unwrap(), None);
+    assert_eq!(ids(s.sessions_of(a.id).await.unwrap()), [first.id.clone()]);
+
+    let account = |p: &Player, name: &str| store::AccountRecord {
+        player_id: p.id,
+        username: name.into(),
+        username_key: name.to_lowercase(),
+        password_hash: "$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaA".into(),
+        created_at: T0,
+    };
+    assert_eq!(s.account_of(a.id).await.unwrap(), None);
+    assert_eq!(
+        s.create_account(&account(&a, "Ada")).await.unwrap(),
+        store::Claim::Claimed
+    );
+    assert_eq!(
+        s.create_account(&account(&a, "Ada2")).await.unwrap(),
+        store::Claim::AlreadyClaimed
+    );
+    assert_eq!(
+        s.create_account(&account(&b, "ADA")).await.unwrap(),
+        store::Claim::UsernameTaken
+    );
+    assert_eq!(s.account_of(b.id).await.unwrap(), None);
+    assert_eq!(s.account_of(a.id).await.unwrap(), Some(account(&a, "Ada")));
+    assert_eq!(s.account_by_key("ada").await.unwrap(), Some(account(&a, "Ada")));
+    assert_eq!(s.account_by_key("bob").await.unwrap(), None);
+}
+
+/// Quick-play queues: one entry per player; only its connection takes it out; taking a
+/// group is all or nothing.
+async fn queues(s: &dyn Store) {
+    let (a, b, c) = (
+        player(s, "Ada").await,
+        player(s, "Bob").await,
+        player(s, "Cy").await,
+    );
+    let entry = |p: &Player, conn: &str, at: i64| store::QueueEntry {
+        player_id: p.id,
+        name: p.name.clone(),
+        game: "trump".into(),
+        seats: 2,
+        rating: 0.25,
+        conn: conn.into(),
+        joined_at: at,
+    };
+    s.queue_join(&entry(&b, "b1", T0 + 2)).await.unwrap();
+    s.queue_join(&entry(&a, "a1", T0 + 1)).await.unwrap();
+    assert_conflict(s.queue_join(&entry(&a, "a2", T0 + 3)).await);
+    s.queue_join(&entry(&c, "c1", T0 + 3)).await.unwrap();
+    assert_eq!(
+        s.queue_entries().await.unwrap(),
+        vec![entry(&a, "a1", T0 + 1), entry(&b, "b1", T0 + 2), entry(&c, "c1", T0 + 3)]
+    );
+    // Another connection of the same player does not take the entry out.
+    assert!(!s.queue_leave(a.id, "a2").await.unwrap());
+    assert!(s.queue_leave(c.id, "c1").await.unwrap());
+    // A group with one entry gone is not taken at all.
+    let gone = [(a.id, "a1".to_string()), (c.id, "c1".to_string())];
+    assert!(!s.queue_take(&gone).await.unwrap());
+    assert_eq!(s.queue_entries().await.unwrap().len(), 2);
+    let pair = [(a.id, "a1".to_string()), (b.id, "b1".to_string())];
+    assert!(s.queue_take(&pair).await.unwrap());
+    assert!(!s.queue_take(&pair).await.unwrap(), "taken once only");
+    assert_eq!(s.queue_entries().await.unwrap(), vec![]);
+    s.queue_join(&entry(&c, "c2", T0 + 4)).await.unwrap();
+    assert_eq!(s.queue_clear().await.unwrap(), 1);
+    assert_eq!(s.queue_entries().await.unwrap(), vec![]);
+}
+
+/// Many matchers racing to take overlapping groups: every entry is taken by exactly one.
+async fn concurrent_queue_takes(s: Arc<dyn Store>) {
+    let mut people = Vec::new();
+    for i in 0..12 {
+        let p = player(&*s, &format!("P{i}")).await;
+        s.queue_join(&store::QueueEntry {
+            player_id: p.id,
+            name: p.name.clone(),
+            game: "trump".into(),
+            seats: 3,
+            rating: 0.0,
+            conn: format!("c{i}"),
+            joined_at: T0 + i,
+        })
+        .await
+        .unwrap();
+        people.push((p.id, format!("c{i}")));
+    }
+    // Every window of three consecutive players, all at once: they overlap, so at most
+    // one of each overlapping pair can win.
+    let mut tasks = Vec::new();
+    for start in 0..10 {
+        let group = people[start..start + 3].to_vec();
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            (group.clone(), s.queue_take(&group).await.unwrap())
+        }));
+    }
+    let mut seated = std::collections::HashMap::new();
+    for t in tasks {
+        let (group, won) = t.await.unwrap();
+        if won {
+            for (p, _) in group {
+                *seated.entry(p).or_insert(0) += 1;
+            }
+        }
+    }
+    assert!(!seated.is_empty());
+    assert!(seated.values().all(|n| *n == 1), "seated twice: {seated:?}");
+    let left = s.queue_entries().await.unwrap().len();
+    assert_eq!(left + seated.len(), 12);
 }
 
 async fn rename_updates_unfinished_seats_only(s: &dyn Store) {
@@ -1229,7 +1378,7 @@ async fn fill(s: &dyn Store) -> (Player, StoredTable) {
 async fn check_filled(s: &dyn Store, (a, stored): &(Player, StoredTable)) {
     let token = format!("hash-of-{}", a.id);
     assert_eq!(
-        s.player_by_token_hash(&token).await.unwrap().as_ref(),
+        s.player_by_token_hash(&token).await.unwrap().map(|a| a.player).as_ref(),
         Some(a)
     );
     assert_eq!(
@@ -1788,6 +1937,8 @@ macro_rules! all_cases {
             $fixture,
             [
                 players,
+                accounts_and_sessions,
+                queues,
                 rename_updates_unfinished_seats_only,
                 tables_and_seats,
                 rounds_and_actions,
@@ -1809,6 +1960,7 @@ macro_rules! all_cases {
                 old_and_new_paths_at_once,
                 concurrent_ratings_lose_no_update,
                 one_daily_table_per_player,
+                concurrent_queue_takes,
             ]
         );
     };
