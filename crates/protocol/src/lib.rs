@@ -220,6 +220,78 @@ pub struct PlayerInfo {
     pub name: String,
 }
 
+/// `POST /api/account/claim` and `POST /api/account/signin`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Credentials {
+    /// 3 to 24 characters: ASCII letters, digits, `_`, `.` and `-`, beginning with a letter
+    /// or a digit. Unique without regard to case (`Ada` and `ada` are the same account);
+    /// shown as first typed. Used only to sign in: others see the display name.
+    pub username: String,
+    /// At least 10 characters (at most 128), not one of the most common passwords, not
+    /// containing the username, with at least 5 different characters.
+    pub password: String,
+}
+
+/// `GET /api/account`, and the answer to a claim: who is signed in on this device and
+/// whether the player is claimed.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AccountInfo {
+    pub player: PlayerInfo,
+    /// The username, once the player claimed an account; `null` for a guest.
+    pub username: Option<String>,
+}
+
+/// The answer to `POST /api/account/signin`: the account's player and a new token for this
+/// device (also set as the `fib_token` cookie), shown only once.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SignInResponse {
+    pub player: PlayerInfo,
+    pub username: String,
+    pub token: String,
+}
+
+/// One signed-in device of the player (`GET /api/account/devices`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceInfo {
+    /// Opaque; `DELETE /api/account/devices/{id}` signs the device out.
+    pub id: String,
+    /// The browser and system the device reported when it signed in, e.g. "Firefox on
+    /// Linux".
+    pub label: String,
+    /// Unix ms when it signed in (for a guest's first device: when the guest was made).
+    pub created_at: i64,
+    /// Unix ms it was last seen, to within five minutes.
+    pub last_seen_at: i64,
+    /// Whether this is the device that asked.
+    pub current: bool,
+}
+
+/// A player as anyone may see them (`GET /api/players/{id}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PublicPlayer {
+    pub id: Uuid,
+    /// The display name.
+    pub name: String,
+    /// Whether the player claimed an account (a guest that never did can lose its token,
+    /// and with it the player). The username itself is never shown.
+    pub claimed: bool,
+    /// Unix ms the player was made.
+    pub created_at: i64,
+}
+
+/// One quick-play queue as the lobby shows it: a game and a number of seats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct QueueInfo {
+    pub game: String,
+    pub seats: u8,
+    /// People waiting in it now.
+    pub waiting: u32,
+    /// About how long someone joining now will wait, in ms: the recent waits of this queue
+    /// (or under a second when enough people wait already), never more than the bot fill.
+    pub expected_wait_ms: u64,
+}
+
 /// `POST /api/tables`: create a table.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -755,6 +827,20 @@ pub enum LobbyClientMsg {
     Unmute {
         player: Uuid,
     },
+    /// Quick play: wait in the queue of `game` with `seats` seats (omitted: the game's
+    /// smallest count; Solitaire has one seat and starts at once). Signed-in sockets
+    /// only, one queue per player. With `bots_now`, a table with bots in every other seat
+    /// starts at once. Answered [`LobbyMsg::Queued`], later [`LobbyMsg::Matched`].
+    /// Closing the socket takes the player out.
+    QueueJoin {
+        game: String,
+        #[serde(default)]
+        seats: Option<u8>,
+        #[serde(default)]
+        bots_now: bool,
+    },
+    /// Leave the queue; answered [`LobbyMsg::QueueLeft`].
+    QueueLeave {},
 }
 
 impl LobbyClientMsg {
@@ -874,6 +960,23 @@ pub enum LobbyMsg {
     },
     /// After `mute` or `unmute`: every player this socket's player has muted now.
     Muted { players: Vec<Uuid> },
+    /// Every quick-play queue with how many wait and the expected wait: on connect, then
+    /// whenever a count changes.
+    Queues { queues: Vec<QueueInfo> },
+    /// This socket's player waits in a queue since `joined_at` (Unix ms). Bots take the
+    /// empty seats after `bot_fill_ms` of waiting.
+    Queued {
+        game: String,
+        seats: u8,
+        joined_at: i64,
+        expected_wait_ms: u64,
+        bot_fill_ms: u64,
+    },
+    /// The player left the queue (asked, or was seated elsewhere).
+    QueueLeft {},
+    /// The player has a seat: the match at `table` has started. The socket is out of the
+    /// queue.
+    Matched { table: Uuid, seat: u8 },
     /// A refused [`LobbyClientMsg`]; nothing changed. `retry_after_ms` as in
     /// [`ServerMsg::Error`].
     Error {
@@ -901,6 +1004,11 @@ pub fn schema(games: Value) -> Value {
         "http": {
             "GuestRequest": schemars::schema_for!(GuestRequest),
             "GuestResponse": schemars::schema_for!(GuestResponse),
+            "Credentials": schemars::schema_for!(Credentials),
+            "AccountInfo": schemars::schema_for!(AccountInfo),
+            "SignInResponse": schemars::schema_for!(SignInResponse),
+            "DeviceInfo": schemars::schema_for!(DeviceInfo),
+            "PublicPlayer": schemars::schema_for!(PublicPlayer),
             "CreateTableRequest": schemars::schema_for!(CreateTableRequest),
             "CreateTableResponse": schemars::schema_for!(CreateTableResponse),
             "JoinRequest": schemars::schema_for!(JoinRequest),

@@ -49,6 +49,12 @@ pub fn set_cookie(token: &str, secure: bool) -> String {
     format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000{secure}")
 }
 
+/// The `Set-Cookie` value that makes the browser forget its token (signing out).
+pub fn clear_cookie(secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}")
+}
+
 /// Whether `c` may not appear in a display name: Unicode's control (Cc) and format (Cf)
 /// characters, and the line and paragraph separators (Zl, Zp). Format characters are
 /// invisible but change what a name looks like: bidi overrides and isolates (U+202A–202E,

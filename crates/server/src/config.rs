@@ -98,6 +98,18 @@ pub struct Config {
     /// New guests one client address may create a minute (bursts of as many); 0: no limit.
     #[arg(long, env = "FIB_GUESTS_PER_MINUTE", default_value_t = 10)]
     pub guests_per_minute: u32,
+    /// Sign-in attempts one client address may make a minute (bursts of as many), right
+    /// or wrong; 0: no limit.
+    #[arg(long, env = "FIB_SIGNINS_PER_MINUTE", default_value_t = 20)]
+    pub signins_per_minute: u32,
+    /// Sign-in attempts to one account, from anywhere, right or wrong: at most this many
+    /// in a row, then one more a minute (so a password cannot be guessed from many
+    /// addresses); 0: no limit.
+    #[arg(long, env = "FIB_SIGNINS_PER_ACCOUNT", default_value_t = 10)]
+    pub signins_per_account: u32,
+    /// Seconds a quick-play player waits for people before bots take the empty seats.
+    #[arg(long, env = "FIB_BOT_FILL_S", default_value_t = 30)]
+    pub bot_fill_s: u64,
     /// Tables (and daily games) one client address may create a minute; 0: no limit.
     #[arg(long, env = "FIB_TABLES_PER_MINUTE", default_value_t = 20)]
     pub tables_per_minute: u32,
@@ -166,6 +178,9 @@ impl Config {
             // No abuse limits: a test makes many guests and tables from one address (the
             // limits' own tests set them).
             guests_per_minute: 0,
+            signins_per_minute: 0,
+            signins_per_account: 0,
+            bot_fill_s: 30,
             tables_per_minute: 0,
             joins_per_minute: 0,
             sockets_per_address: 0,

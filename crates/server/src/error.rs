@@ -19,6 +19,19 @@ pub enum ApiError {
     /// 400 `bad_options` / `unknown_game` / `bad_player_count`: a table that cannot be set up.
     #[error("{1}")]
     BadTable(&'static str, String),
+    /// 400, an account that cannot be claimed as asked: `bad_username` (3 to 24 ASCII
+    /// letters, digits, `_`, `.`, `-`, beginning with a letter or digit), `weak_password`
+    /// (the message names the rule it breaks).
+    #[error("{1}")]
+    BadAccount(&'static str, String),
+    /// 401 `bad_credentials`: a sign-in whose username or password is wrong; which of
+    /// the two is never said.
+    #[error("the username or the password is wrong")]
+    BadCredentials,
+    /// 404 `device_not_found`: no signed-in device of this player has that id (it may
+    /// have been signed out already).
+    #[error("no signed-in device {0} of yours")]
+    DeviceNotFound(String),
     /// 413 `too_large`: a request body over the limit.
     #[error("the request body is larger than {} bytes", protocol::MAX_HTTP_BODY)]
     TooLarge,
@@ -39,12 +52,14 @@ pub enum ApiError {
     NotFound(String),
     /// 409: a lobby action that the table's state refuses. Codes: `seat_taken`,
     /// `table_full`, `already_seated`, `not_seated`, `already_started`, `seats_not_full`,
-    /// `bad_seat`, `not_a_bot`, `round_in_progress`, `daily_in_progress`, `table_closed`.
+    /// `bad_seat`, `not_a_bot`, `round_in_progress`, `daily_in_progress`, `table_closed`,
+    /// `username_taken`, `already_claimed`.
     #[error("{1}")]
     Conflict(&'static str, String),
     /// 429 with `Retry-After`: an abuse limit (`crate::limits`). Codes: `rate_limited`
     /// (too many requests of one kind from one address), `too_many_sockets` (WebSockets
-    /// per address), `too_many_open_tables` (open tables per player).
+    /// per address), `too_many_open_tables` (open tables per player),
+    /// `too_many_attempts` (sign-ins to one account, right or wrong).
     #[error("{message}")]
     RateLimited {
         code: &'static str,
@@ -65,6 +80,9 @@ impl ApiError {
             ApiError::Malformed(_) => "malformed",
             ApiError::BadName(c, _) => c,
             ApiError::BadTable(c, _) => c,
+            ApiError::BadAccount(c, _) => c,
+            ApiError::BadCredentials => "bad_credentials",
+            ApiError::DeviceNotFound(_) => "device_not_found",
             ApiError::TooLarge => "too_large",
             ApiError::Unauthorized => "unauthorized",
             ApiError::ForbiddenOrigin(_) => "forbidden_origin",
@@ -79,13 +97,17 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::Malformed(_) | ApiError::BadName(..) | ApiError::BadTable(..) => {
-                StatusCode::BAD_REQUEST
-            }
+            ApiError::Malformed(_)
+            | ApiError::BadName(..)
+            | ApiError::BadTable(..)
+            | ApiError::BadAccount(..) => StatusCode::BAD_REQUEST,
+            ApiError::BadCredentials => StatusCode::UNAUTHORIZED,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::ForbiddenOrigin(_) | ApiError::InviteRequired => StatusCode::FORBIDDEN,
-            ApiError::TableNotFound(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::TableNotFound(_) | ApiError::NotFound(_) | ApiError::DeviceNotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
             ApiError::Conflict(..) => StatusCode::CONFLICT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,

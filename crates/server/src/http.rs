@@ -53,19 +53,59 @@ impl FromRequestParts<AppState> for Me {
     }
 }
 
+/// The signed-in player of a request and the id of its session (device): 401
+/// `unauthorized` without a valid token.
+pub struct Signed(pub Who, pub String);
+
+impl FromRequestParts<AppState> for Signed {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        authed(&parts.headers, app)
+            .await?
+            .map(|(who, session)| Signed(who, session))
+            .ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// How stale a session's `last_seen_at` may get before a request refreshes it: often
+/// enough for the device list, rarely enough not to write on every request.
+const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
+
 /// The player a request's token names, if any.
 pub async fn player_from(headers: &HeaderMap, app: &AppState) -> Result<Option<Who>, ApiError> {
+    Ok(authed(headers, app).await?.map(|(who, _)| who))
+}
+
+/// The player a request's token names and the id of its session, if any. The token is
+/// looked up every time, so a device signed out is refused at once.
+pub async fn authed(
+    headers: &HeaderMap,
+    app: &AppState,
+) -> Result<Option<(Who, String)>, ApiError> {
     let Some(token) = auth::token_from(headers) else {
         return Ok(None);
     };
-    Ok(app
+    let Some(a) = app
         .store
         .player_by_token_hash(&auth::hash_token(&token))
         .await?
-        .map(|p| Who {
-            id: p.id,
-            name: p.name,
-        }))
+    else {
+        return Ok(None);
+    };
+    let now = now_ms();
+    if now - a.session.last_seen_at > TOUCH_EVERY_MS
+        && let Err(e) = app.store.touch_session(&a.session.id, now).await
+    {
+        // Only the device list's "last seen" is late: the request goes on.
+        tracing::warn!(error = %e, "could not note a session's use");
+    }
+    Ok(Some((
+        Who {
+            id: a.player.id,
+            name: a.player.name,
+        },
+        a.session.id,
+    )))
 }
 
 #[utoipa::path(
@@ -131,13 +171,20 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
 )]
 pub async fn create_guest(
     State(app): State<AppState>,
+    headers: HeaderMap,
     Body(req): Body<GuestRequest>,
 ) -> Result<Response, ApiError> {
     let name = auth::clean_name(&req.name)?;
     let token = auth::random_hex(32);
     let p = app
         .store
-        .create_player(Uuid::new_v4(), &name, &auth::hash_token(&token), now_ms())
+        .create_player(
+            Uuid::new_v4(),
+            &name,
+            &auth::hash_token(&token),
+            &crate::account::device_label(&headers),
+            now_ms(),
+        )
         .await?;
     tracing::info!(player = %p.id, "new guest");
     let body = GuestResponse {
@@ -793,8 +840,7 @@ pub async fn player_ratings(
     State(app): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<protocol::PlayerRating>>, ApiError> {
-    let id = Uuid::parse_str(&id)
-        .map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))?;
+    let id = player_id(&id)?;
     let rows = app.store.player_ratings(id).await?;
     Ok(Json(
         rows.into_iter()
@@ -979,18 +1025,91 @@ pub async fn my_matches(
         .store
         .player_matches(who.id, q.limit.unwrap_or(50).clamp(1, 500))
         .await?;
-    Ok(Json(
-        rows.into_iter()
-            .map(|r| protocol::MatchRow {
+    Ok(Json(rows.into_iter().map(match_row).collect()))
+}
+
+fn match_row(r: store::MatchRow) -> protocol::MatchRow {
+    protocol::MatchRow {
                 table_id: r.table_id,
                 game: r.game,
                 status: table::to_proto_status(r.status),
                 seat: r.seat as usize,
                 score: r.score,
                 won: r.won,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    }
+}
+
+/// A player as anyone may see them.
+#[utoipa::path(
+    get,
+    path = "/api/players/{id}",
+    tag = "players",
+    summary = "A player's public card: display name, whether claimed, since when",
+    params(("id" = String, Path, description = "the player's id (a UUID)")),
+    responses(
+        (status = 200, description = "the player", body = wire::PublicPlayer),
+        (status = 400, description = "`code`: malformed (the id is not a UUID)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: not_found (no such player)", body = wire::ErrorBody),
+    ),
+)]
+pub async fn player_profile(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<protocol::PublicPlayer>, ApiError> {
+    let id = player_id(&id)?;
+    let p = app
+        .store
+        .player(id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no player {id}")))?;
+    let claimed = app.store.account_of(id).await?.is_some();
+    Ok(Json(protocol::PublicPlayer {
+        id: p.id,
+        name: p.name,
+        claimed,
+        created_at: p.created_at,
+    }))
+}
+
+fn player_id(id: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(id).map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))
+}
+
+/// A player's finished public matches, for the profile: private tables and matches still
+/// being played are left out.
+#[utoipa::path(
+    get,
+    path = "/api/players/{id}/matches",
+    tag = "players",
+    summary = "A player's finished public matches, newest first",
+    params(("id" = String, Path, description = "the player's id (a UUID)"), LimitQuery),
+    responses(
+        (status = 200, description = "the matches (empty for an unknown player); each has a replay at /api/tables/{id}/replay", body = Vec<wire::MatchRow>),
+        (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
+    ),
+)]
+pub async fn player_matches(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<LimitQuery>,
+) -> Result<Json<Vec<protocol::MatchRow>>, ApiError> {
+    let id = player_id(&id)?;
+    let want = q.limit.unwrap_or(20).clamp(1, 100) as usize;
+    // Unfinished matches come first in the store's order: ask for enough to skip them.
+    let rows = app.store.player_matches(id, 500).await?;
+    Ok(Json(
+        rows.into_iter()
+            .filter(|r| {
+                !r.private
+                    && matches!(
+                        r.status,
+                        store::TableStatus::Finished | store::TableStatus::Abandoned
+                    )
             })
+            .take(want)
+            .map(match_row)
             .collect(),
     ))
 }

@@ -4,6 +4,7 @@
 //! [`app`] is the router; [`serve`] runs it on a listener until shutdown. Only this crate
 //! speaks HTTP and WebSocket.
 
+pub mod account;
 pub mod assets;
 pub mod auth;
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod http;
 pub mod limits;
 pub mod metrics;
 pub mod openapi;
+pub mod quickplay;
 pub mod state;
 pub mod table;
 pub mod ws;
@@ -44,6 +46,14 @@ pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
             Err(e) => tracing::error!(table = %id, error = %e, "could not restore a table"),
         }
     }
+    // Whoever waited in a queue had a socket to this server, which is gone: they are
+    // not waiting any more. (Several servers on one database will need to clear only
+    // their own sockets' entries: the scale-out step.)
+    let cleared = app.store.queue_clear().await?;
+    if cleared > 0 {
+        tracing::info!(entries = cleared, "quick-play queues emptied at start-up");
+    }
+    quickplay::spawn_matcher(&app);
     tracing::info!(tables = n, database = app.store.backend(), "store ready");
     Ok(app)
 }
@@ -67,6 +77,20 @@ pub fn app(state: AppState) -> Router {
             post(http::create_guest).layer(limited(Class::Guest)),
         )
         .route("/me", get(http::me))
+        .route("/account", get(account::account))
+        .route("/account/claim", post(account::claim))
+        .route(
+            "/account/signin",
+            post(account::sign_in).layer(limited(Class::SignIn)),
+        )
+        .route("/account/signout", post(account::sign_out))
+        .route("/account/devices", get(account::devices))
+        .route(
+            "/account/devices/{id}",
+            axum::routing::delete(account::revoke_device),
+        )
+        .route("/players/{id}", get(http::player_profile))
+        .route("/players/{id}/matches", get(http::player_matches))
         .route("/session", get(http::session))
         .route("/me/matches", get(http::my_matches))
         .route("/games", get(http::list_games))

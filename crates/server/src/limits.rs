@@ -102,8 +102,10 @@ impl FromStr for Proxies {
 /// its line in [`Limits::new`], and give its route `.layer(limited(Class::…))` in `app`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
-    /// `POST /api/guest` (and, later, account creation and sign-in).
+    /// `POST /api/guest`.
     Guest,
+    /// `POST /api/account/signin` (per address; [`Limits::sign_in`] limits per account).
+    SignIn,
     /// `POST /api/tables`, `POST /api/daily/solitaire`.
     CreateTable,
     /// `POST /api/tables/{id}/join`.
@@ -114,6 +116,7 @@ impl Class {
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Guest => "guest",
+            Class::SignIn => "signin",
             Class::CreateTable => "create_table",
             Class::Join => "join",
         }
@@ -122,6 +125,7 @@ impl Class {
     fn what(self) -> &'static str {
         match self {
             Class::Guest => "new guests",
+            Class::SignIn => "sign-in attempts",
             Class::CreateTable => "new tables",
             Class::Join => "seat requests",
         }
@@ -136,6 +140,8 @@ struct Rate {
 pub struct Limits {
     rates: Vec<(Class, Rate)>,
     trusted: Vec<Proxies>,
+    /// Sign-in attempts per account (keyed by the username's key).
+    per_account: Option<(governor::DefaultKeyedRateLimiter<String>, u32)>,
     max_sockets: u32,
     sockets: Mutex<HashMap<IpAddr, u32>>,
     max_open_tables: u32,
@@ -148,6 +154,7 @@ impl Limits {
         let mut rates = Vec::new();
         for (class, per_minute) in [
             (Class::Guest, config.guests_per_minute),
+            (Class::SignIn, config.signins_per_minute),
             (Class::CreateTable, config.tables_per_minute),
             (Class::Join, config.joins_per_minute),
         ] {
@@ -162,8 +169,13 @@ impl Limits {
                 ));
             }
         }
+        let per_account = NonZeroU32::new(config.signins_per_account).map(|n| {
+            let quota = Quota::per_minute(NonZeroU32::MIN).allow_burst(n);
+            (DefaultKeyedRateLimiter::keyed(quota), n.get())
+        });
         Limits {
             rates,
+            per_account,
             trusted: config.trusted_proxies.clone(),
             max_sockets: config.sockets_per_address,
             sockets: Mutex::new(HashMap::new()),
@@ -227,6 +239,28 @@ impl Limits {
         })
     }
 
+    /// Takes one sign-in attempt from the account `username_key`'s allowance, whether or
+    /// not such an account exists (so the answer says nothing about that).
+    pub fn sign_in(&self, username_key: &str) -> Result<(), ApiError> {
+        let Some((limiter, burst)) = &self.per_account else {
+            return Ok(());
+        };
+        limiter
+            .check_key(&username_key.to_string())
+            .map_err(|not_until| {
+                let wait = retry_secs(not_until.wait_time_from(self.clock.now()));
+                ApiError::RateLimited {
+                    code: "too_many_attempts",
+                    message: format!(
+                        "too many sign-in attempts to this account: {burst} in a row, then one \
+                         a minute; try again in {wait} s"
+                    ),
+                    retry_after: wait,
+                    limit: "signin_account",
+                }
+            })
+    }
+
     /// Holds one WebSocket of `client` until the returned guard drops, or refuses it when
     /// the address already holds its maximum.
     pub fn socket(self: &Arc<Self>, client: IpAddr) -> Result<SocketSlot, ApiError> {
@@ -287,6 +321,10 @@ impl Limits {
         for (_, rate) in &self.rates {
             rate.limiter.retain_recent();
             rate.limiter.shrink_to_fit();
+        }
+        if let Some((limiter, _)) = &self.per_account {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
         }
     }
 

@@ -37,6 +37,10 @@ pub struct Inner {
     pub lobby_changes: broadcast::Sender<Uuid>,
     /// The lobby's chat, in memory (`table::chat::LobbyChat`).
     pub lobby_chat: crate::table::chat::LobbyChat,
+    /// Quick play: the sockets waiting in a queue, the queue counts, the recent waits.
+    pub quickplay: crate::quickplay::QuickPlay,
+    /// The id of every session (device) just signed out: its open sockets close (4001).
+    pub revoked: broadcast::Sender<String>,
     /// Set to true when the server is shutting down; sockets close on it.
     pub shutdown: watch::Sender<bool>,
     /// Request rates and open sockets per client address.
@@ -81,6 +85,8 @@ impl AppState {
             lobby: Mutex::new(HashMap::new()),
             lobby_changes: broadcast::channel(LOBBY_BACKLOG).0,
             lobby_chat: Default::default(),
+            quickplay: Default::default(),
+            revoked: broadcast::channel(256).0,
             shutdown: watch::channel(false).0,
             limits,
         }))

@@ -30,7 +30,6 @@ use uuid::Uuid;
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::http::player_from;
 use crate::openapi::wire;
 use crate::state::AppState;
 use crate::table::chat::{ChatCmd, ChatError};
@@ -97,9 +96,12 @@ pub async fn table_socket(
     }
     // The address's place first: one over its cap costs no table lookup.
     let slot = crate::limits::socket_slot(&app, client)?;
-    let who = player_from(&headers, &app).await?;
+    let (who, session) = match crate::http::authed(&headers, &app).await? {
+        Some((w, s)) => (Some(w), Some(s)),
+        None => (None, None),
+    };
     let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
-    let start = (q.since, q.updates);
+    let start = (q.since, q.updates, session);
     Ok(limits(ws).on_upgrade(move |socket| async move {
         // The address's place is held as long as the socket runs.
         let _slot = slot;
@@ -195,9 +197,10 @@ async fn run_table_socket(
     app: AppState,
     table: TableHandle,
     who: Option<Who>,
-    (since, updates): (Option<u64>, Updates),
+    (since, updates, session): (Option<u64>, Updates, Option<String>),
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
+    let mut revoked = app.revoked.subscribe();
     let (mut sink, mut stream) = socket.split();
     let (out_tx, mut out_rx) = mpsc::channel::<Utf8Bytes>(crate::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -331,6 +334,10 @@ async fn run_table_socket(
                 close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
+            _ = signed_out(&app, &mut revoked, me.as_ref().map(|w| w.id).zip(session.as_deref())) => {
+                close_with(&mut sink, SIGNED_OUT, "signed out").await;
+                break;
+            }
         }
     }
     let _ = table.send(Cmd::Disconnect { conn }).await;
@@ -453,12 +460,45 @@ pub async fn lobby_socket(
     auth::origin_allowed(&headers, &app.config.allowed_origins)?;
     // Before any database work, as on the table socket.
     let slot = crate::limits::socket_slot(&app, client)?;
-    // Reading the lobby needs nothing; chatting in it needs a player.
-    let who = player_from(&headers, &app).await?;
+    // Reading the lobby needs nothing; chatting and quick play need a player.
+    let authed = crate::http::authed(&headers, &app).await?;
     Ok(limits(ws).on_upgrade(move |socket| async move {
         let _slot = slot;
-        run_lobby_socket(socket, app, who).await
+        run_lobby_socket(socket, app, authed).await
     }))
+}
+
+/// The close code of a socket whose device was signed out (`DELETE
+/// /api/account/devices/{id}`, or signing out): the client should not reconnect as before.
+pub const SIGNED_OUT: u16 = 4001;
+
+/// Resolves when `session` is signed out; never without a session. A receiver that fell
+/// behind the broadcast asks the store whether the session still exists.
+async fn signed_out(
+    app: &AppState,
+    revoked: &mut tokio::sync::broadcast::Receiver<String>,
+    session: Option<(Uuid, &str)>,
+) {
+    let Some((player, session)) = session else {
+        return std::future::pending().await;
+    };
+    loop {
+        match revoked.recv().await {
+            Ok(id) if id == session => return,
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                // Missed some: look the session up in its player's list.
+                match app.store.sessions_of(player).await {
+                    Ok(list) if !list.iter().any(|s| s.id == session) => return,
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "could not check a session"),
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                return std::future::pending().await;
+            }
+        }
+    }
 }
 
 /// How long lobby changes are collected before they are sent together.
@@ -488,11 +528,22 @@ fn lobby_chat_error(app: &AppState, e: &ChatError) -> LobbyMsg {
     lobby_error(app, e.code(), e.message(), e.retry_after_ms())
 }
 
+/// What a lobby socket holds for quick play.
+struct Quick {
+    /// This socket's id in the queues.
+    conn: String,
+    /// Set while this socket waits in a queue.
+    waiting: Option<crate::quickplay::Waiting>,
+    /// What the matcher tells this socket.
+    tx: mpsc::Sender<LobbyMsg>,
+}
+
 /// One message from a lobby client: what to answer, if anything.
 async fn lobby_message(
     app: &AppState,
     who: Option<&Who>,
     muted: &mut Vec<Uuid>,
+    quick: &mut Quick,
     text: &str,
 ) -> Option<LobbyMsg> {
     let msg = match LobbyClientMsg::decode(text) {
@@ -518,6 +569,51 @@ async fn lobby_message(
         }
         LobbyClientMsg::Mute { player } => (player, true),
         LobbyClientMsg::Unmute { player } => (player, false),
+        LobbyClientMsg::QueueJoin {
+            game,
+            seats,
+            bots_now,
+        } => {
+            let Some(who) = who else {
+                return Some(lobby_error(
+                    app,
+                    "not_signed_in",
+                    "become a guest or sign in to play".into(),
+                    None,
+                ));
+            };
+            if quick.waiting.is_some() {
+                return Some(lobby_error(
+                    app,
+                    "already_queued",
+                    "this connection is waiting in a queue already: leave it first".into(),
+                    None,
+                ));
+            }
+            let joined = crate::quickplay::join(
+                app, who, &quick.conn, &game, seats, bots_now, &quick.tx,
+            )
+            .await;
+            return Some(match joined {
+                Ok((msg, waiting)) => {
+                    quick.waiting = waiting;
+                    msg
+                }
+                Err(crate::quickplay::Refusal(code, message)) => {
+                    lobby_error(app, code, message, None)
+                }
+            });
+        }
+        LobbyClientMsg::QueueLeave {} => {
+            return Some(
+                match crate::quickplay::leave(app, quick.waiting.take()).await {
+                    Ok(msg) => msg,
+                    Err(crate::quickplay::Refusal(code, message)) => {
+                        lobby_error(app, code, message, None)
+                    }
+                },
+            );
+        }
     };
     Some(match set_mute(app, who, target, on).await {
         Ok(players) => {
@@ -532,8 +628,21 @@ async fn lobby_message(
 /// [`LOBBY_COALESCE`]); the whole list again if this socket fell behind the changes. And
 /// the lobby's chat: its latest lines on connect, then each new one, without the lines of
 /// players this socket's player muted.
-async fn run_lobby_socket(socket: WebSocket, app: AppState, who: Option<Who>) {
+async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who, String)>) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
+    let (who, session) = match authed {
+        Some((w, s)) => (Some(w), Some(s)),
+        None => (None, None),
+    };
+    let mut revoked = app.revoked.subscribe();
+    let (quick_tx, mut quick_rx) = mpsc::channel::<LobbyMsg>(16);
+    let mut quick = Quick {
+        conn: auth::random_hex(16),
+        waiting: None,
+        tx: quick_tx,
+    };
+    let mut counts = app.quickplay.counts();
+    counts.mark_changed();
     let (mut sink, mut stream) = socket.split();
     let mut changes = app.lobby_changes.subscribe();
     let mut shutdown = app.shutdown.subscribe();
@@ -603,6 +712,27 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, who: Option<Who>) {
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
+            Ok(()) = counts.changed() => {
+                let queues = counts.borrow_and_update().clone();
+                if !lobby_send(&mut sink, &LobbyMsg::Queues { queues }).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            Some(msg) = quick_rx.recv() => {
+                if matches!(msg, LobbyMsg::Matched { .. } | LobbyMsg::QueueLeft {}) {
+                    // Out of the queue already (taken by the matcher).
+                    quick.waiting = None;
+                }
+                if !lobby_send(&mut sink, &msg).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            _ = signed_out(&app, &mut revoked, who.as_ref().map(|w| w.id).zip(session.as_deref())) => {
+                close_with(&mut sink, SIGNED_OUT, "signed out").await;
+                break;
+            }
             _ = async { tokio::time::sleep_until(window.expect("guarded")).await }, if window.is_some() => {
                 window = None;
                 let (mut tables, mut removed) = (Vec::new(), Vec::new());
@@ -648,7 +778,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, who: Option<Who>) {
                     }
                 }
                 Some(Ok(Message::Text(text))) => {
-                    let answer = lobby_message(&app, who.as_ref(), &mut muted, &text).await;
+                    let answer = lobby_message(&app, who.as_ref(), &mut muted, &mut quick, &text).await;
                     if let Some(msg) = answer
                         && !lobby_send(&mut sink, &msg).await
                     {

@@ -61,7 +61,7 @@ pub(crate) type RoundRow = (i32, String, String, i64, Option<i64>, Option<String
 /// `round_no, seq, seat, action` of `actions`.
 pub(crate) type ActionRow = (i32, i64, i32, String);
 /// The columns of the player-matches query.
-pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i64, i64);
+pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i64, i64, bool);
 
 /// One table as a [`TableRow`] (`$1` table id).
 pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
@@ -421,7 +421,8 @@ pub(crate) fn record_row(r: RecordTuple) -> Result<crate::ScoreRecord, StoreErro
 }
 
 pub(crate) const PLAYER_MATCHES: &str = "\
-    SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at \
+    SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at, \
+           t.private \
     FROM table_seats s \
     JOIN game_tables t ON t.id = s.table_id \
     WHERE s.player_id = $1 AND s.kind = 'player' \
@@ -695,6 +696,7 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
         won: r.5,
         created_at: r.6,
         updated_at: r.7,
+        private: r.8,
     })
 }
 

@@ -418,6 +418,8 @@ pub struct MatchRow {
     pub created_at: i64,
     /// Time of the latest change (action, round end, status change), Unix milliseconds.
     pub updated_at: i64,
+    /// Whether the table is private (invite only).
+    pub private: bool,
 }
 
 /// One result of a daily deal.
