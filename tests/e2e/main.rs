@@ -3,6 +3,7 @@
 //! `TEST_DATABASE_URL` is set, and the browser test when Chromium is installed. With
 //! `FIB_REQUIRE_ALL=1` (CI) a part that cannot run fails instead of being skipped.
 
+mod accounts;
 mod bots;
 mod browser;
 mod chat;
@@ -12,6 +13,7 @@ mod limits;
 mod load;
 mod nachos;
 mod online;
+mod quickplay;
 mod ratings;
 mod realtime;
 mod rematch;

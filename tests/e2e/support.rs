@@ -398,7 +398,11 @@ impl Sock {
                 // Lobby messages: the lists, and errors (which carry no table version).
                 // Chat messages have the same shape on both sockets.
                 let lobby_error = v["type"] == "error" && v.get("version").is_none();
-                if v["type"] == "tables" || v["type"] == "changes" || lobby_error {
+                let lobby = matches!(
+                    v["type"].as_str(),
+                    Some("tables" | "changes" | "queues" | "queued" | "queue_left" | "matched")
+                );
+                if lobby || lobby_error {
                     serde_json::from_value::<protocol::LobbyMsg>(v.clone())
                         .expect("a valid LobbyMsg");
                 } else {
@@ -553,6 +557,21 @@ pub async fn play_until(
         }
         st = sock.next_state_after_act().await;
     }
+}
+
+/// Reads a lobby socket until a message of type `ty` (panics on timeout).
+pub async fn lobby_until(sock: &mut Sock, ty: &str) -> Value {
+    loop {
+        let v = sock.next_any().await;
+        if v["type"] == ty {
+            return v;
+        }
+    }
+}
+
+/// A lobby socket of `p`.
+pub async fn lobby(p: &Player) -> Sock {
+    Sock::open(&format!("{}/ws/lobby", p.ws), Some(&p.token), None).await
 }
 
 /// Picks the first legal action (deterministic, always legal).
