@@ -11,6 +11,7 @@ import { applyPatch } from './patch.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
 import { replayPage } from './replay.js';
 import { profilePage } from './profile.js';
+import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
@@ -48,8 +49,18 @@ function showConn(status, detail) {
 }
 
 function showMe() {
-  mount(meEl, session.me ? h('span', { testid: 'me-name', title: 'your display name' }, session.me.name) : null);
+  mount(meEl, session.me ? h('a', { href: '#/account', testid: 'me-name', title: 'your display name: account and devices' }, session.me.name) : null);
 }
+
+// A socket closed with 4001, or "sign out" on the account page: this device is nobody now.
+function signedOut() {
+  session.me = null;
+  showMe();
+  toast('This device is signed out.', 'info');
+  if (location.hash === '#/') route();
+  else location.hash = '#/';
+}
+window.addEventListener('fib:signed-out', signedOut);
 
 // ---------------------------------------------------------------------------------------
 // Router
@@ -87,6 +98,7 @@ async function route() {
     if (!session.me) return signInPage();
     if (page === 'table' && a) return await tablePage(visit, a, b || localStorage.getItem(inviteKey(a)) || null);
     if (page === 'matches') return await matchesPage(visit);
+    if (page === 'account') return await accountPage(app, { stale: () => stale(visit), signedOut });
     if (page === 'daily') return await dailyPage(visit, Number(a) || 21, b || null);
     return lobbyPage();
   } catch (e) {
@@ -129,7 +141,12 @@ function signInPage() {
       err.textContent = ex.message;
     }
   });
-  mount(app, form);
+  const account = signInWithAccount((player) => {
+    session.me = player;
+    showMe();
+    route();
+  });
+  mount(app, h('div', { class: 'welcome' }, form, account));
   input.focus();
 }
 
@@ -242,8 +259,11 @@ function lobbyPage() {
   // The lobby sends its whole list on connect, then only what changed; and its chat.
   const listed = new Map();
   const chat = chatPanel({ title: 'Lobby chat', me: () => session.me, send: (msg) => sock.send(msg), testid: 'lobby-chat' });
+  const quick = quickPlayPanel({ games, title: gameTitle, send: (msg) => sock.send(msg) });
   const sock = new LiveSocket('/ws/lobby', {
+    onOpen: () => quick.onReconnect(),
     onMessage: (m) => {
+      if (quick.onMessage(m)) return;
       if (chat.onMessage(m)) return;
       if (m.type === 'tables') {
         listed.clear();
@@ -256,14 +276,17 @@ function lobbyPage() {
     },
     onStatus: showConn,
   });
-  session.cleanup = () => sock.close();
+  session.cleanup = () => {
+    quick.stop();
+    sock.close();
+  };
 
   mount(app,
     h('div', { class: 'lobby' },
       h('section', { class: 'panel' },
         h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live')),
         list),
-      h('div', { class: 'lobby-side' }, form, chat.el)));
+      h('div', { class: 'lobby-side' }, quick.el, form, chat.el)));
 }
 
 // After the match: ask for a rematch (everyone must accept; bots do), see who has, and go to

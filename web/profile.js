@@ -4,6 +4,7 @@
 
 import { h, mount } from './dom.js';
 import { api } from './api.js';
+import { recentMatches } from './account.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const svg = (tag, attrs, ...kids) => {
@@ -42,10 +43,11 @@ function chart(points, label) {
 
 export async function profilePage(app, id, name, { title, stale }) {
   mount(app, h('p', { class: 'muted' }, 'Loading the profile…'));
-  const ratings = await api.playerRatings(id);
+  const [player, ratings, matches] = await Promise.all([api.player(id), api.playerRatings(id), api.playerMatches(id)]);
   const histories = await Promise.all(ratings.map((r) => api.ratingHistory(id, r.game, r.pool)));
   if (stale()) return;
-  const who = name || 'Player';
+  // The name the server has now (the link's name may be an older one).
+  const who = player.name || name || 'Player';
   const played = ratings.reduce((s, r) => s + r.matches, 0);
   const won = ratings.reduce((s, r) => s + r.wins, 0);
   mount(app, h('section', { class: 'profile', testid: 'profile' },
@@ -69,5 +71,6 @@ export async function profilePage(app, id, name, { title, stale }) {
               h('td', null, when(p.at)), h('td', { class: 'num' }, fmt(p.rating)),
               h('td', null, p.won ? 'won' : 'lost'),
               h('td', null, h('a', { href: `#/replay/${p.table_id}`, testid: 'history-replay' }, 'replay')))))))) : null);
-    })));
+    }),
+    recentMatches(matches, title)));
 }

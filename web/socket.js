@@ -6,6 +6,8 @@
 const MIN_DELAY = 500;
 const MAX_DELAY = 15000;
 const PING_EVERY = 25000;
+/** The close code of a socket whose device was signed out. */
+const SIGNED_OUT = 4001;
 
 export class LiveSocket {
   /**
@@ -56,6 +58,7 @@ export class LiveSocket {
     ws.onopen = () => {
       this.delay = MIN_DELAY;
       this.opts.onStatus?.('open');
+      this.opts.onOpen?.();
       if (this.opts.ping) {
         // Keeps proxies from closing an idle socket while a player thinks.
         this.pinger = setInterval(() => this.send({ type: 'ping' }), PING_EVERY);
@@ -70,11 +73,19 @@ export class LiveSocket {
       }
       this.opts.onMessage(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = (e) => {
       clearInterval(this.pinger);
       this.pinger = null;
       if (this.ws !== ws) return;
       this.ws = null;
+      if (e.code === SIGNED_OUT) {
+        // This device was signed out (here or from another device): reconnecting would
+        // only come back as nobody. The page decides what to show.
+        this.stopped = true;
+        this.opts.onStatus?.('closed');
+        window.dispatchEvent(new Event('fib:signed-out'));
+        return;
+      }
       this.schedule();
     };
     ws.onerror = () => {

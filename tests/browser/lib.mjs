@@ -57,8 +57,11 @@ export async function runBrowserTest(title, body) {
   let browser;
   const pages = {};
   const pageErrors = [];
-  /** A new player in its own context, signed in with `name`. Phone-sized if `phone`. */
-  const player = async (name, { phone = false } = {}) => {
+  /**
+   * A new player in its own context, signed in with `name` as a guest. Phone-sized if
+   * `phone`. With `guest: false` the page stays on the welcome page, signed in as nobody.
+   */
+  const player = async (name, { phone = false, guest = true } = {}) => {
     const ctx = await browser.newContext(phone
       ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }
       : { viewport: { width: 1280, height: 900 } });
@@ -74,6 +77,10 @@ export async function runBrowserTest(title, body) {
       if (/Content Security Policy|Refused to (load|execute|apply|connect)/.test(m.text())) pageErrors.push(`${name}: ${m.text()}`);
     });
     await page.goto(base + '/');
+    if (!guest) {
+      await page.locator(tid('name-input')).waitFor();
+      return page;
+    }
     await page.locator(tid('name-input')).fill(name);
     await page.locator(tid('name-submit')).click();
     await page.locator(tid('me-name')).filter({ hasText: name }).waitFor();

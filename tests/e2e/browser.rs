@@ -54,9 +54,28 @@ async fn profile_in_chromium() {
     run_script("profile.mjs").await;
 }
 
+/// "Play now" with bots filling the seats after the wait (a server with a one-second bot
+/// fill), and "play bots now" on a phone (tests/browser/quickplay.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_play_in_chromium() {
+    run_script_with("quickplay.mjs", |c| c.bot_fill_s = 1).await;
+}
+
+/// Claiming an account, signing in on a second browser, and signing that one out from the
+/// first (tests/browser/account.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_in_chromium() {
+    run_script("account.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {
+    run_script_with(script, |_| {}).await;
+}
+
+/// [`run_script`] with a server configured by `tweak`.
+pub async fn run_script_with(script: &str, tweak: impl FnOnce(&mut server::Config)) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let Some(chrome) = chromium() else {
         skip(
@@ -70,7 +89,7 @@ pub async fn run_script(script: &str) {
         return;
     }
     let db = sqlite_db();
-    let server = Server::start(&db).await;
+    let server = Server::start_with(&db, tweak).await;
     let out = tokio::process::Command::new("node")
         .arg(dir.join(script))
         .arg(&server.base)
