@@ -12,7 +12,10 @@ use crate::support::*;
 async fn sign_in(base: &str, username: &str, password: &str) -> (u16, Value, Option<String>) {
     let r = reqwest::Client::new()
         .post(format!("{base}/api/account/signin"))
-        .header("user-agent", "Mozilla/5.0 (Linux; Android 14) Chrome/120.0 Mobile Safari/537.36")
+        .header(
+            "user-agent",
+            "Mozilla/5.0 (Linux; Android 14) Chrome/120.0 Mobile Safari/537.36",
+        )
         .json(&json!({"username": username, "password": password}))
         .send()
         .await
@@ -53,12 +56,21 @@ async fn claim_sign_in_devices_and_remote_sign_out() {
         assert_eq!((s, v["code"].as_str()), (400, Some("bad_username")), "{v}");
         let (s, v) = ada.post("/api/account/claim", claim("Ada", "short")).await;
         assert_eq!((s, v["code"].as_str()), (400, Some("weak_password")), "{v}");
-        assert!(v["message"].as_str().unwrap().contains("10 characters"), "{v}");
-        let (s, v) = ada.post("/api/account/claim", claim("Ada", "password123")).await;
+        assert!(
+            v["message"].as_str().unwrap().contains("10 characters"),
+            "{v}"
+        );
+        let (s, v) = ada
+            .post("/api/account/claim", claim("Ada", "password123"))
+            .await;
         assert_eq!(v["code"], "weak_password", "{s} {v}");
-        let (s, v) = ada.post("/api/account/claim", claim("Ada", "Ada-is-my-name")).await;
+        let (s, v) = ada
+            .post("/api/account/claim", claim("Ada", "Ada-is-my-name"))
+            .await;
         assert_eq!(v["code"], "weak_password", "{s} {v}");
-        let (s, v) = ada.post("/api/account/claim", json!({"username": "Ada"})).await;
+        let (s, v) = ada
+            .post("/api/account/claim", json!({"username": "Ada"}))
+            .await;
         assert_eq!((s, v["code"].as_str()), (400, Some("malformed")), "{v}");
         let anonymous = reqwest::Client::new()
             .post(format!("{}/api/account/claim", server.base))
@@ -68,20 +80,37 @@ async fn claim_sign_in_devices_and_remote_sign_out() {
             .unwrap();
         assert_eq!(anonymous.status(), 401);
 
-        let (s, v) = ada.post("/api/account/claim", claim("Ada.L", PASSWORD)).await;
+        let (s, v) = ada
+            .post("/api/account/claim", claim("Ada.L", PASSWORD))
+            .await;
         assert_eq!(s, 201, "{v}");
         assert_eq!(v["username"], "Ada.L");
         assert_eq!(v["player"]["id"], ada.id.as_str());
-        let (s, v) = ada.post("/api/account/claim", claim("Ada2", PASSWORD)).await;
-        assert_eq!((s, v["code"].as_str()), (409, Some("already_claimed")), "{v}");
+        let (s, v) = ada
+            .post("/api/account/claim", claim("Ada2", PASSWORD))
+            .await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("already_claimed")),
+            "{v}"
+        );
         // Usernames are unique whatever their case.
         let bob = Player::guest(&server.base, &server.ws, "Bob").await;
-        let (s, v) = bob.post("/api/account/claim", claim("ADA.l", PASSWORD)).await;
-        assert_eq!((s, v["code"].as_str()), (409, Some("username_taken")), "{v}");
+        let (s, v) = bob
+            .post("/api/account/claim", claim("ADA.l", PASSWORD))
+            .await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("username_taken")),
+            "{v}"
+        );
         let (_, card) = bob.get(&format!("/api/players/{}", ada.id)).await;
         assert_eq!(card["claimed"], true, "{card}");
         assert_eq!(card["name"], "Ada");
-        assert!(card.get("username").is_none(), "the username is not public: {card}");
+        assert!(
+            card.get("username").is_none(),
+            "the username is not public: {card}"
+        );
 
         // Wrong password and unknown username: the same answer.
         let (s1, wrong, _) = sign_in(&server.base, "ada.l", "not the password").await;
@@ -131,7 +160,11 @@ async fn claim_sign_in_devices_and_remote_sign_out() {
         lobby_until(&mut in_lobby, "tables").await;
         // Someone else cannot sign Ada's device out, nor can a made-up id.
         let (s, v) = delete(&bob, &format!("/api/account/devices/{phone_id}")).await;
-        assert_eq!((s, v["code"].as_str()), (404, Some("device_not_found")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (404, Some("device_not_found")),
+            "{v}"
+        );
         let (s, _) = delete(&ada, &format!("/api/account/devices/{phone_id}")).await;
         assert_eq!(s, 204);
         assert_eq!(at_table.close_code().await, Some(4001));
@@ -157,7 +190,10 @@ async fn claim_sign_in_devices_and_remote_sign_out() {
         assert_eq!(ada.get("/api/me").await.0, 401);
         // The account lives on: signing in again finds the same player.
         let (s, v, _) = sign_in(&server.base, "ada.l", PASSWORD).await;
-        assert_eq!((s, v["player"]["id"].as_str()), (200, Some(ada.id.as_str())));
+        assert_eq!(
+            (s, v["player"]["id"].as_str()),
+            (200, Some(ada.id.as_str()))
+        );
         server.stop().await;
     }
 }
@@ -168,7 +204,10 @@ async fn sign_ins_are_limited_per_account_and_per_address() {
     let server = Server::start_with(&db, |c| c.signins_per_account = 3).await;
     let ada = Player::guest(&server.base, &server.ws, "Ada").await;
     let (s, _) = ada
-        .post("/api/account/claim", json!({"username": "ada", "password": PASSWORD}))
+        .post(
+            "/api/account/claim",
+            json!({"username": "ada", "password": PASSWORD}),
+        )
         .await;
     assert_eq!(s, 201);
     for _ in 0..3 {
@@ -176,7 +215,11 @@ async fn sign_ins_are_limited_per_account_and_per_address() {
     }
     // Now even the right password waits: the limit is on the account, not on failures.
     let (s, v, _) = sign_in(&server.base, "ADA", PASSWORD).await;
-    assert_eq!((s, v["code"].as_str()), (429, Some("too_many_attempts")), "{v}");
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (429, Some("too_many_attempts")),
+        "{v}"
+    );
     // An account that does not exist is limited the same (nothing tells them apart).
     for _ in 0..3 {
         assert_eq!(sign_in(&server.base, "ghost", PASSWORD).await.0, 401);

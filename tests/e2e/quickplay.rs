@@ -187,12 +187,18 @@ async fn leaving_and_disconnecting_take_a_player_out() {
         // Refusals: not signed in, unknown game, a count the game does not allow.
         let mut anon = Sock::open(&format!("{}/ws/lobby", server.ws), None, None).await;
         anon.send(join("trump", 2)).await;
-        assert_eq!(lobby_until(&mut anon, "error").await["code"], "not_signed_in");
+        assert_eq!(
+            lobby_until(&mut anon, "error").await["code"],
+            "not_signed_in"
+        );
         let mut c = lobby(&ada).await;
         c.send(join("chess", 2)).await;
         assert_eq!(lobby_until(&mut c, "error").await["code"], "unknown_game");
         c.send(join("trump", 9)).await;
-        assert_eq!(lobby_until(&mut c, "error").await["code"], "bad_player_count");
+        assert_eq!(
+            lobby_until(&mut c, "error").await["code"],
+            "bad_player_count"
+        );
         c.send(json!({"type": "queue_join"})).await;
         assert_eq!(lobby_until(&mut c, "error").await["code"], "malformed");
         server.stop().await;

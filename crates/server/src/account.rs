@@ -13,8 +13,8 @@
 //! account ([`crate::limits::Limits::sign_in`]), so a password cannot be guessed quickly
 //! from one address nor slowly from many.
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -90,7 +90,10 @@ pub fn username(name: &str) -> Result<(String, String), ApiError> {
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    let ok_start = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let ok_start = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
     if !(MIN_USERNAME..=MAX_USERNAME).contains(&n) || !ok_chars || !ok_start {
         return Err(ApiError::BadAccount(
             "bad_username",
@@ -486,7 +489,16 @@ mod tests {
             ("Ada_L.ovelace-1".into(), "ada_l.ovelace-1".into())
         );
         assert_eq!(username("ADA").unwrap().1, username("ada").unwrap().1);
-        for bad in ["ab", "", "_ada", ".ada", "ada lovelace", "adá", "a\u{200B}da", &"x".repeat(25)] {
+        for bad in [
+            "ab",
+            "",
+            "_ada",
+            ".ada",
+            "ada lovelace",
+            "adá",
+            "a\u{200B}da",
+            &"x".repeat(25),
+        ] {
             assert_eq!(code(username(bad)), "bad_username", "{bad:?}");
         }
         assert_eq!(code(username(&"x".repeat(24))), "ok");
@@ -508,7 +520,11 @@ mod tests {
     async fn hashes_are_argon2id_and_verify() {
         let h = hash_password("correct horse battery".into()).await.unwrap();
         assert!(h.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{h}");
-        assert_ne!(h, hash_password("correct horse battery".into()).await.unwrap(), "salted");
+        assert_ne!(
+            h,
+            hash_password("correct horse battery".into()).await.unwrap(),
+            "salted"
+        );
         assert!(verify_password("correct horse battery".into(), Some(h.clone())).await);
         assert!(!verify_password("correct horse batterY".into(), Some(h)).await);
         assert!(!verify_password("anything".into(), None).await);
@@ -527,11 +543,15 @@ mod tests {
             "Firefox on Linux"
         );
         assert_eq!(
-            label("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"),
+            label(
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+            ),
             "Safari on iPhone"
         );
         assert_eq!(
-            label("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Edg/120.0"),
+            label(
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Edg/120.0"
+            ),
             "Edge on Windows"
         );
         assert_eq!(label("curl/8.5.0"), "curl/8.5.0");

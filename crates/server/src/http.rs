@@ -1030,12 +1030,12 @@ pub async fn my_matches(
 
 fn match_row(r: store::MatchRow) -> protocol::MatchRow {
     protocol::MatchRow {
-                table_id: r.table_id,
-                game: r.game,
-                status: table::to_proto_status(r.status),
-                seat: r.seat as usize,
-                score: r.score,
-                won: r.won,
+        table_id: r.table_id,
+        game: r.game,
+        status: table::to_proto_status(r.status),
+        seat: r.seat as usize,
+        score: r.score,
+        won: r.won,
         created_at: r.created_at,
         updated_at: r.updated_at,
     }
@@ -1074,7 +1074,8 @@ pub async fn player_profile(
 }
 
 fn player_id(id: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))
+    Uuid::parse_str(id)
+        .map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))
 }
 
 /// A player's finished public matches, for the profile: private tables and matches still

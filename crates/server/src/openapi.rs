@@ -424,7 +424,10 @@ mod tests {
                 }
                 // A 401 for a missing token (not a sign-in's wrong password).
                 let unauthorized = responses.get("401").is_some_and(|r| {
-                    r["description"].as_str().unwrap_or("").contains("unauthorized")
+                    r["description"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("unauthorized")
                 });
                 if unauthorized {
                     assert_eq!(

@@ -340,12 +340,20 @@ async fn entry(
 
 /// Creates and starts a table of `group`'s game with its people in the first seats and
 /// bots in the rest; the table's id and each person's seat is their index.
-async fn seat_group(app: &AppState, group: &[QueueEntry], seats: u8) -> Result<(Uuid, u8), Refusal> {
+async fn seat_group(
+    app: &AppState,
+    group: &[QueueEntry],
+    seats: u8,
+) -> Result<(Uuid, u8), Refusal> {
     let first = &group[0];
     let options = games::check_options(&first.game, &serde_json::Value::Null, usize::from(seats))
         .map_err(|e| Refusal("bad_options", format!("{e:?}")))?;
     let now = now_ms();
-    let pace = if group.len() >= 2 { PACE } else { Pace::Untimed };
+    let pace = if group.len() >= 2 {
+        PACE
+    } else {
+        Pace::Untimed
+    };
     let record = TableRecord {
         id: Uuid::new_v4(),
         game: first.game.clone(),
@@ -459,8 +467,10 @@ pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
     for ((game, seats), list) in &pools {
         for group in plan(list, usize::from(*seats), now, bot_fill_ms) {
             let group: Vec<QueueEntry> = group.iter().map(|&i| list[i].clone()).collect();
-            let keys: Vec<(Uuid, String)> =
-                group.iter().map(|e| (e.player_id, e.conn.clone())).collect();
+            let keys: Vec<(Uuid, String)> = group
+                .iter()
+                .map(|e| (e.player_id, e.conn.clone()))
+                .collect();
             // Someone left, or another matcher took them: the next pass sees the rest.
             if !app.store.queue_take(&keys).await? {
                 continue;

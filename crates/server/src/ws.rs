@@ -590,10 +590,9 @@ async fn lobby_message(
                     None,
                 ));
             }
-            let joined = crate::quickplay::join(
-                app, who, &quick.conn, &game, seats, bots_now, &quick.tx,
-            )
-            .await;
+            let joined =
+                crate::quickplay::join(app, who, &quick.conn, &game, seats, bots_now, &quick.tx)
+                    .await;
             return Some(match joined {
                 Ok((msg, waiting)) => {
                     quick.waiting = waiting;

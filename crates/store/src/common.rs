@@ -61,7 +61,17 @@ pub(crate) type RoundRow = (i32, String, String, i64, Option<i64>, Option<String
 /// `round_no, seq, seat, action` of `actions`.
 pub(crate) type ActionRow = (i32, i64, i32, String);
 /// The columns of the player-matches query.
-pub(crate) type MatchTuple = (String, String, String, i32, i64, Option<bool>, i64, i64, bool);
+pub(crate) type MatchTuple = (
+    String,
+    String,
+    String,
+    i32,
+    i64,
+    Option<bool>,
+    i64,
+    i64,
+    bool,
+);
 
 /// One table as a [`TableRow`] (`$1` table id).
 pub(crate) const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \

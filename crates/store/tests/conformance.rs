@@ -274,7 +274,10 @@ fn assert_not_found<T: std::fmt::Debug>(r: Result<T, StoreError>) {
 async fn players(s: &dyn Store) {
     s.ping().await.expect("ping");
     let id = Uuid::new_v4();
-    let p = s.create_player(id, "Ada", "h1", "Firefox", T0).await.unwrap();
+    let p = s
+        .create_player(id, "Ada", "h1", "Firefox", T0)
+        .await
+        .unwrap();
     assert_eq!(
         p,
         Player {
@@ -296,7 +299,12 @@ async fn players(s: &dyn Store) {
     assert_conflict(s.create_player(id, "Bob", "h2", "x", T0).await);
     s.rename_player(id, "Ada L.").await.unwrap();
     assert_eq!(
-        s.player_by_token_hash("h1").await.unwrap().unwrap().player.name,
+        s.player_by_token_hash("h1")
+            .await
+            .unwrap()
+            .unwrap()
+            .player
+            .name,
         "Ada L."
     );
     assert_not_found(s.rename_player(Uuid::new_v4(), "Ghost").await);
@@ -313,16 +321,26 @@ async fn accounts_and_sessions(s: &dyn Store) {
         .unwrap()
         .unwrap()
         .session;
-    let second = s.create_session(a.id, "h-phone", "Phone", T0 + 5).await.unwrap();
+    let second = s
+        .create_session(a.id, "h-phone", "Phone", T0 + 5)
+        .await
+        .unwrap();
     assert_ne!(first.id, second.id);
     assert_conflict(s.create_session(b.id, "h-phone", "again", T0).await);
     assert_eq!(
-        s.player_by_token_hash("h-phone").await.unwrap().unwrap().player,
+        s.player_by_token_hash("h-phone")
+            .await
+            .unwrap()
+            .unwrap()
+            .player,
         a
     );
     // Most recently seen first; touching moves a session up, never back in time.
     let ids = |v: Vec<store::SessionRecord>| v.into_iter().map(|x| x.id).collect::<Vec<_>>();
-    assert_eq!(ids(s.sessions_of(a.id).await.unwrap()), [second.id.clone(), first.id.clone()]);
+    assert_eq!(
+        ids(s.sessions_of(a.id).await.unwrap()),
+        [second.id.clone(), first.id.clone()]
+    );
     s.touch_session(&first.id, T0 + 10).await.unwrap();
     s.touch_session(&first.id, T0 + 7).await.unwrap();
     let listed = s.sessions_of(a.id).await.unwrap();
@@ -333,7 +351,7 @@ async fn accounts_and_sessions(s: &dyn Store) {
     assert!(s.revoke_session(a.id, &second.id).await.unwrap());
     assert!(!s.revoke_session(a.id, &second.id).await.unwrap());
     assert_eq!(s.player_by_token_hash("h-phone").await.unwrap(), None);
-    assert_eq!(ids(s.sessions_of(a.id).await.unwrap()), [first.id.clone()]);
+    assert_eq!(ids(s.sessions_of(a.id).await.unwrap()), vec![first.id.clone()]);
 
     let account = |p: &Player, name: &str| store::AccountRecord {
         player_id: p.id,
@@ -357,7 +375,10 @@ async fn accounts_and_sessions(s: &dyn Store) {
     );
     assert_eq!(s.account_of(b.id).await.unwrap(), None);
     assert_eq!(s.account_of(a.id).await.unwrap(), Some(account(&a, "Ada")));
-    assert_eq!(s.account_by_key("ada").await.unwrap(), Some(account(&a, "Ada")));
+    assert_eq!(
+        s.account_by_key("ada").await.unwrap(),
+        Some(account(&a, "Ada"))
+    );
     assert_eq!(s.account_by_key("bob").await.unwrap(), None);
 }
 
@@ -384,7 +405,11 @@ async fn queues(s: &dyn Store) {
     s.queue_join(&entry(&c, "c1", T0 + 3)).await.unwrap();
     assert_eq!(
         s.queue_entries().await.unwrap(),
-        vec![entry(&a, "a1", T0 + 1), entry(&b, "b1", T0 + 2), entry(&c, "c1", T0 + 3)]
+        vec![
+            entry(&a, "a1", T0 + 1),
+            entry(&b, "b1", T0 + 2),
+            entry(&c, "c1", T0 + 3)
+        ]
     );
     // Another connection of the same player does not take the entry out.
     assert!(!s.queue_leave(a.id, "a2").await.unwrap());
@@ -1378,7 +1403,11 @@ async fn fill(s: &dyn Store) -> (Player, StoredTable) {
 async fn check_filled(s: &dyn Store, (a, stored): &(Player, StoredTable)) {
     let token = format!("hash-of-{}", a.id);
     assert_eq!(
-        s.player_by_token_hash(&token).await.unwrap().map(|a| a.player).as_ref(),
+        s.player_by_token_hash(&token)
+            .await
+            .unwrap()
+            .map(|a| a.player)
+            .as_ref(),
         Some(a)
     );
     assert_eq!(
