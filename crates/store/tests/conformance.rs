@@ -351,7 +351,10 @@ async fn accounts_and_sessions(s: &dyn Store) {
     assert!(s.revoke_session(a.id, &second.id).await.unwrap());
     assert!(!s.revoke_session(a.id, &second.id).await.unwrap());
     assert_eq!(s.player_by_token_hash("h-phone").await.unwrap(), None);
-    assert_eq!(ids(s.sessions_of(a.id).await.unwrap()), vec![first.id.clone()]);
+    assert_eq!(
+        ids(s.sessions_of(a.id).await.unwrap()),
+        vec![first.id.clone()]
+    );
 
     let account = |p: &Player, name: &str| store::AccountRecord {
         player_id: p.id,
