@@ -3,7 +3,7 @@
 // #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/players/<id>[/<name>], #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
-import { h, mount, toast } from './dom.js';
+import { h, morph, mount, toast } from './dom.js';
 import { api, ApiError, dealUrl } from './api.js';
 import { LiveSocket } from './socket.js';
 import { chatPanel } from './chat.js';
@@ -494,7 +494,8 @@ async function tablePage(visit, id, invite) {
     if (t.status !== 'open') {
       parts.push(fairnessPanel(id, latest.fairness || [], t.round));
     }
-    mount(root, parts);
+    // Patched into the page, not replaced: focus, open selects and typed text survive.
+    morph(root, parts);
   }
 
   function seatsPanel(t, me) {

@@ -37,12 +37,19 @@ await runBrowserTest('clocks and presence at a live table', async ({ player, tid
 
   // Bob's page goes to the background: Ada sees him away, then gone when he closes it.
   await a.locator(`${tid('player-1')}[data-presence="connected"]`).waitFor();
+  // Ada's keyboard focus sits on the rules link; the update must not take it away (the page
+  // is patched, not rebuilt).
+  await a.locator(tid('rules-link')).focus();
+  await a.evaluate(() => { window.focusedBefore = document.activeElement; });
   await b.evaluate(() => {
     Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
     document.dispatchEvent(new Event('visibilitychange'));
   });
   await a.locator(`${tid('player-1')}[data-presence="away"]`).waitFor();
   log('Bob shown away');
+  const kept = await a.evaluate(() => document.activeElement === window.focusedBefore
+    && document.activeElement?.dataset.testid === 'rules-link');
+  if (!kept) throw new Error('a presence update took the keyboard focus away');
   await b.context().close();
   await a.locator(`${tid('player-1')}[data-presence="disconnected"]`).waitFor();
   log('Bob shown disconnected');

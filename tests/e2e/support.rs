@@ -372,13 +372,17 @@ impl Sock {
         st.clone()
     }
 
-    /// The next message other than chat, parsed (panics on timeout or close). Chat
-    /// (`chat`, `chat_history`, `muted`) travels beside the state document; tests of
-    /// chat read it with [`Sock::next_any`].
+    /// The next message other than chat and the lobby's queue counts, parsed (panics on
+    /// timeout or close). Chat (`chat`, `chat_history`, `muted`) travels beside the state
+    /// document, and `queues` beside the lobby's list; tests of them read them with
+    /// [`Sock::next_any`].
     pub async fn next(&mut self) -> Value {
         loop {
             let v = self.next_any().await;
-            if !matches!(v["type"].as_str(), Some("chat" | "chat_history" | "muted")) {
+            if !matches!(
+                v["type"].as_str(),
+                Some("chat" | "chat_history" | "muted" | "queues")
+            ) {
                 return v;
             }
         }

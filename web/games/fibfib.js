@@ -7,7 +7,7 @@
 // and every offered value comes from the `legal` list of the latest state message; nothing
 // here re-derives the rules, and what is sent is always one of those legal objects.
 
-import { h, mount } from '../dom.js';
+import { h, morph, mount } from '../dom.js';
 
 export const title = 'Fib-Fibonacci';
 
@@ -213,7 +213,7 @@ export function render(root, msg, ctx) {
   const last = lastMove(msg.events || [], name);
   if (last) parts.splice(v.result ? 1 : 0, 0, h('p', { class: 'ff-last', testid: 'last-move' }, last));
 
-  mount(root, h('div', { class: `ff ${myTurn ? 'my-turn' : ''}`, testid: 'fibfib', dataset: { turn: String(v.turn ?? '') } }, parts));
+  morph(root, h('div', { class: `ff ${myTurn ? 'my-turn' : ''}`, testid: 'fibfib', dataset: { turn: String(v.turn ?? '') } }, parts));
 
   // --- pieces ------------------------------------------------------------------------------
 

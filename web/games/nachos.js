@@ -4,7 +4,7 @@
 // re-derived here), the round summary (raw spicy total, Fibonacci bonus or the 34) and the
 // running totals over the three rounds. Rendered wholly from the latest state message.
 
-import { h, mount } from '../dom.js';
+import { h, morph, mount } from '../dom.js';
 
 export const title = 'Fibonachos';
 
@@ -186,7 +186,7 @@ export function render(root, msg, ctx) {
   // --- Scores over the three rounds -------------------------------------------------------
   parts.push(scoresTable(v, name));
 
-  mount(root, h('div', { class: `nachos ${myTurn ? 'my-turn' : ''}`, testid: 'nachos-table' }, parts));
+  morph(root, h('div', { class: `nachos ${myTurn ? 'my-turn' : ''}`, testid: 'nachos-table' }, parts));
 }
 
 function fact(label, ...value) {

@@ -15,7 +15,7 @@
 // card, the flower has as many petals as the number, base cards carry a rabbit and a red
 // number, wilds are striped in every colour and the bonus card shows 2 + 3 + 3.
 
-import { h, mount, toast } from '../dom.js';
+import { h, morph, mount, on, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
@@ -193,7 +193,7 @@ function cardEl(c, opts = {}) {
     onclick: clickable ? (e) => { e.stopPropagation(); opts.onClick(c); } : null,
   }, face(c), c.kind === 'wild' && opts.value ? h('span', { class: 'rc-value' }, `=${opts.value}`) : null);
   if (opts.draggable) {
-    el.addEventListener('dragstart', (e) => {
+    on(el, 'dragstart', (e) => {
       e.dataTransfer.setData('text/plain', String(c.id));
       e.dataTransfer.effectAllowed = 'move';
       opts.onDragStart?.();
@@ -434,7 +434,7 @@ export function render(root, msg, ctx) {
   }
 
   parts.push(scores(v, name, me));
-  mount(root, h('div', { class: `rummy ${myTurn ? 'my-turn' : ''}`, testid: 'rummy' }, parts));
+  morph(root, h('div', { class: `rummy ${myTurn ? 'my-turn' : ''}`, testid: 'rummy' }, parts));
 
   // ---------------------------------------------------------------------------------
   function mySet(s) {
@@ -480,14 +480,14 @@ export function render(root, msg, ctx) {
   }
 
   function dropTarget(el, accepts, onDrop) {
-    el.addEventListener('dragover', (e) => {
+    on(el, 'dragover', (e) => {
       if (accepts()) {
         e.preventDefault();
         el.classList.add('drag-over');
       }
     });
-    el.addEventListener('dragleave', () => el.classList.remove('drag-over'));
-    el.addEventListener('drop', (e) => {
+    on(el, 'dragleave', () => el.classList.remove('drag-over'));
+    on(el, 'drop', (e) => {
       e.preventDefault();
       el.classList.remove('drag-over');
       if (!busy) onDrop();

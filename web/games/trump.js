@@ -3,7 +3,7 @@
 // with the playable cards (taken from `legal`, never re-derived here), round results,
 // scores, and the final result. Rendered wholly from the latest state message.
 
-import { h, mount } from '../dom.js';
+import { h, morph, mount } from '../dom.js';
 import { cardEl, cardBack, symbolGlyph, SYMBOL_NAMES, sameCard } from '../cards.js';
 
 export const title = "Fibonacci's Trump";
@@ -144,7 +144,7 @@ export function render(root, msg, ctx) {
   // --- Scores --------------------------------------------------------------------------
   parts.push(scoresTable(v, name));
 
-  mount(root, h('div', { class: `trump ${myTurn ? 'my-turn' : ''}` }, parts));
+  morph(root, h('div', { class: `trump ${myTurn ? 'my-turn' : ''}` }, parts));
 }
 
 function indicator(label, card, text, testid, value) {
