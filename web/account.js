@@ -50,7 +50,7 @@ export async function accountPage(app, { stale, signedOut }) {
     const user = h('input', { id: 'cl-user', name: 'username', type: 'text', required: true, autocomplete: 'username', maxlength: '24', testid: 'claim-username' });
     const pass = h('input', { id: 'cl-pass', name: 'password', type: 'password', required: true, autocomplete: 'new-password', minlength: '10', maxlength: '128', testid: 'claim-password' });
     top = h('form', { class: 'panel signin', testid: 'claim-form' },
-      h('h2', null, 'Keep this player'),
+      h('h1', null, 'Keep this player'),
       h('p', null, `You play as the guest “${account.player.name}” on this browser only. Choose a username and a password to sign in as this player on any device, with your matches and ratings.`),
       h('label', { for: 'cl-user' }, 'Username (3–24 letters, digits, _ . -)'), user,
       h('label', { for: 'cl-pass' }, 'Password (at least 10 characters)'), pass,
@@ -68,7 +68,7 @@ export async function accountPage(app, { stale, signedOut }) {
     });
   } else {
     top = h('section', { class: 'panel' },
-      h('h2', null, 'Your account'),
+      h('h1', null, 'Your account'),
       h('p', { testid: 'account-username' }, `Signed in as ${account.username} (shown to others as “${account.player.name}”).`),
       h('p', null, h('a', { href: `#/players/${account.player.id}` }, 'Your profile')));
   }

@@ -109,7 +109,7 @@ async function route() {
       showMe();
       return signInPage();
     }
-    mount(app, h('section', { class: 'panel' }, h('h2', null, 'Something went wrong'), h('p', { testid: 'page-error' }, e.message)));
+    mount(app, h('section', { class: 'panel' }, h('h1', null, 'Something went wrong'), h('p', { testid: 'page-error' }, e.message)));
   }
 }
 
@@ -124,7 +124,7 @@ function signInPage() {
   });
   const err = h('p', { class: 'form-error', testid: 'name-error', role: 'alert' });
   const form = h('form', { class: 'panel signin', testid: 'signin-form' },
-    h('h2', null, 'Welcome to Fibonacci Cards'),
+    h('h1', null, 'Welcome to Fibonacci Cards'),
     h('p', null, 'Pick a display name to play. No account needed: this browser remembers you.'),
     h('label', { for: 'name' }, 'Display name'),
     h('div', { class: 'row' }, input, h('button', { class: 'btn primary', type: 'submit', testid: 'name-submit' }, 'Play')),
@@ -282,6 +282,7 @@ function lobbyPage() {
   };
 
   mount(app,
+    h('h1', { class: 'sr-only' }, 'Lobby'),
     h('div', { class: 'lobby' },
       h('section', { class: 'panel' },
         h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live')),
@@ -366,7 +367,7 @@ async function tablePage(visit, id, invite) {
     if (stale(visit)) return;
     if (e instanceof ApiError && (e.status === 404 || e.status === 403)) {
       mount(app, h('section', { class: 'panel' },
-        h('h2', null, e.status === 404 ? 'No such table' : 'Private table'),
+        h('h1', null, e.status === 404 ? 'No such table' : 'Private table'),
         h('p', { testid: 'page-error' }, e.message),
         h('a', { href: '#/', class: 'btn' }, 'Back to the lobby')));
       return;
@@ -434,7 +435,7 @@ async function tablePage(visit, id, invite) {
 
     const head = h('section', { class: 'table-head' },
       h('div', { class: 'th-title' },
-        h('h2', null, gameTitle(t.game)),
+        h('h1', null, gameTitle(t.game)),
         h('span', { class: `pill pill-${t.status}`, testid: 'table-status' }, t.status),
         t.private ? h('span', { class: 'pill' }, 'private') : null,
         h('span', { class: 'muted small' }, t.seats.length === 1 ? "1 seat" : `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),
@@ -569,7 +570,7 @@ async function tablePage(visit, id, invite) {
             sock.close();
             showConn('idle');
             mount(app, h('section', { class: 'panel' },
-              h('h2', null, 'This table is gone'),
+              h('h1', null, 'This table is gone'),
               h('p', { testid: 'page-error' }, e.message),
               h('a', { href: '#/', class: 'btn' }, 'Back to the lobby')));
           }
@@ -678,7 +679,7 @@ async function matchesPage(visit) {
   if (stale(visit)) return;
   const unfinished = (r) => r.status === 'open' || r.status === 'playing';
   mount(app, h('section', { class: 'panel' },
-    h('h2', null, 'My matches'),
+    h('h1', null, 'My matches'),
     rows.length === 0 ? h('p', { class: 'muted' }, 'No matches yet. Join a table in the lobby.') : h('div', { class: 'table-wrap' },
       h('table', { class: 'grid', testid: 'matches' },
         h('thead', null, h('tr', null, h('th', null, 'Game'), h('th', null, 'Status'), h('th', { class: 'num' }, 'Seat'),
@@ -729,7 +730,7 @@ async function dailyPage(visit, target, day) {
       h('td', null, r.player.name),
       h('td', { class: 'num' }, r.finished ? String(r.discards) : 'lost')));
   mount(app, h('section', { class: 'panel', testid: 'daily' },
-    h('h2', null, `Daily Solitaire ${target}: ${board.day}`),
+    h('h1', null, `Daily Solitaire ${target}: ${board.day}`),
     h('div', { class: 'tabs' }, tabs),
     h('p', null, 'Everybody plays the same deal today, once. Close every required set with as few cards in the discard pile as you can: fewer is better; running out of stock loses.'),
     today ? h('p', null, play) : null,
@@ -739,7 +740,7 @@ async function dailyPage(visit, target, day) {
       : h('div', { class: 'table-wrap' }, h('table', { class: 'grid', testid: 'daily-board' },
         h('thead', null, h('tr', null, h('th', { class: 'num' }, '#'), h('th', null, 'Player'), h('th', { class: 'num' }, 'Discards'))),
         h('tbody', null, rows))),
-    h('p', { class: 'muted small', testid: 'daily-fairness' },
+    h('p', { class: 'muted small wrap-anywhere', testid: 'daily-fairness' },
       `Seed SHA-256: ${board.seed_sha256}`,
       board.seed ? ` · seed: ${board.seed}` : ' · the seed is published when the day (UTC) is over.')));
 }
@@ -757,7 +758,7 @@ async function leaderboardPage(visit, game, pool) {
     h('a', { href: `#/leaderboard/${game}/${p}`, class: `tab ${p === pool ? 'active' : ''}`, testid: `pool-${p}` }, title));
   const fmt = (x) => (board.system === 'glicko2' ? x.toFixed(0) : x.toFixed(2));
   mount(app, h('section', { class: 'panel' },
-    h('h2', null, `Leaderboard: ${gameTitle(game)}`),
+    h('h1', null, `Leaderboard: ${gameTitle(game)}`),
     h('div', { class: 'tabs' }, tabs),
     h('div', { class: 'tabs' }, pools),
     rows.length === 0 ? h('p', { class: 'muted' }, `Nobody has ${board.min_matches} rated matches here yet.`) : h('div', { class: 'table-wrap' },
@@ -786,7 +787,7 @@ async function rulesPage(visit, kind) {
     h('a', { href: `#/rules/${p.page}`, class: `tab ${p.page === kind ? 'active' : ''}`, testid: `rules-tab-${p.page}` }, p.title));
   const pageTitle = pages.find((p) => p.page === kind)?.title ?? gameTitle(kind);
   const body = h('article', { class: 'rules', testid: 'rules' }, h('p', { class: 'muted' }, 'Loading…'));
-  mount(app, h('section', { class: 'panel' }, h('div', { class: 'tabs' }, tabs), body));
+  mount(app, h('section', { class: 'panel' }, h('h1', null, `How to play: ${pageTitle}`), h('div', { class: 'tabs' }, tabs), body));
   let html = null;
   if (/^[a-z0-9_-]+$/.test(kind)) {
     try {
@@ -805,6 +806,8 @@ async function rulesPage(visit, kind) {
   }
   // Trusted: the fragments are files of this project, served from web/rules/.
   body.innerHTML = html;
+  // A table wider than a phone scrolls inside itself: the keyboard must reach it too.
+  for (const t of body.querySelectorAll('table')) t.tabIndex = 0;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -57,7 +57,9 @@ export function cardEl(card, opts = {}) {
         symbol: card.symbol ?? '',
         ...(opts.playable !== undefined ? { playable: String(!!opts.playable) } : {}),
       },
-      'aria-label': cardLabel(card) + (opts.playable ? ', playable' : ''),
+      // A picture is named by its label; a button by its text, which for a screen reader
+      // is the hidden name below (the visible glyphs are hidden from it instead).
+      'aria-label': clickable ? null : cardLabel(card),
       title: cardLabel(card),
       disabled: clickable && !opts.playable,
       onclick: clickable ? () => opts.onClick(card) : null,
@@ -66,6 +68,7 @@ export function cardEl(card, opts = {}) {
     h('span', { class: 'card-num', 'aria-hidden': 'true' }, String(card.number)),
     h('span', { class: 'card-sym', 'aria-hidden': 'true' }, glyph),
     h('span', { class: 'card-corner card-br', 'aria-hidden': 'true' }, String(card.number)),
+    clickable ? h('span', { class: 'sr-only' }, cardLabel(card) + (opts.playable ? ', playable' : '')) : null,
   );
   return el;
 }

@@ -7,7 +7,7 @@
 //   await runBrowserTest('what it shows', async ({ player, tid, log, outDir }) => { ... });
 
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,6 +29,21 @@ export const playOut = (page, id) => page.evaluate((table) => new Promise((resol
   setTimeout(() => reject(new Error('the match did not finish')), 60_000);
 }), id);
 export const outDir = join(dirname(fileURLToPath(import.meta.url)), 'test-results');
+
+const axeSource = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core on `page` as it is now and returns its serious and critical violations,
+ * each as `rule: target (summary)`. The script goes in through the DevTools protocol,
+ * which the page's Content-Security-Policy does not govern.
+ */
+export async function axeSerious(page) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} (${n.failureSummary?.split('\n')[1]?.trim() ?? v.help})`));
+}
 
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];

@@ -83,7 +83,7 @@ await runBrowserTest('two players and a bot play a Fibonachos round', async ({ b
       const disabled = await p.locator(`${tid('hand-card')}:disabled`).count();
       if (disabled !== all - n) throw new Error(`${who}: ${disabled} disabled cards, expected ${all - n}`);
       const pick = cards.nth(Math.floor(Math.random() * n));
-      const label = await pick.getAttribute('aria-label', { timeout: 1000 }).catch(() => null);
+      const label = await pick.getAttribute('title', { timeout: 1000 }).catch(() => null);
       try {
         await pick.click({ timeout: 2000 });
         played[who] += 1;

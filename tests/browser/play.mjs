@@ -64,7 +64,7 @@ await runBrowserTest('two players play a Trump round', async ({ player, tid, log
       if (n === 0) continue;
       // Any playable card; the page re-renders on every state, so a click may miss.
       const pick = cards.nth(Math.floor(Math.random() * n));
-      const label = await pick.getAttribute('aria-label', { timeout: 1000 }).catch(() => null);
+      const label = await pick.getAttribute('title', { timeout: 1000 }).catch(() => null);
       try {
         await pick.click({ timeout: 2000 });
         played[who] += 1;

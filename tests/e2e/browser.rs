@@ -68,6 +68,12 @@ async fn accounts_in_chromium() {
     run_script("account.mjs").await;
 }
 
+/// axe-core on every page at desktop and phone size (tests/browser/a11y.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accessibility_in_chromium() {
+    run_script("a11y.mjs").await;
+}
+
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`
 /// with Node; the script must exit 0.
 pub async fn run_script(script: &str) {

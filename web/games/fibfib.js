@@ -69,11 +69,13 @@ function cardEl(c, opts = {}) {
     testid: opts.testid,
     dataset: { cardId: String(c.id), rank: c.rank, suit: c.suit ?? '', ...(opts.data || {}) },
     title: opts.title ?? label,
-    'aria-label': opts.ariaLabel ?? label,
+    // A picture is named by its label; a button by its (hidden) text.
+    'aria-label': clickable ? null : opts.ariaLabel ?? label,
     onclick: clickable ? opts.onClick : null,
   },
-  h('span', { class: 'ff-face' }, face),
-  counts ? h('span', { class: 'ff-counts', title: `counts ${opts.value}` }, `=${opts.value}`) : null);
+  h('span', { class: 'ff-face', 'aria-hidden': 'true' }, face),
+  counts ? h('span', { class: 'ff-counts', title: `counts ${opts.value}`, 'aria-hidden': 'true' }, `=${opts.value}`) : null,
+  clickable ? h('span', { class: 'sr-only' }, opts.ariaLabel ?? label) : null);
   return el;
 }
 
@@ -183,7 +185,8 @@ export function render(root, msg, ctx) {
   // --- The table ---------------------------------------------------------------------------
   const cols = v.columns.map((col, ci) => columnEl(col, ci));
   if (selJoker && myTurn) cols.push(newColumnEl());
-  const tableEl = h('section', { class: 'ff-table', testid: 'fib-table' },
+  // It scrolls sideways on a narrow screen: focusable, so the keyboard can scroll it.
+  const tableEl = h('section', { class: 'ff-table', testid: 'fib-table', tabindex: '0', 'aria-label': 'the table' },
     h('div', { class: 'ff-pile', testid: 'draw-pile', dataset: { count: String(v.draw_pile) } },
       h('div', { class: 'ff-stack' },
         v.draw_pile > 0 ? [cardBack('md', 'ff-s2'), cardBack('md', 'ff-s1'), cardBack('md')] : h('div', { class: 'ff-empty-pile' }, 'empty')),

@@ -78,14 +78,16 @@ function nachoEl(c, opts = {}) {
       fibonacho: String(!!c.fibonacho),
       ...(opts.playable !== undefined ? { playable: String(!!opts.playable) } : {}),
     },
-    'aria-label': label,
+    // A picture is named by its label; a button by its (hidden) text.
+    'aria-label': clickable ? null : label,
     title: label,
     disabled: clickable && !opts.playable,
     onclick: clickable ? () => opts.onClick(c) : null,
   },
     h('span', { class: 'nc-corner', 'aria-hidden': 'true' }, String(c.number)),
     h('span', { class: 'nc-num', 'aria-hidden': 'true' }, String(c.number)),
-    c.fibonacho ? h('span', { class: 'nc-fib', 'aria-hidden': 'true' }, spiral()) : null);
+    c.fibonacho ? h('span', { class: 'nc-fib', 'aria-hidden': 'true' }, spiral()) : null,
+    clickable ? h('span', { class: 'sr-only' }, label) : null);
 }
 
 /** A spicy card: its value with a chili; `null` value draws it face down. */

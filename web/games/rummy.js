@@ -186,12 +186,15 @@ function cardEl(c, opts = {}) {
     role: clickable ? null : 'img',
     testid: opts.testid,
     dataset: { cardId: String(c.id), kind: c.kind, number: String(c.number ?? ''), ...(opts.dataset || {}) },
-    'aria-label': cardName(c) + wildValue + (opts.selected ? ', selected' : ''),
+    // A picture is named by its label; a button by its (hidden) text.
+    'aria-label': clickable ? null : cardName(c) + wildValue,
     'aria-pressed': clickable ? String(!!opts.selected) : null,
     title: cardName(c) + wildValue,
     draggable: opts.draggable ? 'true' : null,
     onclick: clickable ? (e) => { e.stopPropagation(); opts.onClick(c); } : null,
-  }, face(c), c.kind === 'wild' && opts.value ? h('span', { class: 'rc-value' }, `=${opts.value}`) : null);
+  }, face(c),
+  c.kind === 'wild' && opts.value ? h('span', { class: 'rc-value', 'aria-hidden': 'true' }, `=${opts.value}`) : null,
+  clickable ? h('span', { class: 'sr-only' }, cardName(c) + wildValue + (opts.selected ? ', selected' : '')) : null);
   if (opts.draggable) {
     on(el, 'dragstart', (e) => {
       e.dataTransfer.setData('text/plain', String(c.id));
