@@ -12,6 +12,7 @@ import { gameModule, rulesPagesOf } from './games/registry.js';
 import { replayPage } from './replay.js';
 import { profilePage } from './profile.js';
 import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
+import * as sound from './sound.js';
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
@@ -51,6 +52,30 @@ function showConn(status, detail) {
 function showMe() {
   mount(meEl, session.me ? h('a', { href: '#/account', testid: 'me-name', title: 'your display name: account and devices' }, session.me.name) : null);
 }
+
+// The header's sound toggle: remembered in this browser.
+function showMute() {
+  const btn = document.getElementById('mute');
+  if (!btn) return;
+  const muted = sound.isMuted();
+  btn.setAttribute('aria-pressed', String(muted));
+  btn.textContent = muted ? 'Sound off' : 'Sound on';
+}
+document.getElementById('mute')?.addEventListener('click', () => {
+  sound.setMuted(!sound.isMuted());
+  showMute();
+});
+showMute();
+
+/** The sounds a batch of game events makes (every game names its events alike). */
+const soundsOf = (events) => {
+  const kinds = new Set();
+  for (const e of events || []) {
+    if (e?.type === 'trick_won') kinds.add('trick');
+    if (e?.type === 'round_ended' || e?.type === 'match_ended' || e?.type === 'game_over') kinds.add('round');
+  }
+  return kinds;
+};
 
 // A socket closed with 4001, or "sign out" on the account page: this device is nobody now.
 function signedOut() {
@@ -386,6 +411,8 @@ async function tablePage(visit, id, invite) {
   let failures = 0; // consecutive failed connects
   let busy = false;
   let busyTimer = null;
+  let refusal = null; // the latest refused move, in words, until the table moves on
+  let refusalAt = 0;
   const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
   const gameRoot = h('div', { class: 'game-root' });
   // The chat panel sits beside the re-rendered part: typing survives every update.
@@ -393,7 +420,27 @@ async function tablePage(visit, id, invite) {
   // Shown with the first state, in the same frame as the table: below the table on a phone,
   // it would otherwise be pushed down as the table fills in (layout shift).
   chat.el.hidden = true;
-  mount(app, h('div', { class: 'table-layout' }, root, chat.el));
+  // Screen readers hear each move (the game module says it in words) and whose turn it is.
+  const announcer = h('div', { class: 'sr-only', 'aria-live': 'polite', testid: 'announcer' });
+  mount(app, h('div', { class: 'table-layout' }, root, chat.el), announcer);
+  let wasMyTurn = false;
+  // After each update: the events in words, and the sounds they make.
+  const onUpdate = () => {
+    const events = latest.events || [];
+    const said = mod.describe?.(events, seatName, mySeat());
+    if (said) announcer.textContent = said;
+    const kinds = soundsOf(events);
+    const me = mySeat();
+    const myTurn = me !== null && latest.table.status === 'playing' && latest.table.to_act.includes(me);
+    if (myTurn && !wasMyTurn) kinds.add('turn');
+    wasMyTurn = myTurn;
+    for (const k of ['round', 'trick', 'turn']) {
+      if (kinds.has(k)) {
+        sound.play(k);
+        break; // one sound at a time: the most telling one
+      }
+    }
+  };
 
   const seatName = (i) => {
     const s = latest?.table.seats[i];
@@ -484,6 +531,9 @@ async function tablePage(visit, id, invite) {
       parts.push(standInBanner(t, me, () => sock.send({ type: 'presence', away: false })));
       parts.push(playersBar(t, me, seatName));
     }
+    if (refusal && latest.version === refusalAt) {
+      parts.push(h('p', { class: 'refusal', role: 'alert', testid: 'refusal' }, refusal));
+    }
     if (latest.view !== null && latest.view !== undefined) {
       mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
       parts.push(gameRoot);
@@ -497,6 +547,12 @@ async function tablePage(visit, id, invite) {
     }
     // Patched into the page, not replaced: focus, open selects and typed text survive.
     morph(root, parts);
+    // Keyboard play: on your turn, when the focus is nowhere (the card just played, or
+    // the start button, is gone), it goes to your first playable card; Enter plays it.
+    const nowhere = !document.activeElement || document.activeElement === document.body;
+    if (nowhere && me !== null && t.status === 'playing' && t.to_act.includes(me) && !busy) {
+      gameRoot.querySelector('[data-testid="hand-card"][data-playable="true"]')?.focus({ preventScroll: true });
+    }
   }
 
   function seatsPanel(t, me) {
@@ -599,6 +655,7 @@ async function tablePage(visit, id, invite) {
         busy = false;
         clearTimeout(busyTimer);
         render();
+        onUpdate();
       } else if (m.type === 'patch') {
         // A change against the document we hold; anything that does not fit (a missed
         // message) is repaired by asking for the whole state.
@@ -627,10 +684,14 @@ async function tablePage(visit, id, invite) {
         busy = false;
         clearTimeout(busyTimer);
         render();
+        onUpdate();
       } else if (m.type === 'error') {
         busy = false;
         clearTimeout(busyTimer);
-        toast(m.message || m.code);
+        // A game may say it in the player's words (e.g. which colour must be followed).
+        refusal = mod.explainError?.(m, latest?.view) ?? m.message ?? m.code;
+        refusalAt = latest?.version ?? 0;
+        toast(refusal);
         render();
       }
     },

@@ -32,8 +32,10 @@ export const cardLabel = (c) =>
   `${c.colour} ${c.number}${c.symbol ? ` ${SYMBOL_NAMES[c.symbol] ?? c.symbol}` : ''}`;
 
 /**
- * A face-up card element. opts: {size: 'sm'|'md'|'lg', playable, onClick, testid, extraClass}.
- * Clickable cards are <button>s so they work with the keyboard too.
+ * A face-up card element. opts: {size: 'sm'|'md'|'lg', playable, onClick, testid, extraClass,
+ * explain}. Clickable cards are <button>s so they work with the keyboard too. An unplayable
+ * clickable card is disabled, unless `explain`: then it stays pressable (marked
+ * aria-disabled) so that the server's refusal can tell the player why.
  */
 export function cardEl(card, opts = {}) {
   const colour = COLOURS.includes(card.colour) ? card.colour : 'unknown';
@@ -56,12 +58,15 @@ export function cardEl(card, opts = {}) {
         number: String(card.number),
         symbol: card.symbol ?? '',
         ...(opts.playable !== undefined ? { playable: String(!!opts.playable) } : {}),
+        // The same card keeps its element across updates (`morph`).
+        ...(opts.key ? { key: opts.key } : {}),
       },
       // A picture is named by its label; a button by its text, which for a screen reader
       // is the hidden name below (the visible glyphs are hidden from it instead).
       'aria-label': clickable ? null : cardLabel(card),
       title: cardLabel(card),
-      disabled: clickable && !opts.playable,
+      disabled: clickable && !opts.playable && !opts.explain,
+      'aria-disabled': clickable && !opts.playable && opts.explain ? 'true' : null,
       onclick: clickable ? () => opts.onClick(card) : null,
     },
     h('span', { class: 'card-corner card-tl', 'aria-hidden': 'true' }, String(card.number), h('span', { class: 'card-corner-sym' }, glyph)),

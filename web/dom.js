@@ -51,8 +51,8 @@ export function on(el, type, fn) {
   el.__on[type] = fn;
 }
 
-/** The identity of an element across renders: its test id, id or `data-key`. */
-const keyOf = (n) => (n.nodeType === 1 ? n.dataset?.testid || n.id || n.dataset?.key || '' : '');
+/** The identity of an element across renders: its test id, id and `data-key` together. */
+const keyOf = (n) => (n.nodeType === 1 ? [n.dataset?.testid, n.id, n.dataset?.key].filter(Boolean).join('|') : '');
 
 function same(o, n) {
   if (o.nodeType !== n.nodeType) return false;

@@ -68,6 +68,14 @@ async fn accounts_in_chromium() {
     run_script("account.mjs").await;
 }
 
+/// A Trump round by keyboard only, a refusal in words, the winning card marked, the live
+/// region, sound with a remembered mute, motion and reduced motion
+/// (tests/browser/trump_table.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trump_table_by_keyboard_in_chromium() {
+    run_script("trump_table.mjs").await;
+}
+
 /// axe-core on every page at desktop and phone size (tests/browser/a11y.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accessibility_in_chromium() {

@@ -92,7 +92,8 @@ export function render(root, msg, ctx) {
     trickBox.append(
       h('div', { class: 'trick-title' }, v.led_colour ? `Trick ${v.tricks_played + 1} · ${cap(v.led_colour)} led` : `Trick ${v.tricks_played + 1}`),
       h('div', { class: 'trick-cards' },
-        v.trick.map((p) => played(p, name, false, 'trick-card')),
+        // The card winning so far, as the server judges it (R-32).
+        v.trick.map((p) => played(p, name, p.seat === v.winning, 'trick-card', p.seat === v.winning ? 'winning so far' : null)),
         // Empty slots show how many cards are still to come.
         Array.from({ length: Math.max(0, n - v.trick.length) }, () => h('div', { class: 'slot' }))),
     );
@@ -123,14 +124,19 @@ export function render(root, msg, ctx) {
     parts.push(
       h('section', { class: `hand-area ${myTurn ? 'my-turn' : ''}` },
         h('div', { class: 'hand-head' }, h('h3', null, `Your hand (${v.hand.length})`), h('span', { class: 'muted' }, hint)),
-        h('div', { class: 'hand', testid: 'hand' },
+        // Keyed by the round: a new deal is new cards (they fly in), a played card is not.
+        h('div', { class: 'hand', testid: 'hand', dataset: { key: `deal-${v.round}` }, onkeydown: handKeys },
           v.hand.length === 0 ? h('span', { class: 'muted' }, 'No cards.') : null,
           v.hand.map((c) => {
             const ok = myTurn && !ctx.busy && isPlayable(c);
             return cardEl(c, {
               size: 'lg',
               playable: ok,
+              // On your turn a card you may not play can still be pressed: the server's
+              // refusal then says why (must follow the led colour).
+              explain: myTurn && !ctx.busy,
               testid: 'hand-card',
+              key: `${c.colour}-${c.number}`,
               extraClass: myTurn && !isPlayable(c) ? 'dim' : '',
               onClick: (card) => ctx.act({ type: 'play', card: { colour: card.colour, number: card.number } }),
             });
@@ -147,16 +153,58 @@ export function render(root, msg, ctx) {
   morph(root, h('div', { class: `trump ${myTurn ? 'my-turn' : ''}` }, parts));
 }
 
+/** Left and right arrows move along the hand. */
+function handKeys(e) {
+  if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+  const cards = [...e.currentTarget.querySelectorAll('button.card')];
+  const i = cards.indexOf(document.activeElement);
+  if (i < 0) return;
+  const next = cards[(i + (e.key === 'ArrowRight' ? 1 : -1) + cards.length) % cards.length];
+  next.focus();
+  e.preventDefault();
+}
+
 function indicator(label, card, text, testid, value) {
   return h('div', { class: 'indicator', testid, dataset: { value: value ?? '' } },
     card ? cardEl(card, { size: 'md' }) : cardBack('md'),
     h('div', null, h('div', { class: 'muted small' }, label), h('div', { class: 'ind-value' }, text)));
 }
 
-function played(p, name, winner, testid) {
-  return h('div', { class: `played ${winner ? 'winner' : ''}`, testid, dataset: { seat: String(p.seat) } },
+function played(p, name, winner, testid, note = null) {
+  return h('div', { class: `played ${winner ? 'winner' : ''}`, testid, dataset: { seat: String(p.seat), winning: String(winner) } },
     cardEl(p.card, { size: 'md' }),
-    h('div', { class: 'played-by' }, name(p.seat)));
+    h('div', { class: 'played-by' }, name(p.seat)),
+    note ? h('div', { class: 'win-note', testid: 'winning-note' }, note) : null);
+}
+
+const cardWords = (c) => `${c.colour} ${c.number}`;
+
+/** The events of one update in words, for the screen-reader live region. */
+export function describe(events, seatName, me) {
+  const who = (s) => (s === me ? 'You' : seatName(s));
+  const lines = [];
+  for (const e of events) {
+    if (e.type === 'card_played') lines.push(`${who(e.seat)} played ${cardWords(e.card)}.`);
+    else if (e.type === 'trick_won') lines.push(`${who(e.winner)} won the trick.`);
+    else if (e.type === 'round_started') lines.push(`Round ${e.round}: ${e.trump_colour} is trump.`);
+    else if (e.type === 'round_ended') lines.push('The round is over.');
+    else if (e.type === 'match_ended') lines.push('The match is over.');
+  }
+  return lines.join(' ');
+}
+
+/**
+ * A refusal of the server in the player's words (the server's message is for developers).
+ * `view` is the state the move was tried in.
+ */
+export function explainError(err, view) {
+  if (err.code === 'must_follow_colour') {
+    const led = view?.led_colour;
+    return led ? `You must follow ${led}: you hold a ${led} card, so play one of them.` : 'You must follow the colour that was led.';
+  }
+  if (err.code === 'not_your_turn') return 'It is not your turn yet.';
+  if (err.code === 'card_not_in_hand') return 'That card is no longer in your hand.';
+  return null;
 }
 
 function orderedScores(v, name) {

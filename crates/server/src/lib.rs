@@ -53,6 +53,8 @@ pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
     if cleared > 0 {
         tracing::info!(entries = cleared, "quick-play queues emptied at start-up");
     }
+    // One pass now, so that the lobby's queue counts exist before the first socket asks.
+    quickplay::match_once(&app).await?;
     quickplay::spawn_matcher(&app);
     tracing::info!(tables = n, database = app.store.backend(), "store ready");
     Ok(app)

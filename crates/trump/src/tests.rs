@@ -341,8 +341,12 @@ fn r32_highest_trump_wins_else_highest_of_led_colour() {
         0,
         false,
     );
+    assert_eq!(g.view_for(Viewer::Spectator).winning, None);
     ok(&mut g, 0, c(Green, 10));
+    assert_eq!(g.view_for(Viewer::Spectator).winning, Some(0));
     ok(&mut g, 1, c(Yellow, 3)); // void in green, trumps
+    // The view marks the trump as winning so far, for every viewer alike.
+    assert_eq!(g.view_for(Viewer::Player(2)).winning, Some(1));
     let ev = ok(&mut g, 2, c(Green, 1));
     assert!(ev.contains(&Event::TrickWon {
         winner: 1,

@@ -69,6 +69,10 @@ pub struct TrumpView {
     pub trick: Vec<TrickPlay>,
     /// Colour of the trick's first card.
     pub led_colour: Option<Colour>,
+    /// The seat whose card wins the trick on the table so far (R-32: the highest trump,
+    /// else the highest card of the led colour); `None` when no card is on the table. The
+    /// client marks that card with it instead of judging tricks itself.
+    pub winning: Option<Seat>,
     /// The viewer's hand, sorted (colour-major, then number). `None` for a spectator.
     pub hand: Option<Vec<Card>>,
     /// Cards the viewer may play now; empty unless it is the viewer's turn.
@@ -147,6 +151,11 @@ pub(crate) fn view_for(g: &Trump, viewer: Viewer) -> TrumpView {
             })
             .unwrap_or_default(),
         led_colour: r.filter(|r| r.trick_len > 0).map(|r| r.trick[0].colour()),
+        // R-32, as the trick would end if nobody else played.
+        winning: r.filter(|r| r.trick_len > 0).map(|r| {
+            let pos = Trump::trick_winner_pos(&r.trick[..r.trick_len as usize], r.trump);
+            (r.leader + pos) % n
+        }),
         hand,
         playable,
         hand_counts: per_seat(&|s| r.map_or(0, |r| r.hands[s].count_ones())),
