@@ -482,7 +482,7 @@ async function tablePage(visit, id, invite) {
 
     const head = h('section', { class: 'table-head' },
       h('div', { class: 'th-title' },
-        h('h1', null, gameTitle(t.game)),
+        h('h1', null, mod.tableTitle?.(t) ?? gameTitle(t.game)),
         h('span', { class: `pill pill-${t.status}`, testid: 'table-status' }, t.status),
         t.private ? h('span', { class: 'pill' }, 'private') : null,
         h('span', { class: 'muted small' }, t.seats.length === 1 ? "1 seat" : `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),

@@ -21,6 +21,22 @@ await runBrowserTest('axe finds no serious issue, desktop and phone', async ({ p
       if (phone) {
         const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         if (wide > 0) problems.push(`${size} ${what}: scrolls sideways by ${wide} px`);
+        // Touch targets: at least 44 px one way and 36 px the other (links inside a
+        // sentence are exempt, as in WCAG 2.5.8).
+        const small = await page.evaluate(() => [...document.querySelectorAll('button, .btn, nav a, select, input:not([type="checkbox"]):not([type="range"]), .tab')]
+          .filter((e) => {
+            const r = e.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0 || e.closest('[hidden]')) return false;
+            return Math.max(r.width, r.height) < 44 || Math.min(r.width, r.height) < 36;
+          })
+          .map((e) => `${e.tagName.toLowerCase()}[${e.dataset.testid || e.textContent.trim().slice(0, 20)}] ${Math.round(e.getBoundingClientRect().width)}×${Math.round(e.getBoundingClientRect().height)}`));
+        if (small.length) problems.push(`${size} ${what}: small touch targets: ${small.slice(0, 6).join(', ')}`);
+        // At a table, the player's hand starts in the first screen.
+        const hand = await page.evaluate(() => {
+          const e = document.querySelector('[data-testid="hand"], [data-testid="rm-hand"], .hand, .rm-hand, .ff-hand');
+          return e ? Math.round(e.getBoundingClientRect().top + scrollY) : null;
+        });
+        if (what.startsWith('table ') && (hand === null || hand >= 844)) problems.push(`${size} ${what}: the hand starts at ${hand} px, below the first screen`);
       }
     };
     await check(welcome, 'welcome');

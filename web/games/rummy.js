@@ -26,6 +26,12 @@ export const rulesPage = (table) => {
   return [21, 13, 8].includes(target) ? `fib${target}` : 'fib21';
 };
 
+/** The heading of a table: the game it is, by its target and seats. */
+export const tableTitle = (table) => {
+  const target = Number(table.options?.target) || 21;
+  return table.seats.length === 1 ? `Solitaire Fibonacci ${target}` : `Fibonacci ${target}`;
+};
+
 /** Label of a seat count in the create-table form. */
 export const seatLabel = (n) => (n === 1 ? 'Solitaire (1 player)' : `${n} players`);
 
