@@ -272,7 +272,13 @@ function lobbyPage() {
   });
 
   const list = h('div', { class: 'table-list', testid: 'table-list' }, h('p', { class: 'muted' }, 'Loading tables…'));
-  const renderTables = (tables) => {
+  // Which game's tables to show (remembered for the visit).
+  const filter = h('select', { id: 'lobby-filter', testid: 'lobby-filter', 'aria-label': 'Show the tables of' },
+    h('option', { value: '' }, 'All games'),
+    games.map((g) => h('option', { value: g.kind }, g.title)));
+  filter.addEventListener('change', () => renderTables([...listed.values()]));
+  const renderTables = (all) => {
+    const tables = filter.value ? all.filter((t) => t.game === filter.value) : all;
     if (!tables.length) {
       mount(list, h('p', { class: 'muted', testid: 'no-tables' }, 'No open tables right now. Create one!'));
       return;
@@ -310,7 +316,7 @@ function lobbyPage() {
     h('h1', { class: 'sr-only' }, 'Lobby'),
     h('div', { class: 'lobby' },
       h('section', { class: 'panel' },
-        h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live')),
+        h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live'), filter),
         list),
       h('div', { class: 'lobby-side' }, quick.el, form, chat.el)));
 }
@@ -413,6 +419,56 @@ async function tablePage(visit, id, invite) {
   let busyTimer = null;
   let refusal = null; // the latest refused move, in words, until the table moves on
   let refusalAt = 0;
+  let ratings = null; // after the match: each person's rating before and after it
+
+  // Each person's rating change from this match (docs/ratings.md): found in their
+  // rating history by this table's id. Bots are not rated; fewer than two people, nobody.
+  async function loadRatingChanges(t) {
+    ratings = { rows: [], note: 'Loading rating changes…' };
+    const people = t.seats.map((s, i) => ({ s, i })).filter(({ s }) => s.kind === 'player');
+    if (people.length < 2) {
+      ratings = { rows: [], note: 'Not rated: matches count for ratings only between two people or more (bots are not rated).' };
+      render();
+      return;
+    }
+    const pool = people.length === 2 ? 'duel' : 'multi';
+    const start = pool === 'duel' ? 1500 : 25;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        const rows = await Promise.all(people.map(async ({ s, i }) => {
+          const points = await api.ratingHistory(s.id, t.game, pool);
+          const k = points.findIndex((p) => p.table_id === id);
+          if (k < 0) return null;
+          return { seat: i, name: s.name, before: k > 0 ? points[k - 1].rating : start, after: points[k].rating };
+        }));
+        if (rows.every(Boolean)) {
+          ratings = { rows, note: null, pool };
+          render();
+          return;
+        }
+      } catch {
+        // Tried again below.
+      }
+      // The result may still be on its way to the database.
+      await new Promise((r) => setTimeout(r, 700));
+    }
+    ratings = { rows: [], note: 'Rating changes are not available yet: see the players\' profiles.' };
+    render();
+  }
+
+  function ratingPanel(t) {
+    const fmt = (x) => (ratings?.pool === 'multi' ? x.toFixed(1) : Math.round(x).toString());
+    return h('section', { class: 'panel rating-changes', testid: 'rating-changes' },
+      h('h2', null, 'Ratings'),
+      ratings?.note ? h('p', { class: 'muted' }, ratings.note) : null,
+      ratings?.rows?.length ? h('ul', { class: 'recent' }, ratings.rows.map((r) => {
+        const d = r.after - r.before;
+        return h('li', { testid: 'rating-change', dataset: { seat: String(r.seat) } },
+          h('a', { href: `#/players/${t.seats[r.seat].id}/${encodeURIComponent(r.name)}` }, r.name),
+          ` ${fmt(r.before)} → ${fmt(r.after)} `,
+          h('strong', { class: d >= 0 ? 'gain' : 'loss' }, `(${d >= 0 ? '+' : '−'}${fmt(Math.abs(d))})`));
+      })) : null);
+  }
   const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
   const gameRoot = h('div', { class: 'game-root' });
   // The chat panel sits beside the re-rendered part: typing survives every update.
@@ -539,6 +595,8 @@ async function tablePage(visit, id, invite) {
       parts.push(gameRoot);
     }
     if (t.status === 'finished') {
+      if (ratings === null) loadRatingChanges(t);
+      parts.push(ratingPanel(t));
       parts.push(rematchPanel(t, me, (accept) => sock.send({ type: 'rematch', accept })));
       parts.push(h('p', null, h('a', { class: 'btn', href: `#/replay/${id}`, testid: 'replay-link' }, 'Replay this match step by step')));
     }

@@ -23,6 +23,13 @@ export const SYMBOL_NAMES = {
 
 export const COLOURS = ['red', 'yellow', 'green', 'blue', 'purple'];
 
+/**
+ * A mark per colour that does not need colour vision: the colour's initial, printed on
+ * every card (red R, yellow Y, green G, blue B, purple P), so that colours are told apart
+ * under any kind of colour blindness.
+ */
+export const colourMark = (colour) => (COLOURS.includes(colour) ? colour[0].toUpperCase() : '?');
+
 export const symbolGlyph = (s) => SYMBOLS[s] ?? '?';
 
 /** Same card? (by colour and number; the symbol follows from them). */
@@ -73,6 +80,7 @@ export function cardEl(card, opts = {}) {
     h('span', { class: 'card-num', 'aria-hidden': 'true' }, String(card.number)),
     h('span', { class: 'card-sym', 'aria-hidden': 'true' }, glyph),
     h('span', { class: 'card-corner card-br', 'aria-hidden': 'true' }, String(card.number)),
+    h('span', { class: 'card-mark', 'aria-hidden': 'true', testid: 'colour-mark' }, colourMark(card.colour)),
     clickable ? h('span', { class: 'sr-only' }, cardLabel(card) + (opts.playable ? ', playable' : '')) : null,
   );
   return el;

@@ -13,6 +13,8 @@ await runBrowserTest('clocks and presence at a live table', async ({ player, tid
   await a.locator(tid('create-seats')).selectOption('2');
   await a.locator(tid('create-bots')).uncheck();
   await a.locator(tid('create-pace')).selectOption('blitz');
+  // The game's own option: Trump's race target.
+  await a.locator(tid('create-target')).selectOption('55');
   await a.locator(tid('create-submit')).click();
   await a.waitForURL(/#\/table\/[0-9a-f-]{36}$/);
   const table = a.url();
@@ -23,6 +25,8 @@ await runBrowserTest('clocks and presence at a live table', async ({ player, tid
   await a.locator(tid('players-bar')).waitFor();
   await b.locator(tid('players-bar')).waitFor();
   log('match started');
+  const target = await a.evaluate(async (u) => (await (await fetch(`/api/tables/${u.split('#/table/')[1]}`)).json()).options.target, table);
+  if (target !== 55) throw new Error(`the table races to ${target}, not the 55 chosen`);
 
   // The seat on turn has a running clock (10 s a move + 30 s bank) that counts down.
   const running = a.locator(`${tid('players-bar')} .clock.running`);

@@ -1,7 +1,7 @@
 // Browser test of the profile: Ada and Bob play a short rated Trump duel (their moves go
 // through WebSockets of their own pages, always the first legal one); Ada's profile shows
 // the Trump duel rating with its chart and a table of rated matches, whose replay link
-// opens the replay.
+// opens the replay. The end of the match shows both rating changes.
 // Usage: node tests/browser/profile.mjs <base-url>
 
 import { join } from 'node:path';
@@ -22,6 +22,15 @@ await runBrowserTest('a profile with its rating chart', async ({ player, tid, lo
   await Promise.all([playOut(a, table), playOut(b, table)]);
   log('rated match finished');
   const me = await a.evaluate(async () => (await fetch('/api/me')).json());
+
+  // The end of the match shows each person's rating change, winner up and loser down.
+  await a.goto(a.url().replace(/#.*$/, '') + `#/table/${table}`);
+  await a.locator(tid('rating-change')).nth(1).waitFor();
+  const changes = await a.locator(tid('rating-change')).allTextContents();
+  log(`rating changes: ${changes.join(' | ')}`);
+  if (!changes.some((c) => /1500 → \d+ \(\+\d+\)/.test(c)) || !changes.some((c) => /1500 → \d+ \(−\d+\)/.test(c))) {
+    throw new Error(`rating changes: ${changes.join(' | ')}`);
+  }
 
   await b.goto(b.url().replace(/#.*$/, '') + `#/players/${me.id}/Ada`);
   await b.locator(tid('profile-name')).filter({ hasText: 'Ada' }).waitFor();

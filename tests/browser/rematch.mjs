@@ -26,6 +26,8 @@ await runBrowserTest('rematch after a finished match', async ({ player, tid, log
   await a.locator(tid('rematch-panel')).waitFor();
   await a.locator(tid('back-to-lobby')).waitFor();
   await a.locator(tid('replay-link')).waitFor();
+  // One person and a bot: nothing is rated, and the page says so.
+  await a.locator(tid('rating-changes')).filter({ hasText: 'Not rated' }).waitFor();
   await a.screenshot({ path: join(outDir, 'rematch-offer.png'), fullPage: true });
   await a.locator(tid('rematch-accept')).click();
   await a.waitForURL((u) => /#\/table\/[0-9a-f-]{36}$/.test(u.hash) && !u.hash.includes(table));

@@ -2,7 +2,8 @@
 // keyboard only (the focus comes to her first playable card on her turn; Enter plays it);
 // a card she may not play, pressed anyway, is refused in words; the card winning the trick
 // so far is marked; each move is announced in the live region; her turn makes a sound
-// until she mutes (remembered after a reload); cards move, except under reduced motion.
+// until she mutes (remembered after a reload); cards move, except under reduced motion;
+// every card carries its colour's initial.
 // Usage: node tests/browser/trump_table.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -19,6 +20,13 @@ await runBrowserTest('a Trump round by keyboard, with feedback, sound and motion
   await a.keyboard.press('Enter');
   await a.locator(tid('hand')).waitFor();
   log('started');
+  // Colour is never the only cue: every card carries its colour's initial.
+  const marks = await a.evaluate(() => [...document.querySelectorAll('[data-testid="hand"] button.card')]
+    .map((c) => [c.dataset.colour, c.querySelector('[data-testid="colour-mark"]')?.textContent]));
+  for (const [colour, mark] of marks) {
+    if (mark !== colour[0].toUpperCase()) throw new Error(`a ${colour} card is marked ${mark}`);
+  }
+  if (new Set(marks.map(([, m]) => m)).size < 2) throw new Error(`one mark for every colour: ${JSON.stringify(marks)}`);
 
   let moves = 0;
   let refused = false;

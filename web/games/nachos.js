@@ -85,6 +85,8 @@ function nachoEl(c, opts = {}) {
     onclick: clickable ? () => opts.onClick(c) : null,
   },
     h('span', { class: 'nc-corner', 'aria-hidden': 'true' }, String(c.number)),
+    // The suit's initial: suits are told apart without colour vision too.
+    h('span', { class: 'nc-mark', 'aria-hidden': 'true', testid: 'colour-mark' }, (c.suit || '?')[0].toUpperCase()),
     h('span', { class: 'nc-num', 'aria-hidden': 'true' }, String(c.number)),
     c.fibonacho ? h('span', { class: 'nc-fib', 'aria-hidden': 'true' }, spiral()) : null,
     clickable ? h('span', { class: 'sr-only' }, label) : null);

@@ -14,6 +14,15 @@ const dismissed = new Map();
 
 const cap = (s) => (s ? s[0].toUpperCase() + s.slice(1) : '');
 
+/** The race target at table creation: 144 is the official game. */
+export function createOptions(container) {
+  const target = h('select', { testid: 'create-target' },
+    [[144, '144 (the official race)'], [89, '89'], [55, '55'], [34, '34'], [21, '21 (a short game)']]
+      .map(([v, l]) => h('option', { value: String(v) }, l)));
+  container.append(h('label', null, 'Race to', target));
+  return () => ({ target: Number(target.value) });
+}
+
 export function render(root, msg, ctx) {
   const v = msg.view;
   if (!v) {
