@@ -592,6 +592,8 @@ async function tablePage(visit, id, invite) {
     }
     if (latest.view !== null && latest.view !== undefined) {
       mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
+      // The game's sections are h3s: this keeps the outline without a jump from the h1.
+      parts.push(h('h2', { class: 'sr-only' }, 'The game'));
       parts.push(gameRoot);
     }
     if (t.status === 'finished') {
@@ -936,7 +938,11 @@ async function rulesPage(visit, kind) {
 async function boot() {
   // Both start-up questions at once; /api/session answers 200 with `null` when nobody has
   // signed in, so a first visit logs no error.
-  const [games, me] = await Promise.allSettled([api.games(), api.session()]);
+  // The catalogue comes with the page (a JSON block the server writes); asked for only
+  // when it is missing.
+  const inline = document.getElementById('fib-games')?.textContent;
+  const catalogue = inline ? Promise.resolve(JSON.parse(inline)) : api.games();
+  const [games, me] = await Promise.allSettled([catalogue, api.session()]);
   session.games = games.status === 'fulfilled' ? games.value : [];
   session.me = me.status === 'fulfilled' ? me.value.player : null;
   if (me.status === 'rejected') toast(me.reason.message);

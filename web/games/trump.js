@@ -53,11 +53,14 @@ export function render(root, msg, ctx) {
   const lr = v.last_round;
   // Shown until closed or until the first trick of the next round is done (the scores
   // table keeps the round's points), so it does not push the hand down all round long.
+  // It goes below the hand (pushed there further down), so it never pushes the hand out of
+  // sight nor covers it.
+  let resultPanel = null;
   if (lr && (v.match_over || (dismissed.get(ctx.tableId) !== lr.round && (lr.round === v.round || v.tricks_played === 0)))) {
-    parts.push(roundResult(lr, v, name, v.match_over ? null : () => {
+    resultPanel = roundResult(lr, v, name, v.match_over ? null : () => {
       dismissed.set(ctx.tableId, lr.round);
       root.querySelector('[data-testid="round-result"]')?.remove();
-    }));
+    });
   }
 
   // --- Indicators and round facts -------------------------------------------------------
@@ -155,6 +158,8 @@ export function render(root, msg, ctx) {
   } else {
     parts.push(h('p', { class: 'muted spectating' }, 'You are watching this match.'));
   }
+
+  if (resultPanel) parts.push(resultPanel);
 
   // --- Scores --------------------------------------------------------------------------
   parts.push(scoresTable(v, name));
