@@ -5,14 +5,11 @@
 
 import { h, morph, mount, toast } from './dom.js';
 import { api, ApiError, dealUrl } from './api.js';
-import { LiveSocket } from './socket.js';
-import { chatPanel } from './chat.js';
-import { applyPatch } from './patch.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
-import { replayPage } from './replay.js';
-import { profilePage } from './profile.js';
 import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
-import * as sound from './sound.js';
+// Only what the first paint of any page needs is imported here (the server preloads these
+// in one round of requests); sockets, chat, patches, sound, replays and profiles come with
+// `import()` when a page needs them.
 import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
 
 const app = document.getElementById('app');
@@ -53,16 +50,19 @@ function showMe() {
   mount(meEl, session.me ? h('a', { href: '#/account', testid: 'me-name', title: 'your display name: account and devices' }, session.me.name) : null);
 }
 
-// The header's sound toggle: remembered in this browser.
+// The header's sound toggle: remembered in this browser (the key `sound.js` reads; that
+// module itself loads with the first table).
+const MUTED = 'fib.muted';
+const isMuted = () => localStorage.getItem(MUTED) === '1';
 function showMute() {
   const btn = document.getElementById('mute');
   if (!btn) return;
-  const muted = sound.isMuted();
+  const muted = isMuted();
   btn.setAttribute('aria-pressed', String(muted));
   btn.textContent = muted ? 'Sound off' : 'Sound on';
 }
 document.getElementById('mute')?.addEventListener('click', () => {
-  sound.setMuted(!sound.isMuted());
+  localStorage.setItem(MUTED, isMuted() ? '0' : '1');
   showMute();
 });
 showMute();
@@ -115,8 +115,12 @@ async function route() {
   try {
     if (page === 'rules') return await rulesPage(visit, a || 'trump');
     if (page === 'leaderboard') return await leaderboardPage(visit, a || 'trump', b === 'multi' ? 'multi' : 'duel');
-    if (page === 'players' && a) return await profilePage(app, a, b || null, { title: gameTitle, stale: () => stale(visit) });
+    if (page === 'players' && a) {
+      const { profilePage } = await import('./profile.js');
+      return await profilePage(app, a, b || null, { title: gameTitle, stale: () => stale(visit) });
+    }
     if (page === 'replay' && a) {
+      const { replayPage } = await import('./replay.js');
       session.cleanup = await replayPage(app, a, { title: gameTitle, stale: () => stale(visit) });
       return;
     }
@@ -289,36 +293,46 @@ function lobbyPage() {
   };
   // The lobby sends its whole list on connect, then only what changed; and its chat.
   const listed = new Map();
-  const chat = chatPanel({ title: 'Lobby chat', me: () => session.me, send: (msg) => sock.send(msg), testid: 'lobby-chat' });
-  const quick = quickPlayPanel({ games, title: gameTitle, send: (msg) => sock.send(msg) });
-  const sock = new LiveSocket('/ws/lobby', {
-    onOpen: () => quick.onReconnect(),
-    onMessage: (m) => {
-      if (quick.onMessage(m)) return;
-      if (chat.onMessage(m)) return;
-      if (m.type === 'tables') {
-        listed.clear();
-        for (const t of m.tables) listed.set(t.id, t);
-      } else if (m.type === 'changes') {
-        for (const t of m.tables) listed.set(t.id, t);
-        for (const id of m.removed) listed.delete(id);
-      } else return;
-      renderTables([...listed.values()]);
-    },
-    onStatus: showConn,
-  });
+  let sock = null;
+  let left = false;
+  const send = (msg) => sock?.send(msg) ?? false;
+  const quick = quickPlayPanel({ games, title: gameTitle, send });
   session.cleanup = () => {
+    left = true;
     quick.stop();
-    sock.close();
+    sock?.close();
   };
-
+  const side = h('div', { class: 'lobby-side' }, quick.el, form);
   mount(app,
     h('h1', { class: 'sr-only' }, 'Lobby'),
     h('div', { class: 'lobby' },
       h('section', { class: 'panel' },
         h('div', { class: 'panel-head' }, h('h2', null, 'Tables'), h('span', { class: 'muted small' }, 'public tables, live'), filter),
         list),
-      h('div', { class: 'lobby-side' }, quick.el, form, chat.el)));
+      side));
+  // The live list and the chat come once their modules are in: the page is drawn first.
+  Promise.all([import('./socket.js'), import('./chat.js')]).then(([{ LiveSocket }, { chatPanel }]) => {
+    if (left) return;
+    const chat = chatPanel({ title: 'Lobby chat', me: () => session.me, send, testid: 'lobby-chat' });
+    // Last in its column (and below the list on a phone): nothing above it moves.
+    side.append(chat.el);
+    sock = new LiveSocket('/ws/lobby', {
+      onOpen: () => quick.onReconnect(),
+      onMessage: (m) => {
+        if (quick.onMessage(m)) return;
+        if (chat.onMessage(m)) return;
+        if (m.type === 'tables') {
+          listed.clear();
+          for (const t of m.tables) listed.set(t.id, t);
+        } else if (m.type === 'changes') {
+          for (const t of m.tables) listed.set(t.id, t);
+          for (const id of m.removed) listed.delete(id);
+        } else return;
+        renderTables([...listed.values()]);
+      },
+      onStatus: showConn,
+    });
+  }, (e) => toast(`The lobby could not load: ${e.message}`));
 }
 
 // After the match: ask for a rematch (everyone must accept; bots do), see who has, and go to
@@ -389,6 +403,8 @@ function tableRow(t) {
 
 async function tablePage(visit, id, invite) {
   mount(app, h('p', { class: 'muted' }, 'Opening table…'));
+  // The table's own modules load while the table is asked for.
+  const modules = Promise.all([import('./socket.js'), import('./chat.js'), import('./patch.js'), import('./sound.js')]);
   // Check the table over HTTP first: a wrong id or missing invite gets a clear message
   // instead of a socket that retries forever.
   let info;
@@ -407,7 +423,7 @@ async function tablePage(visit, id, invite) {
   }
   if (stale(visit)) return;
   if (invite) localStorage.setItem(inviteKey(id), invite);
-  const mod = await gameModule(info.game);
+  const [mod, [{ LiveSocket }, { chatPanel }, { applyPatch }, sound]] = await Promise.all([gameModule(info.game), modules]);
   if (stale(visit)) return;
 
   let latest = null; // the latest state message: the only thing rendered

@@ -58,6 +58,7 @@ await runBrowserTest('two players and a bot play a Fibonachos round', async ({ b
   const played = { A: 0, B: 0 };
   let sawTrick = false;
   let sawWon = false;
+  let refused = false;
   let sawActive = false;
   const tricksDone = async (p) => {
     const counts = await p.locator('[data-testid^="pile-"]').evaluateAll((els) => els.map((e) => Number(e.dataset.count)));
@@ -78,10 +79,22 @@ await runBrowserTest('two players and a bot play a Fibonachos round', async ({ b
       const cards = p.locator(`${tid('hand-card')}[data-playable="true"]`);
       const n = await cards.count();
       if (n === 0) continue;
-      // Only cards the server listed in `legal` are raised: the others are disabled.
+      // Only cards the server listed in `legal` are raised: the others are marked
+      // unplayable (aria-disabled: pressing one shows why).
       const all = await p.locator(tid('hand-card')).count();
-      const disabled = await p.locator(`${tid('hand-card')}:disabled`).count();
-      if (disabled !== all - n) throw new Error(`${who}: ${disabled} disabled cards, expected ${all - n}`);
+      const disabled = await p.locator(`${tid('hand-card')}[aria-disabled="true"], ${tid('hand-card')}:disabled`).count();
+      if (disabled !== all - n) throw new Error(`${who}: ${disabled} unplayable cards, expected ${all - n}`);
+      if (!refused && disabled > 0) {
+        // A card that does not follow the lead suit, pressed anyway: refused, in words.
+        // (Playwright will not click an aria-disabled button: a person can, and a keyboard can.)
+        await p.locator(`${tid('hand-card')}[aria-disabled="true"]`).first().focus();
+        await p.keyboard.press('Enter');
+        const said = await p.locator(tid('refusal')).filter({ hasText: 'You must follow' }).first().waitFor({ timeout: 3000 }).then(() => true, () => false);
+        refused = true; // one try: whatever the state did meanwhile, play on afterwards
+        if (!said) throw new Error(`${who}: an unplayable card was refused with ${JSON.stringify(await p.locator(tid('refusal')).allTextContents())}`);
+        log(`${who} was told: ${await p.locator(tid('refusal')).first().textContent()}`);
+        continue;
+      }
       const pick = cards.nth(Math.floor(Math.random() * n));
       const label = await pick.getAttribute('title', { timeout: 1000 }).catch(() => null);
       try {

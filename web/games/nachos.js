@@ -8,6 +8,29 @@ import { h, morph, mount } from '../dom.js';
 
 export const title = 'Fibonachos';
 
+/** A refusal of the server in the player's words. */
+export function explainError(err, view) {
+  if (err.code === 'must_follow_suit') {
+    const led = view?.lead_suit;
+    return led ? `You must follow ${led}: you hold a ${led} card, so play one of them.` : 'You must follow the suit that was led.';
+  }
+  if (err.code === 'not_your_turn') return 'It is not your turn yet.';
+  return null;
+}
+
+/** The events of one update in words, for the screen-reader live region. */
+export function describe(events, seatName, me) {
+  const who = (s) => (s === me ? 'You' : seatName(s));
+  const lines = [];
+  for (const e of events) {
+    if (e.type === 'card_played' && e.card) lines.push(`${who(e.seat)} played ${e.card.suit} ${e.card.number}.`);
+    else if (e.type === 'trick_won') lines.push(`${who(e.winner ?? e.seat)} won the trick.`);
+    else if (e.type === 'round_ended') lines.push('The round is over.');
+    else if (e.type === 'match_ended') lines.push('The match is over.');
+  }
+  return lines.join(' ');
+}
+
 // The module's own stylesheet, added to the page once (no build step, no shared CSS edit).
 let cssAdded = false;
 function addCss() {
@@ -81,7 +104,8 @@ function nachoEl(c, opts = {}) {
     // A picture is named by its label; a button by its (hidden) text.
     'aria-label': clickable ? null : label,
     title: label,
-    disabled: clickable && !opts.playable,
+    disabled: clickable && !opts.playable && !opts.explain,
+    'aria-disabled': clickable && !opts.playable && opts.explain ? 'true' : null,
     onclick: clickable ? () => opts.onClick(c) : null,
   },
     h('span', { class: 'nc-corner', 'aria-hidden': 'true' }, String(c.number)),
@@ -176,10 +200,14 @@ export function render(root, msg, ctx) {
           return nachoEl(c, {
             size: 'lg',
             playable: ok,
+            // On your turn a card you may not play can still be pressed: the server's
+            // refusal then says why (the lead suit must be followed).
+            explain: myTurn && !ctx.busy,
             testid: 'hand-card',
             extraClass: myTurn && !a ? 'dim' : '',
-            // Send exactly the legal action the server listed for this card.
-            onClick: () => a && ctx.act(a),
+            // Send exactly the legal action the server listed for this card (or, for
+            // another card, the move as asked, for the server to refuse).
+            onClick: () => ctx.act(a ?? { type: 'play', card: { suit: c.suit, number: c.number, copy: c.copy ?? 0 } }),
           });
         })),
       h('p', { class: 'legend muted small' }, h('span', { class: 'legend-fib' }, spiral()), ' marks a fibonacho (1, 2, 3, 5, 8, 13).')));
