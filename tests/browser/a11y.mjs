@@ -2,7 +2,8 @@
 // desktop and at phone size (390×844): the welcome page, the lobby, every rules page, a
 // table of every game being played, the leaderboard, the daily deal, my matches, the
 // account page, a profile and a replay. Every page has exactly one h1, and no page
-// scrolls sideways at phone size.
+// scrolls sideways at phone size. Hand cards animate at desktop size and do not under
+// reduced motion (asked for in the phone pass).
 // Usage: node tests/browser/a11y.mjs <base-url>
 
 import { axeSerious, playOut, runBrowserTest } from './lib.mjs';
@@ -41,6 +42,7 @@ await runBrowserTest('axe finds no serious issue, desktop and phone', async ({ p
     };
     await check(welcome, 'welcome');
     const p = await player(`Ada-${size}`, { phone });
+    if (phone) await p.emulateMedia({ reducedMotion: 'reduce' });
     const base = p.url().replace(/#.*$/, '');
     const go = async (hash, ready) => {
       await p.goto(`${base}#${hash}`);
@@ -63,6 +65,12 @@ await runBrowserTest('axe finds no serious issue, desktop and phone', async ({ p
       }, [game, seats]);
       await go(`/table/${id}`, tid('players-bar'));
       await check(p, `table ${game}/${seats}`);
+      // Cards move on arrival; under reduced motion (the phone pass asks for it) nothing does.
+      const anim = await p.evaluate(() => {
+        const c = document.querySelector('[data-testid="hand"] .card, [data-testid="hand"] .ncard, [data-testid="hand"] .ff-card, [data-testid="hand"] .rc');
+        return c ? getComputedStyle(c).animationName : null;
+      });
+      if (phone ? anim !== 'none' : (anim === null || anim === 'none')) problems.push(`${size} table ${game}/${seats}: hand cards animate with ${anim}`);
       if (game === 'fibfib') {
         await playOut(p, id);
         finished = id;
