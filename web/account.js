@@ -8,7 +8,7 @@
 //   queue (with how many wait and about how long), or play bots now; the lobby socket says
 //   `matched` with the table to go to.
 
-import { h, mount } from './dom.js';
+import { deckControl, h, mount } from './dom.js';
 import { api } from './api.js';
 
 const when = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -98,7 +98,11 @@ export async function accountPage(app, { stale, signedOut }) {
           d.current ? 'Sign out' : 'Sign out this device')
         : null))),
     account.username === null ? err : null);
-  mount(app, h('div', { class: 'account' }, top, list, account.username !== null ? err : null));
+  const display = h('section', { class: 'panel', testid: 'display-prefs' },
+    h('h2', null, 'Display'),
+    h('p', { class: 'muted small' }, 'Remembered in this browser. The four-colour deck gives each Fib-Fibonacci suit its own colour and draws the other games’ colours in a palette that colour-blind players can tell apart.'),
+    deckControl());
+  mount(app, h('div', { class: 'account' }, top, list, account.username !== null ? err : null, display));
 }
 
 /**

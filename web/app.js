@@ -3,7 +3,7 @@
 // #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/players/<id>[/<name>], #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
-import { h, morph, mount, toast } from './dom.js';
+import { applyDeck, deckControl, h, morph, mount, toast } from './dom.js';
 import { api, ApiError, dealUrl } from './api.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
 import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
@@ -66,6 +66,8 @@ document.getElementById('mute')?.addEventListener('click', () => {
   showMute();
 });
 showMute();
+// The deck's colours (dom.js) before any card is drawn.
+applyDeck();
 
 /** The sounds a batch of game events makes (every game names its events alike). */
 const soundsOf = (events) => {
@@ -435,6 +437,7 @@ async function tablePage(visit, id, invite) {
   let busyTimer = null;
   let refusal = null; // the latest refused move, in words, until the table moves on
   let refusalAt = 0;
+  let refusalCode = '';
   let ratings = null; // after the match: each person's rating before and after it
 
   // Each person's rating change from this match (docs/ratings.md): found in their
@@ -604,7 +607,7 @@ async function tablePage(visit, id, invite) {
       parts.push(playersBar(t, me, seatName));
     }
     if (refusal && latest.version === refusalAt) {
-      parts.push(h('p', { class: 'refusal', role: 'alert', testid: 'refusal' }, refusal));
+      parts.push(h('p', { class: 'refusal', role: 'alert', testid: 'refusal', dataset: { code: refusalCode } }, refusal));
     }
     if (latest.view !== null && latest.view !== undefined) {
       mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
@@ -621,6 +624,7 @@ async function tablePage(visit, id, invite) {
     if (t.status !== 'open') {
       parts.push(fairnessPanel(id, latest.fairness || [], t.round));
     }
+    parts.push(deckControl());
     // Patched into the page, not replaced: focus, open selects and typed text survive.
     morph(root, parts);
     // Keyboard play: on your turn, when the focus is nowhere (the card just played, or
@@ -767,6 +771,7 @@ async function tablePage(visit, id, invite) {
         // A game may say it in the player's words (e.g. which colour must be followed).
         refusal = mod.explainError?.(m, latest?.view) ?? m.message ?? m.code;
         refusalAt = latest?.version ?? 0;
+        refusalCode = m.code ?? '';
         toast(refusal);
         render();
       }

@@ -138,3 +138,85 @@ export function toast(message, kind = 'error', ms = 4500) {
   while (toastBox.children.length > 4) toastBox.firstChild.remove();
   setTimeout(() => t.remove(), ms);
 }
+
+// ---- The deck's colours: a preference remembered in this browser ----------------------
+// "classic" is the printed deck. "four" is the four-colour deck: Fib-Fibonacci's suits
+// each get their own colour (♠ black, ♥ red, ♦ blue, ♣ green), and the colour-coded cards
+// of the other games switch to a palette that stays distinct under every common kind of
+// colour blindness (Okabe and Ito's). The page's root carries it as `data-deck`; the
+// stylesheets do the rest. Cards keep their colour initials and suit glyphs either way.
+const DECK_KEY = 'fib.deck';
+export const deckPref = () => (localStorage.getItem(DECK_KEY) === 'four' ? 'four' : 'classic');
+export function applyDeck() {
+  document.documentElement.dataset.deck = deckPref();
+}
+
+/** A labelled select for the deck's colours (table page and account page). */
+export function deckControl() {
+  const sel = h('select', {
+    id: 'deck-colours', testid: 'deck-colours',
+    onchange: (e) => {
+      localStorage.setItem(DECK_KEY, e.target.value);
+      applyDeck();
+    },
+  },
+  h('option', { value: 'classic', selected: deckPref() === 'classic' }, 'Classic'),
+  h('option', { value: 'four', selected: deckPref() === 'four' }, 'Four-colour, colour-blind safe'));
+  return h('div', { class: 'deck-pref', testid: 'deck-pref' }, h('label', { for: 'deck-colours' }, 'Card colours'), sel);
+}
+
+/**
+ * A won trick travels to its winner: after the winning card's glow (CSS), the cards of the
+ * trick area `box` (its `.showing-last` state, elements matching `sel`) fly to the
+ * winner's seat element `to`, shrinking and fading; the game keeps a "last trick" box in
+ * view. The flying cards are copies in a layer of their own (hidden from assistive
+ * technology and from clicks), so the next trick may start at once without cutting the
+ * flight short; the originals fade out of the trick area as their copies leave. Only a
+ * trick seen being played flies (not one already won when the page opened), and once;
+ * nothing moves under reduced motion. The games key the trick's elements by round, trick
+ * and seat, so the morph keeps them: a later update neither replays the flight nor brings
+ * the cards back. `window.fibFlights` counts flights (and tricks left still) for the tests.
+ */
+export function flyTrick(box, sel, to) {
+  if (!box) return;
+  const cards = [...box.querySelectorAll(sel)];
+  if (!box.classList.contains('showing-last')) {
+    for (const el of cards) el.__seen = true;
+    return;
+  }
+  if (!to || cards.every((el) => el.__flown) || !cards.some((el) => el.__seen)) return;
+  for (const el of cards) el.__flown = true;
+  const counts = (window.fibFlights ??= { flown: 0, still: 0 });
+  if (matchMedia('(prefers-reduced-motion: reduce)').matches) {
+    counts.still += 1;
+    return;
+  }
+  let layer = document.getElementById('flights');
+  if (!layer) {
+    layer = h('div', { id: 'flights', class: 'flights', 'aria-hidden': 'true' });
+    document.body.appendChild(layer);
+  }
+  const t = to.getBoundingClientRect();
+  const delay = 650;
+  for (const el of cards) {
+    const f = el.getBoundingClientRect();
+    if (!f.width) continue;
+    const copy = el.cloneNode(true);
+    for (const x of [copy, ...copy.querySelectorAll('[data-testid], [id]')]) {
+      x.removeAttribute('data-testid');
+      x.removeAttribute('id');
+    }
+    copy.style.left = `${f.left}px`;
+    copy.style.top = `${f.top}px`;
+    copy.style.width = `${f.width}px`;
+    layer.appendChild(copy);
+    const dx = t.left + t.width / 2 - (f.left + f.width / 2);
+    const dy = t.top + t.height / 2 - (f.top + f.height / 2);
+    copy.animate(
+      [{ transform: 'none', opacity: 1 }, { transform: `translate(${dx}px, ${dy}px) scale(.35)`, opacity: 0 }],
+      { duration: 480, delay, easing: 'cubic-bezier(.5, 0, .75, .4)', fill: 'both' },
+    ).finished.then(() => copy.remove(), () => copy.remove());
+    el.animate([{ opacity: 1 }, { opacity: 0 }], { duration: 1, delay, fill: 'forwards' });
+  }
+  counts.flown += 1;
+}

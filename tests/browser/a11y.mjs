@@ -3,7 +3,7 @@
 // table of every game being played, the leaderboard, the daily deal, my matches, the
 // account page, a profile and a replay. Every page has exactly one h1, and no page
 // scrolls sideways at phone size. Hand cards animate at desktop size and do not under
-// reduced motion (asked for in the phone pass).
+// reduced motion (asked for in the phone pass). The phone pass uses the four-colour deck.
 // Usage: node tests/browser/a11y.mjs <base-url>
 
 import { axeSerious, playOut, runBrowserTest } from './lib.mjs';
@@ -42,7 +42,13 @@ await runBrowserTest('axe finds no serious issue, desktop and phone', async ({ p
     };
     await check(welcome, 'welcome');
     const p = await player(`Ada-${size}`, { phone });
-    if (phone) await p.emulateMedia({ reducedMotion: 'reduce' });
+    if (phone) {
+      await p.emulateMedia({ reducedMotion: 'reduce' });
+      // The phone pass sweeps the four-colour deck (its inks and swatches), desktop the classic.
+      await p.evaluate(() => localStorage.setItem('fib.deck', 'four'));
+      await p.reload();
+      if (await p.evaluate(() => document.documentElement.dataset.deck) !== 'four') problems.push('phone: the four-colour deck is not applied');
+    }
     const base = p.url().replace(/#.*$/, '');
     const go = async (hash, ready) => {
       await p.goto(`${base}#${hash}`);

@@ -42,6 +42,7 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
   };
 
   let done = false;
+  let refused = false;
   for (let table = 1; table <= TABLES && !done; table++) {
     if (Date.now() > deadline) throw new Error('out of time');
     await p.goto(p.url().replace(/#.*$/, '') + '#/');
@@ -64,6 +65,29 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
       const hand = await count(tid('hand-card'));
       await p.locator(tid('act-draw-stock')).tap();
       await until('the draw', async () => (await count(tid('hand-card'))) === hand + 2);
+      if (!refused && (await count(tid('act-build-open')))) {
+        // An opening of one card is refused, and the refusal says why in words (the
+        // builder sends what the player laid out; the server judges it).
+        await p.locator(tid('act-build-open')).tap();
+        await p.locator(tid('open-builder')).waitFor();
+        // The builder starts from the suggested opening (if any): empty it, then put one
+        // hand card in.
+        const inBuilder = p.locator(`${tid('open-builder')} .rm-bcard .rc`);
+        for (let k = 0; k < 30 && (await inBuilder.count()); k++) await inBuilder.first().tap();
+        await p.locator(tid('hand-card')).first().tap();
+        await inBuilder.first().waitFor();
+        if ((await inBuilder.count()) !== 1) throw new Error(`the builder holds ${await inBuilder.count()} cards, not 1`);
+        await p.locator(tid('builder-lay-down')).tap();
+        const r = p.locator(tid('refusal'));
+        await r.waitFor();
+        const text = await r.textContent();
+        if (!/^(Your opening is not complete|That card cannot start a set)/.test(text)) {
+          throw new Error(`a one-card opening was refused with ${JSON.stringify(text)} (code ${await r.getAttribute('data-code')})`);
+        }
+        refused = true;
+        log(`a one-card opening was refused: ${text}`);
+        if (await count(tid('builder-cancel'))) await p.locator(tid('builder-cancel')).tap();
+      }
       if (!opened && (await count(tid('act-open')))) {
         await p.locator(tid('act-open')).tap();
         await until('the opening on the table', async () => (await count('[data-testid^="my-set-"]')) >= 2);
@@ -99,6 +123,7 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
     }
   }
   await p.screenshot({ path: join(outDir, 'rummy-phone.png'), fullPage: true });
+  if (!refused) throw new Error('no turn offered the opening builder');
   if (!done) throw new Error(`no deal allowed opening and adding within ${TURNS} turns on ${TABLES} tables`);
   log('opened, added to a set and discarded through the UI');
 });

@@ -3,7 +3,8 @@
 // a card she may not play, pressed anyway, is refused in words; the card winning the trick
 // so far is marked; each move is announced in the live region; her turn makes a sound
 // until she mutes (remembered after a reload); cards move, except under reduced motion;
-// every card carries its colour's initial.
+// every card carries its colour's initial; won tricks fly to their winner, except under
+// reduced motion; the four-colour deck is chosen and remembered.
 // Usage: node tests/browser/trump_table.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -70,6 +71,10 @@ await runBrowserTest('a Trump round by keyboard, with feedback, sound and motion
     moves += 1;
   }
   log(`round over after ${moves} moves by keyboard`);
+  // Won tricks travelled to their winner's seat.
+  const flights = await a.evaluate(() => ({ ...(window.fibFlights || {}) }));
+  if (!(flights.flown > 0)) throw new Error(`no trick flew to its winner: ${JSON.stringify(flights)}`);
+  log(`tricks flown to their winner: ${flights.flown}`);
   if (!markedWinner) throw new Error('no trick was seen with its winning card marked');
   if (!refused) log('no unplayable card came up this round (nothing to refuse)');
   const said = await a.locator(tid('announcer')).textContent();
@@ -94,5 +99,34 @@ await runBrowserTest('a Trump round by keyboard, with feedback, sound and motion
   await a.emulateMedia({ reducedMotion: 'reduce' });
   const still = await anim();
   if (still !== 'none') throw new Error(`under reduced motion hand cards animate with ${still}`);
+  // Under reduced motion a won trick stays where it is (counted as `still`, never flown).
+  // (The reload above reset the counters; the round after the first is under way.)
+  while (!(await a.evaluate(() => window.fibFlights?.still > 0))) {
+    if (Date.now() > deadline - 5_000) throw new Error(`no trick was won under reduced motion: ${JSON.stringify(await a.evaluate(() => window.fibFlights))}`);
+    const card = a.locator(`${tid('hand-card')}[data-playable="true"]`);
+    if (await card.count()) {
+      const before = await a.locator(tid('hand-card')).count();
+      await card.first().click();
+      await a.waitForFunction((n) => document.querySelectorAll('[data-testid="hand-card"]').length < n, before).catch(() => {});
+    } else await a.waitForTimeout(50);
+  }
+  const afterReduce = await a.evaluate(() => window.fibFlights);
+  if (afterReduce.flown !== 0) throw new Error(`a trick flew under reduced motion: ${JSON.stringify(afterReduce)}`);
+  const scripted = await a.evaluate(() => [document.getElementById('flights')?.children.length ?? 0,
+    document.getAnimations().filter((x) => !(x instanceof CSSAnimation) && !(x instanceof CSSTransition)).length]);
+  if (scripted.some((n) => n > 0)) throw new Error(`under reduced motion cards still fly: ${JSON.stringify(scripted)}`);
+
+  // The four-colour deck: chosen on the table page, applied at once, remembered.
+  const border = () => a.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--red').trim());
+  const classic = await border();
+  await a.locator(tid('deck-colours')).selectOption('four');
+  if (await a.evaluate(() => document.documentElement.dataset.deck) !== 'four') throw new Error('the deck choice was not applied');
+  await a.reload();
+  await a.locator(tid('hand')).waitFor();
+  if (await a.evaluate(() => document.documentElement.dataset.deck) !== 'four') throw new Error('the deck choice was forgotten after a reload');
+  if (await a.locator(tid('deck-colours')).inputValue() !== 'four') throw new Error('the deck select does not show the choice');
+  const four = await border();
+  if (four === classic) throw new Error(`the four-colour deck draws cards as the classic one (${four})`);
+  log(`deck colours: classic ${classic}, four-colour ${four}`);
   if (refused === false) log('refusal not exercised');
 });

@@ -11,6 +11,35 @@ import { h, morph, mount } from '../dom.js';
 
 export const title = 'Fib-Fibonacci';
 
+/**
+ * A refusal of the server in the player's words (the server's message is for developers).
+ * Moves here come from the `legal` list, so a refusal means the table moved on meanwhile.
+ */
+export function explainError(err) {
+  const words = {
+    not_your_turn: 'It is not your turn yet.',
+    card_not_in_hand: 'That card is no longer in your hand.',
+    draw_pile_empty: 'The draw pile is empty.',
+    not_a_joker: 'Only a joker opens a new column.',
+    not_a_run_card: 'That card does not go in a run: runs take 2s, 3s, 5s, 7s, 8s and the 6s.',
+    not_a_six: 'Only a 6 can restart a run.',
+    not_a_four: 'Only a 4 can take the place of a card on the table.',
+    no_such_column: 'That column is no longer on the table.',
+    bad_side: 'That column has no such side.',
+    value_required: 'Say what the 6 counts.',
+    value_not_allowed: 'Only a 6 counts a value of your choice.',
+    opening_lost: 'That opening is gone: its base was collected into the new draw pile.',
+    does_not_fit: 'That card does not fit there: the run needs another value next.',
+    bonus_too_high: 'The extra card beside a new joker must count 3 or less.',
+    nothing_to_restart: 'A 6 restarts only a run that has at least one card.',
+    not_on_table: 'That card is no longer face up on the table.',
+    no_reaction_chance: 'There is no 7 or 8 to answer: you may answer only on the turn right after your opponent lays one.',
+    wrong_reaction_card: 'Answer a 7 with the 8 of the same suit, or an 8 with the 7 of the same suit.',
+    pass_not_allowed: 'You may pass only when you can neither draw nor play.',
+  };
+  return words[err.code] ?? null;
+}
+
 // The stylesheet is this module's own: loaded once, the first time the module runs.
 if (!document.querySelector('link[data-fibfib-css]')) {
   document.head.appendChild(h('link', { rel: 'stylesheet', href: new URL('./fibfib.css', import.meta.url).href, 'data-fibfib-css': '' }));
@@ -45,6 +74,7 @@ function resetUi(tableId) {
 function cardEl(c, opts = {}) {
   const clickable = typeof opts.onClick === 'function';
   const cls = ['ff-card', `ff-${colourOf(c)}`, `ff-${opts.size || 'md'}`];
+  if (c.suit) cls.push(`ff-s-${c.suit}`); // the four-colour deck colours by suit
   if (c.rank === 'four' || c.rank === 'six') cls.push('ff-wildcard');
   if (opts.cross) cls.push('ff-cross');
   for (const s of [].concat(opts.state || [])) if (s) cls.push(`is-${s}`);

@@ -4,7 +4,7 @@
 // re-derived here), the round summary (raw spicy total, Fibonacci bonus or the 34) and the
 // running totals over the three rounds. Rendered wholly from the latest state message.
 
-import { h, morph, mount } from '../dom.js';
+import { flyTrick, h, morph, mount } from '../dom.js';
 
 export const title = 'Fibonachos';
 
@@ -219,6 +219,7 @@ export function render(root, msg, ctx) {
   parts.push(scoresTable(v, name));
 
   morph(root, h('div', { class: `nachos ${myTurn ? 'my-turn' : ''}`, testid: 'nachos-table' }, parts));
+  flyTrick(root.querySelector('[data-testid="trick"]'), '.nplayed', v.last_trick ? root.querySelector(`[data-testid="seat-${v.last_trick.winner}"]`) : null);
 }
 
 function fact(label, ...value) {
@@ -262,8 +263,8 @@ function trickArea(v, name, tricksDone, over, events) {
       v.fibonachos_active
         ? h('div', { class: 'fib-alert', testid: 'fibonachos-active', role: 'status' }, spiral(), ' Fibonachos activated! The highest fibonacho wins.')
         : fibs === 1 ? h('div', { class: 'fib-hint' }, 'One fibonacho is down: a second one activates them.') : null,
-      h('div', { class: 'trick-cards' },
-        v.trick.map((p) => played(p, name, p.seat === v.trick_winning, v.fibonachos_active, 'trick-card', 'winning')),
+      h('div', { class: 'trick-cards', dataset: { key: 'trick-cards' } },
+        v.trick.map((p) => played(p, name, p.seat === v.trick_winning, v.fibonachos_active, 'trick-card', 'winning', `${v.round}-${tricksDone + 1}-${p.seat}`)),
         Array.from({ length: Math.max(0, v.players - v.trick.length) }, () => h('div', { class: 'nslot' }))));
   } else if (v.last_trick) {
     // Between tricks the table shows the trick just won, so nobody misses how it ended.
@@ -272,7 +273,7 @@ function trickArea(v, name, tricksDone, over, events) {
     add(
       h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(lt.winner)} won trick ${tricksDone} and ${over ? 'took' : 'takes'} the spicy ${lt.spicy}`),
       lt.fibonachos_active ? h('div', { class: 'fib-alert past' }, spiral(), ' Fibonachos were active') : null,
-      h('div', { class: 'trick-cards' }, lt.cards.map((p) => played(p, name, p.seat === lt.winner, lt.fibonachos_active, 'trick-card', 'won'))));
+      h('div', { class: 'trick-cards', dataset: { key: 'trick-cards' } }, lt.cards.map((p) => played(p, name, p.seat === lt.winner, lt.fibonachos_active, 'trick-card', 'won', `${v.round}-${tricksDone}-${p.seat}`))));
   } else if (ended) {
     // The round's last trick: the view of the new round no longer holds it, but the events
     // of this very message do, so the player still sees how the round ended.
@@ -280,7 +281,7 @@ function trickArea(v, name, tricksDone, over, events) {
     add(
       h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(ended.seat)} won the last trick of round ${v.round - 1} (spicy ${ended.spicy})`),
       ended.fibonachos_active ? h('div', { class: 'fib-alert past' }, spiral(), ' Fibonachos were active') : null,
-      h('div', { class: 'trick-cards' }, (ended.cards || []).map((p) => played(p, name, p.seat === ended.seat, ended.fibonachos_active, 'trick-card', 'won'))));
+      h('div', { class: 'trick-cards', dataset: { key: 'trick-cards' } }, (ended.cards || []).map((p) => played(p, name, p.seat === ended.seat, ended.fibonachos_active, 'trick-card', 'won'))));
   } else {
     add(h('div', { class: 'trick-title muted' },
       over ? 'The match is over.'
@@ -292,11 +293,11 @@ function trickArea(v, name, tricksDone, over, events) {
   return box;
 }
 
-function played(p, name, top, active, testid, tag) {
+function played(p, name, top, active, testid, tag, key = null) {
   return h('div', {
     class: ['nplayed', top ? 'top' : '', active && p.card.fibonacho ? 'fib-on' : ''].join(' '),
     testid,
-    dataset: { seat: String(p.seat), winning: String(top) },
+    dataset: { seat: String(p.seat), winning: String(top), ...(key ? { key } : {}) },
   },
     nachoEl(p.card, { size: 'lg' }),
     h('div', { class: 'played-by' }, name(p.seat)),
@@ -305,7 +306,8 @@ function played(p, name, top, active, testid, tag) {
 
 function lastTrick(v, name) {
   const lt = v.last_trick;
-  if (!lt || v.trick.length === 0) return null;
+  // Also while the trick just won is on show: its cards travel to the winner meanwhile.
+  if (!lt) return null;
   return h('aside', { class: 'nachos-last', testid: 'last-trick' },
     h('div', { class: 'muted small' }, 'Last trick'),
     h('div', { class: 'lt-who small' }, h('span', { class: 'lt-name' }, name(lt.winner)), ' took ', spicyEl(lt.spicy, 'xs')),

@@ -19,6 +19,47 @@ import { h, morph, mount, on, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
+/**
+ * A refusal of the server in the player's words (the server's message is for developers).
+ * `view` is the state the move was tried in. Most moves here come from the `legal` list,
+ * so refusals come from the opening builder, or from a move racing the table.
+ */
+export function explainError(err, view) {
+  const T = view?.target ?? 'T';
+  const need = view?.opening_base_sets;
+  const words = {
+    not_your_turn: 'It is not your turn yet.',
+    card_not_in_hand: 'That card is no longer in your hand.',
+    must_draw_first: 'Draw first: two cards from the stock, or the top of the discard pile.',
+    already_drew: 'You have drawn this turn already: lay cards down or discard.',
+    no_draw_after_all_sets_closed: 'Every one of your sets is closed, so you no longer draw: just discard.',
+    stock_empty: 'The stock is empty.',
+    discard_pile_empty: 'The discard pile is empty.',
+    not_opened: 'Lay down your opening first: only then can you add to sets.',
+    already_opened: 'You have opened already.',
+    opening_incomplete: `Your opening is not complete: it needs card ${T} on its own${need ? ` and at least ${need} sets` : ' and the base sets'}, each started by a base card, the bonus card or a wild, laid down together.`,
+    duplicate_card: 'The same card is in your opening twice.',
+    empty_set: 'One of the sets of your opening has no card: fill it or leave it out.',
+    bad_wild_number: 'A wild cannot count that number there.',
+    not_a_starter: 'That card cannot start a set: a set starts with a base card, the bonus card or a wild.',
+    base_card_cannot_be_added: 'A base card starts its own set; it cannot be added to another.',
+    set_number_in_use: 'You already have a set of that number.',
+    over_target: `That would take the set over ${T}.`,
+    no_such_set: 'You have no such set on the table.',
+    set_closed: 'That set is closed: nothing more goes on it.',
+    set_not_complete: `That set does not add up to ${T} yet, so it cannot be closed.`,
+    card_not_in_set: 'That card is not in that set.',
+    starter_cannot_move: 'The card that started a set stays in it.',
+    not_a_wild: 'Only a wild can change the number it counts.',
+    no_change: 'The wild counts that number already.',
+    not_exchangeable: 'That card cannot take the place of the wild.',
+    must_keep_card: 'Keep a card to discard: that would empty your hand before every set is closed.',
+    must_close_all_sets: 'Your last card can go only once every one of your sets is closed.',
+    same_set: 'The card is already in that set.',
+  };
+  return words[err.code] ?? null;
+}
+
 /** The rules page for a table: a one-seat table is Solitaire, else the page of its target. */
 export const rulesPage = (table) => {
   if (table.seats.length === 1) return 'solitaire';

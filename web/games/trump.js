@@ -3,7 +3,7 @@
 // with the playable cards (taken from `legal`, never re-derived here), round results,
 // scores, and the final result. Rendered wholly from the latest state message.
 
-import { h, morph, mount } from '../dom.js';
+import { flyTrick, h, morph, mount } from '../dom.js';
 import { cardEl, cardBack, symbolGlyph, SYMBOL_NAMES, sameCard } from '../cards.js';
 
 export const title = "Fibonacci's Trump";
@@ -103,9 +103,9 @@ export function render(root, msg, ctx) {
   if (v.trick.length > 0) {
     trickBox.append(
       h('div', { class: 'trick-title' }, v.led_colour ? `Trick ${v.tricks_played + 1} · ${cap(v.led_colour)} led` : `Trick ${v.tricks_played + 1}`),
-      h('div', { class: 'trick-cards' },
+      h('div', { class: 'trick-cards', dataset: { key: 'trick-cards' } },
         // The card winning so far, as the server judges it (R-32).
-        v.trick.map((p) => played(p, name, p.seat === v.winning, 'trick-card', p.seat === v.winning ? 'winning so far' : null)),
+        v.trick.map((p) => played(p, name, p.seat === v.winning, 'trick-card', p.seat === v.winning ? 'winning so far' : null, `${v.round}-${v.tricks_played + 1}-${p.seat}`)),
         // Empty slots show how many cards are still to come.
         Array.from({ length: Math.max(0, n - v.trick.length) }, () => h('div', { class: 'slot' }))),
     );
@@ -114,13 +114,15 @@ export function render(root, msg, ctx) {
     trickBox.classList.add('showing-last');
     trickBox.append(
       h('div', { class: 'trick-title', testid: 'trick-winner' }, `${name(v.last_trick.winner)} won trick ${v.tricks_played}`),
-      h('div', { class: 'trick-cards' }, v.last_trick.cards.map((p) => played(p, name, p.seat === v.last_trick.winner, 'trick-card'))),
+      h('div', { class: 'trick-cards', dataset: { key: 'trick-cards' } }, v.last_trick.cards.map((p) => played(p, name, p.seat === v.last_trick.winner, 'trick-card', null, `${v.round}-${v.tricks_played}-${p.seat}`))),
     );
   } else {
     trickBox.append(h('div', { class: 'trick-title muted' },
       v.phase === 'playing' && v.turn !== null ? `${name(v.turn)} leads the first trick` : 'No cards on the table'));
   }
-  const lastBox = v.last_trick && v.trick.length > 0
+  // The last trick stays to look at, beside the table, while its cards travel to their
+  // winner and the next trick is played.
+  const lastBox = v.last_trick
     ? h('aside', { class: 'last-trick', testid: 'last-trick' },
         h('div', { class: 'muted small' }, `Last trick: ${name(v.last_trick.winner)}`),
         h('div', { class: 'mini-cards' }, v.last_trick.cards.map((p) =>
@@ -165,7 +167,9 @@ export function render(root, msg, ctx) {
   parts.push(scoresTable(v, name));
 
   morph(root, h('div', { class: `trump ${myTurn ? 'my-turn' : ''}` }, parts));
+  flyTrick(root.querySelector('.trick-area'), '.played', v.last_trick ? root.querySelector(`[data-testid="seat-${v.last_trick.winner}"]`) : null);
 }
+
 
 /** Left and right arrows move along the hand. */
 function handKeys(e) {
@@ -184,8 +188,8 @@ function indicator(label, card, text, testid, value) {
     h('div', null, h('div', { class: 'muted small' }, label), h('div', { class: 'ind-value' }, text)));
 }
 
-function played(p, name, winner, testid, note = null) {
-  return h('div', { class: `played ${winner ? 'winner' : ''}`, testid, dataset: { seat: String(p.seat), winning: String(winner) } },
+function played(p, name, winner, testid, note = null, key = null) {
+  return h('div', { class: `played ${winner ? 'winner' : ''}`, testid, dataset: { seat: String(p.seat), winning: String(winner), ...(key ? { key } : {}) } },
     cardEl(p.card, { size: 'md' }),
     h('div', { class: 'played-by' }, name(p.seat)),
     note ? h('div', { class: 'win-note', testid: 'winning-note' }, note) : null);
