@@ -56,6 +56,8 @@ export const api = {
   tables: () => call('GET', '/api/tables'),
   createTable: (req) => call('POST', '/api/tables', req),
   table: (id, invite) => call('GET', `/api/tables/${enc(id)}${invite ? `?invite=${enc(invite)}` : ''}`),
+  // The viewer's whole state, as the table socket would send it first (docs/protocol.md).
+  tableState: (id, invite) => call('GET', `/api/tables/${enc(id)}/state${invite ? `?invite=${enc(invite)}` : ''}`),
   join: (id, seat, invite) =>
     call('POST', `/api/tables/${enc(id)}/join`, { seat: seat ?? null, invite_code: invite || null }),
   leave: (id) => call('POST', `/api/tables/${enc(id)}/leave`),

@@ -403,15 +403,20 @@ function tableRow(t) {
 // Table
 // ---------------------------------------------------------------------------------------
 
+/** The modules of a table page besides its game's (asked for at start-up on a table). */
+const tableModules = () => Promise.all([import('./socket.js'), import('./chat.js'), import('./patch.js'), import('./sound.js')]);
+
 async function tablePage(visit, id, invite) {
   mount(app, h('p', { class: 'muted' }, 'Opening table…'));
   // The table's own modules load while the table is asked for.
-  const modules = Promise.all([import('./socket.js'), import('./chat.js'), import('./patch.js'), import('./sound.js')]);
-  // Check the table over HTTP first: a wrong id or missing invite gets a clear message
-  // instead of a socket that retries forever.
-  let info;
+  const modules = tableModules();
+  // The table's state over HTTP first (asked for at start-up when the page opened here,
+  // alongside the session): the table is drawn from it as soon as the game module is in,
+  // and the socket then opens with `since` and gets only what changed. A wrong id or a
+  // missing invite gets a clear message instead of a socket that retries forever.
+  let first;
   try {
-    info = await api.table(id, invite);
+    first = await (takeEarlyState(id) ?? api.tableState(id, invite));
   } catch (e) {
     if (stale(visit)) return;
     if (e instanceof ApiError && (e.status === 404 || e.status === 403)) {
@@ -425,13 +430,19 @@ async function tablePage(visit, id, invite) {
   }
   if (stale(visit)) return;
   if (invite) localStorage.setItem(inviteKey(id), invite);
-  const [mod, [{ LiveSocket }, { chatPanel }, { applyPatch }, sound]] = await Promise.all([gameModule(info.game), modules]);
+  // The page's frame (title, status, players) is drawn as soon as these are in; the game
+  // follows with its module (loading meanwhile), below it, so nothing drawn moves.
+  const modReady = gameModule(first.table.game);
+  const [{ LiveSocket }, { chatPanel }, { applyPatch }, sound] = await modules;
   if (stale(visit)) return;
+  let mod = null;
 
-  let latest = null; // the latest state message: the only thing rendered
+  let latest = { ...first, events: [] }; // the latest state message: the only thing rendered
   let receivedAt = performance.now(); // when `latest` last changed: clocks count from here
   let resyncing = false; // a `sync` was sent for a missed or broken patch: wait for the state
   let connected = false;
+  let everConnected = false; // the socket has opened once (after that, down means lost)
+  let everSynced = false; // a state or patch has come over the socket (the HTTP state is older)
   let failures = 0; // consecutive failed connects
   let busy = false;
   let busyTimer = null;
@@ -502,7 +513,7 @@ async function tablePage(visit, id, invite) {
   // After each update: the events in words, and the sounds they make.
   const onUpdate = () => {
     const events = latest.events || [];
-    const said = mod.describe?.(events, seatName, mySeat());
+    const said = mod?.describe?.(events, seatName, mySeat());
     if (said) announcer.textContent = said;
     const kinds = soundsOf(events);
     const me = mySeat();
@@ -548,20 +559,25 @@ async function tablePage(visit, id, invite) {
 
   function render() {
     if (!latest) return;
-    chat.el.hidden = false;
-    const t = latest.table;
     const me = mySeat();
+    // Drawn from the HTTP state before the socket's first message, the table still counts this
+    // player as gone (and a bot may be standing in for them); the socket's connection ends
+    // both a moment later (the server clears a stand-in when its player connects). Saying
+    // otherwise for that moment would only make the page jump.
+    const t = !everSynced && me !== null && latest.table.seats[me]?.kind === 'player'
+      ? { ...latest.table, seats: latest.table.seats.map((s, i) => (i === me ? { ...s, connected: true, presence: 'connected', stand_in: false } : s)) }
+      : latest.table;
     const seated = me !== null;
     const free = t.seats.filter((s) => s.kind === 'empty').length;
     const canStart = seated && t.status === 'open' && (free === 0 || !!t.bots);
 
     const head = h('section', { class: 'table-head' },
       h('div', { class: 'th-title' },
-        h('h1', null, mod.tableTitle?.(t) ?? gameTitle(t.game)),
+        h('h1', null, mod?.tableTitle?.(t) ?? gameTitle(t.game)),
         h('span', { class: `pill pill-${t.status}`, testid: 'table-status' }, t.status),
         t.private ? h('span', { class: 'pill' }, 'private') : null,
         h('span', { class: 'muted small' }, t.seats.length === 1 ? "1 seat" : `${t.seats.length} seats`, t.spectators ? ` · ${t.spectators} watching` : ''),
-        h('a', { href: `#/rules/${mod.rulesPage?.(t) ?? t.game}`, class: 'small', testid: 'rules-link' }, 'How to play')),
+        h('a', { href: `#/rules/${mod?.rulesPage?.(t) ?? t.game}`, class: 'small', testid: 'rules-link' }, 'How to play')),
       h('div', { class: 'th-actions' },
         t.status === 'open' && seated
           ? h('button', { class: 'btn', type: 'button', testid: 'leave-button', onclick: lobbyAction(() => api.leave(id)) }, 'Leave seat')
@@ -574,10 +590,14 @@ async function tablePage(visit, id, invite) {
           }, free && t.bots ? `Start with ${free} bot${free > 1 ? 's' : ''}` : 'Start match')
           : null));
 
-    const statusLine = h('p', { class: `status-line ${connected ? '' : 'offline'}`, testid: 'status-line', role: 'status' },
-      connected ? null : h('span', { class: 'offline-note' }, 'Connection lost, reconnecting… '),
+    // Before the socket's first opening the page shows the state fetched over HTTP: not
+    // "lost", only not live yet (moves wait for the socket either way).
+    const offline = !connected && everConnected;
+    const statusLine = h('p', { class: `status-line ${offline ? 'offline' : ''}`, testid: 'status-line', role: 'status' },
+      offline ? h('span', { class: 'offline-note' }, 'Connection lost, reconnecting… ') : null,
       statusText(t, me));
-    root.classList.toggle('offline', !connected);
+    root.classList.toggle('offline', offline);
+    root.classList.toggle('connecting', !connected && !everConnected);
     // A background tab tells the player it is their turn.
     document.title = `${me !== null && t.to_act.includes(me) ? '● Your turn · ' : ''}${gameTitle(t.game)} · Fibonacci Cards`;
 
@@ -609,6 +629,12 @@ async function tablePage(visit, id, invite) {
     if (refusal && latest.version === refusalAt) {
       parts.push(h('p', { class: 'refusal', role: 'alert', testid: 'refusal', dataset: { code: refusalCode } }, refusal));
     }
+    if (!mod) {
+      // Only the frame until the game's module is in: what goes below the game waits too.
+      morph(root, parts);
+      return;
+    }
+    chat.el.hidden = false;
     if (latest.view !== null && latest.view !== undefined) {
       mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
       // The game's sections are h3s: this keeps the outline without a jump from the h1.
@@ -718,6 +744,7 @@ async function tablePage(visit, id, invite) {
       // Moves need a live socket: while it is down, the page says so and the hand rests.
       if (now !== connected || (!now && busy)) {
         connected = now;
+        everConnected ||= now;
         busy = false;
         render();
       }
@@ -728,6 +755,7 @@ async function tablePage(visit, id, invite) {
         // The whole truth: replace. Ignore a late older one.
         if (latest && !resyncing && m.version < latest.version && m.table.id === latest.table.id) return;
         latest = m;
+        everSynced = true;
         receivedAt = performance.now();
         resyncing = false;
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
@@ -758,6 +786,7 @@ async function tablePage(visit, id, invite) {
         }
         latest.version = m.version;
         latest.events = m.events;
+        everSynced = true;
         receivedAt = performance.now();
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
         window.fibUpdates.patch += 1;
@@ -769,13 +798,21 @@ async function tablePage(visit, id, invite) {
         busy = false;
         clearTimeout(busyTimer);
         // A game may say it in the player's words (e.g. which colour must be followed).
-        refusal = mod.explainError?.(m, latest?.view) ?? m.message ?? m.code;
+        refusal = mod?.explainError?.(m, latest?.view) ?? m.message ?? m.code;
         refusalAt = latest?.version ?? 0;
         refusalCode = m.code ?? '';
         toast(refusal);
         render();
       }
     },
+  });
+  // Drawn at once from the state fetched over HTTP (the game when its module is in); the
+  // socket brings it up to date.
+  render();
+  modReady.then((m) => {
+    if (stale(visit)) return;
+    mod = m;
+    render();
   });
   const stopVisibility = reportVisibility((msg) => sock.send(msg));
   const ticker = setInterval(() => tickClocks(root, receivedAt), 250);
@@ -919,6 +956,17 @@ async function leaderboardPage(visit, game, pool) {
             h('td', { class: 'num' }, fmt(r.conservative)))))))));
 }
 
+// A rules page's text, asked for at start-up (with the session) when the page opens on it.
+let rulesEarly = null;
+function rulesText(kind) {
+  if (rulesEarly?.kind === kind) {
+    const { promise } = rulesEarly;
+    rulesEarly = null;
+    return promise;
+  }
+  return fetch(`/rules/${kind}.html`, { credentials: 'same-origin' }).then((res) => (res.ok ? res.text() : null));
+}
+
 async function rulesPage(visit, kind) {
   // One tab per game of GET /api/games; a game may have several pages
   // (e.g. rummy: one per target, its one-player form Solitaire, and an overview)
@@ -933,8 +981,7 @@ async function rulesPage(visit, kind) {
   let html = null;
   if (/^[a-z0-9_-]+$/.test(kind)) {
     try {
-      const res = await fetch(`/rules/${kind}.html`, { credentials: 'same-origin' });
-      const text = res.ok ? await res.text() : null;
+      const text = await rulesText(kind);
       if (stale(visit)) return;
       // The server answers unknown paths with index.html: that is not a rules fragment.
       if (text && !/<html|<!doctype/i.test(text.slice(0, 500))) html = text;
@@ -956,7 +1003,29 @@ async function rulesPage(visit, kind) {
 // Start
 // ---------------------------------------------------------------------------------------
 
+// A table page's state, asked for at start-up (with the session) when the page opens on a
+// table: one round trip fewer before the table is drawn. Taken once, by that table's page.
+let earlyState = null;
+function takeEarlyState(id) {
+  if (earlyState?.id !== id) return null;
+  const p = earlyState.promise;
+  earlyState = null;
+  return p;
+}
+
 async function boot() {
+  const [page, a, b] = parseRoute();
+  if (page === 'table' && a) {
+    const promise = api.tableState(a, b || localStorage.getItem(inviteKey(a)) || null);
+    promise.catch(() => {}); // handled by the table page, which awaits it
+    earlyState = { id: a, promise };
+    tableModules().catch(() => {}); // the table page imports them again (the same modules)
+  }
+  if (page === 'rules' && /^[a-z0-9_-]+$/.test(a || 'trump')) {
+    const promise = rulesText(a || 'trump');
+    promise.catch(() => {}); // handled by the rules page
+    rulesEarly = { kind: a || 'trump', promise };
+  }
   // Both start-up questions at once; /api/session answers 200 with `null` when nobody has
   // signed in, so a first visit logs no error.
   // The catalogue comes with the page (a JSON block the server writes); asked for only
@@ -966,6 +1035,8 @@ async function boot() {
   const [games, me] = await Promise.allSettled([catalogue, api.session()]);
   session.games = games.status === 'fulfilled' ? games.value : [];
   session.me = me.status === 'fulfilled' ? me.value.player : null;
+  // Asked for before anyone signed in: it would be a stranger's view of the table.
+  if (!session.me) earlyState = null;
   if (me.status === 'rejected') toast(me.reason.message);
   showMe();
   window.addEventListener('hashchange', route);

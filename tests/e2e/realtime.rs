@@ -193,6 +193,73 @@ async fn a_reconnect_resumes_from_the_version_it_holds() {
     server.stop().await;
 }
 
+/// `GET /api/tables/{id}/state` answers what the viewer's socket would say first (a seat
+/// sees its own hand, a spectator none), and a socket opened next with `since` = its
+/// version gets a patch from there, not the whole state again. Unknown tables and private
+/// ones without their invite are refused as the table's other routes refuse them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_state_over_http_then_patches_over_the_socket() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (ada, table, mut a, _b, _) = ada_and_bob_playing(&server).await;
+    let (status, st) = ada.get(&format!("/api/tables/{table}/state")).await;
+    assert_eq!(status, 200, "{st}");
+    assert_eq!(st["type"], "state");
+    assert_eq!(
+        st["you"],
+        json!({"kind": "player", "seat": 0}),
+        "{}",
+        st["you"]
+    );
+    assert!(
+        st["view"]["hand"].as_array().is_some_and(|h| !h.is_empty()),
+        "Ada sees her hand"
+    );
+    // The same document as a socket's full state at that version.
+    a.send(json!({"type": "sync"})).await;
+    let full = a.next_state().await;
+    if full["version"] == st["version"] {
+        assert_eq!(doc(&full)["view"], doc(&st)["view"]);
+        assert_eq!(full["legal"], st["legal"]);
+        assert_eq!(full["fairness"], st["fairness"]);
+    }
+    // A spectator's: no hand, no legal actions.
+    let eve = Player::guest(&server.base, &server.ws, "Eve").await;
+    let (status, sp) = eve.get(&format!("/api/tables/{table}/state")).await;
+    assert_eq!(status, 200, "{sp}");
+    assert_eq!(sp["you"], json!({"kind": "spectator"}));
+    assert!(
+        sp["view"]["hand"].is_null(),
+        "a spectator sees no hand: {}",
+        sp["view"]
+    );
+    assert_eq!(sp["legal"], json!([]));
+
+    // A socket opened right after with `since` gets a patch to what it holds.
+    let (_, st) = ada.get(&format!("/api/tables/{table}/state")).await;
+    let since = st["version"].as_u64().unwrap();
+    let url = format!("{}/ws/table/{table}?since={since}", server.ws);
+    let mut s = Sock::open(&url, Some(&ada.token), None).await;
+    s.state = Some(st.clone());
+    let first = s.next().await;
+    assert_eq!(
+        s.patches, 1,
+        "a patch from the version fetched over HTTP: {first}"
+    );
+    assert!(first["version"].as_u64() > Some(since));
+    assert_eq!(first["view"], st["view"]);
+
+    let (status, e) = ada
+        .get("/api/tables/00000000-0000-0000-0000-000000000000/state")
+        .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (404, Some("table_not_found")),
+        "{e}"
+    );
+    server.stop().await;
+}
+
 /// A table socket whose receive window is tiny (4 KiB), so that a client that does not
 /// read stops the server's writes within a moment.
 async fn small_window_socket(server: &Server, url: &str) -> Sock {

@@ -12,7 +12,8 @@
 // A module may also export `title` (used when /api/games is unavailable).
 
 const modules = {
-  trump: () => import('./trump.js'),
+  // cards.js alongside: trump.js imports it, and asking at once saves a round trip.
+  trump: () => Promise.all([import('./trump.js'), import('../cards.js')]).then(([m]) => m),
   rummy: () => import('./rummy.js'),
   fibfib: () => import('./fibfib.js'),
   nachos: () => import('./nachos.js'),

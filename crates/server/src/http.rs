@@ -440,6 +440,41 @@ pub async fn get_table(
 }
 
 #[utoipa::path(
+    get,
+    path = "/api/tables/{id}/state",
+    tag = "tables",
+    summary = "A table's full state, as this viewer's socket would get it first",
+    description = "The same JSON as the table socket's first `state` message (docs/protocol.md \
+        §1.3): the table, whose eyes (`you`), the game's view for them (a seated player sees \
+        their own hand), their legal actions and the fairness records. A page can draw the \
+        table from it at once, then open the socket with `since=<version>` and receive only \
+        what changed since.",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    responses(
+        (status = 200, description = "the `state` message", body = wire::ServerMsg),
+        (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: table_closed", body = wire::ErrorBody),
+    ),
+)]
+pub async fn get_table_state(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<InviteQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let who = player_from(&headers, &app).await?;
+    let h = reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
+    let text = h.state_for(who.map(|w| w.id)).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        text.to_string(),
+    )
+        .into_response())
+}
+
+#[utoipa::path(
     post,
     path = "/api/tables/{id}/join",
     tag = "tables",

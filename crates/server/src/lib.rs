@@ -101,6 +101,7 @@ pub fn app(state: AppState) -> Router {
             get(http::list_tables).post(http::create_table.layer(limited(Class::CreateTable))),
         )
         .route("/tables/{id}", get(http::get_table))
+        .route("/tables/{id}/state", get(http::get_table_state))
         .route(
             "/tables/{id}/join",
             post(http::join_table).layer(limited(Class::Join)),

@@ -397,6 +397,16 @@ impl Table {
         }
     }
 
+    /// The full state of `who`'s viewer as text, for HTTP. Its table part is made afresh
+    /// (with no connection the latest broadcast's may be behind), and the viewer's document
+    /// is kept at this version: a socket that connects next with `since` gets a patch.
+    pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Utf8Bytes {
+        let viewer = self.viewer_for(who);
+        let table = Arc::new(serde_json::to_value(self.info()).expect("serializes"));
+        self.refresh(viewer, &table, None);
+        state_text(&self.fan.held[&viewer], viewer, &[])
+    }
+
     /// Sends one connection its full state (on `sync`, after a stale action).
     pub(super) fn send_state(&mut self, conn: u64) {
         let Some(who) = self.fan.who(conn) else {

@@ -95,6 +95,13 @@ pub enum Cmd {
     Info {
         reply: oneshot::Sender<TableInfo>,
     },
+    /// The full state a socket of this viewer would get first, for HTTP
+    /// (`GET /api/tables/{id}/state`). The table keeps that viewer's document at this
+    /// version, so a socket opened right after with `since` gets a patch, not it again.
+    State {
+        who: Option<Uuid>,
+        reply: oneshot::Sender<Utf8Bytes>,
+    },
     /// A WebSocket connection joins; its first message is queued at once: a patch from
     /// `since` if the table still holds that version of the connection's document, else
     /// the full state.
@@ -160,6 +167,14 @@ impl TableHandle {
         self.send(make(tx)).await?;
         rx.await
             .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))?
+    }
+
+    /// The `state` message (JSON text) of `who`'s viewer: a seat's, or a spectator's.
+    pub async fn state_for(&self, who: Option<Uuid>) -> Result<Utf8Bytes, ApiError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Cmd::State { who, reply: tx }).await?;
+        rx.await
+            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
     }
 
     pub async fn info(&self) -> Result<TableInfo, ApiError> {
@@ -356,6 +371,9 @@ impl Table {
             }
             Cmd::Info { reply } => {
                 let _ = reply.send(self.info());
+            }
+            Cmd::State { who, reply } => {
+                let _ = reply.send(self.state_for(who));
             }
             Cmd::Connect {
                 who,
