@@ -10,7 +10,10 @@ import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
 // Only what the first paint of any page needs is imported here (the server preloads these
 // in one round of requests); sockets, chat, patches, sound, replays and profiles come with
 // `import()` when a page needs them.
-import { paceField, parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks } from './online.js';
+// The online-play helpers (pace field, players bar, clocks, presence): the lobby and every
+// table need them, but app.js need not wait for them before it runs (it asks for the
+// session and a table's state first). The page preloads them (crates/server/src/assets.rs).
+const online = import('./online.js');
 
 const app = document.getElementById('app');
 const connEl = document.getElementById('conn');
@@ -131,7 +134,7 @@ async function route() {
     if (page === 'matches') return await matchesPage(visit);
     if (page === 'account') return await accountPage(app, { stale: () => stale(visit), signedOut });
     if (page === 'daily') return await dailyPage(visit, Number(a) || 21, b || null);
-    return lobbyPage();
+    return await lobbyPage(visit);
   } catch (e) {
     if (stale(visit)) return;
     if (e instanceof ApiError && e.status === 401) {
@@ -198,7 +201,9 @@ const levelName = (l) => (l === 'random' ? 'easy' : l);
 const mySeatIn = (t) =>
   session.me ? t.seats.findIndex((s) => s.kind === 'player' && s.id === session.me.id) : -1;
 
-function lobbyPage() {
+async function lobbyPage(visit) {
+  const { paceField } = await online;
+  if (stale(visit)) return;
   const games = session.games.length ? session.games : [{ kind: 'trump', title: "Fibonacci's Trump", min_players: 2, max_players: 4 }];
   const gameSel = h('select', { id: 'c-game', testid: 'create-game' },
     games.map((g) => h('option', { value: g.kind, selected: g.kind === 'trump' }, g.title)));
@@ -433,7 +438,7 @@ async function tablePage(visit, id, invite) {
   // The page's frame (title, status, players) is drawn as soon as these are in; the game
   // follows with its module (loading meanwhile), below it, so nothing drawn moves.
   const modReady = gameModule(first.table.game);
-  const [{ LiveSocket }, { chatPanel }, { applyPatch }, sound] = await modules;
+  const [[{ LiveSocket }, { chatPanel }, { applyPatch }, sound], { parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks }] = await Promise.all([modules, online]);
   if (stale(visit)) return;
   let mod = null;
 
@@ -1020,6 +1025,8 @@ async function boot() {
     promise.catch(() => {}); // handled by the table page, which awaits it
     earlyState = { id: a, promise };
     tableModules().catch(() => {}); // the table page imports them again (the same modules)
+    // The game's module as soon as the state names the game (before the session is in).
+    promise.then((st) => gameModule(st.table.game)).catch(() => {});
   }
   if (page === 'rules' && /^[a-z0-9_-]+$/.test(a || 'trump')) {
     const promise = rulesText(a || 'trump');

@@ -5,8 +5,9 @@
 //! - the stylesheet and the entry module get `?v=<hash>`;
 //! - an import map sends every module URL (`/dom.js`, `/games/trump.js`, …) to its versioned
 //!   URL, so the modules' relative imports, static and dynamic, load the current version;
-//! - `<link rel="modulepreload">` lists the entry module's static imports, so the browser
-//!   fetches them all at once instead of one level at a time.
+//! - `<link rel="modulepreload">` lists the entry module's static imports (and the few it
+//!   imports dynamically at once), so the browser fetches them all at once instead of one
+//!   level at a time.
 //!
 //! A versioned URL whose hash is current is cached for a year (`immutable`): a new release
 //! changes the hash, so it is picked up at once. Everything else is revalidated (`no-cache`
@@ -57,6 +58,12 @@ fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) -> std::io:
     Ok(())
 }
 
+/// Modules the entry module imports dynamically at once (not as static imports, so it runs
+/// without waiting for them) that most pages need soon after: preloaded with the static
+/// ones. Six requests after the page fit the browser's six connections to one host over
+/// HTTP/1.1: the stylesheet, the entry and the four static imports; these come next.
+const EAGER: &[&str] = &["/online.js"];
+
 /// The relative static imports of a module (`import … from './x.js'`), as URL paths.
 fn static_imports(web: &Path, url: &str) -> Vec<String> {
     let Ok(src) = std::fs::read_to_string(web.join(url.trim_start_matches('/'))) else {
@@ -98,9 +105,11 @@ impl Assets {
             .map(|u| (u.as_str(), format!("{u}?v={}", v(u))))
             .collect();
         let map = serde_json::json!({ "imports": imports }).to_string();
-        // Everything the entry module needs before it can run, fetched in parallel.
+        // Everything the entry module needs before it can run, fetched in parallel, and
+        // the modules it asks for at once without waiting for them ([`EAGER`]).
         let mut preload = Vec::new();
         let mut todo = static_imports(web_dir, "/app.js");
+        todo.extend(EAGER.iter().map(|u| u.to_string()));
         while let Some(u) = todo.pop() {
             if preload.contains(&u) || !versions.contains_key(&u) {
                 continue;
