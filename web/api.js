@@ -16,9 +16,14 @@ async function call(method, path, body) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
+  return answer(fetch(path, init));
+}
+
+/** The answer of a request (a `fetch` promise): its JSON, or an ApiError. */
+async function answer(request) {
   let res;
   try {
-    res = await fetch(path, init);
+    res = await request;
   } catch (e) {
     throw new ApiError(0, 'network', 'Cannot reach the server. Check your connection and try again.');
   }
@@ -36,6 +41,22 @@ async function call(method, path, body) {
   }
   return data;
 }
+
+/**
+ * An answer to what the page's first script asked for before any module arrived
+ * (`window.fibEarly`, written by the server: crates/server/src/assets.rs): `session`, or
+ * `state` of `fibEarly.table`. Taken once; null when there is none.
+ */
+export function early(name) {
+  const e = window.fibEarly;
+  const request = e?.[name];
+  if (!request) return null;
+  delete e[name];
+  return answer(request);
+}
+
+/** The table (`{ id, invite }`) whose state the page's first script asked for, if any. */
+export const earlyTable = () => window.fibEarly?.table ?? null;
 
 const enc = encodeURIComponent;
 

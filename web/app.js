@@ -4,7 +4,7 @@
 // `state` message from its socket and sends the player's choice from `legal`.
 
 import { applyDeck, deckControl, h, morph, mount, toast } from './dom.js';
-import { api, ApiError, dealUrl } from './api.js';
+import { api, ApiError, dealUrl, early, earlyTable } from './api.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
 import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
 // Only what the first paint of any page needs is imported here (the server preloads these
@@ -438,7 +438,9 @@ async function tablePage(visit, id, invite) {
   // The page's frame (title, status, players) is drawn as soon as these are in; the game
   // follows with its module (loading meanwhile), below it, so nothing drawn moves.
   const modReady = gameModule(first.table.game);
-  const [[{ LiveSocket }, { chatPanel }, { applyPatch }, sound], { parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks }] = await Promise.all([modules, online]);
+  // The frame needs only these; the socket's modules (asked for at the same time) are
+  // awaited after it is drawn.
+  const [{ chatPanel }, { parkedBanner, playersBar, reportVisibility, standInBanner, tickClocks }] = await Promise.all([import('./chat.js'), online]);
   if (stale(visit)) return;
   let mod = null;
 
@@ -507,7 +509,8 @@ async function tablePage(visit, id, invite) {
   const root = h('div', { class: 'table-page', testid: 'table-page', dataset: { tableId: id } });
   const gameRoot = h('div', { class: 'game-root' });
   // The chat panel sits beside the re-rendered part: typing survives every update.
-  const chat = chatPanel({ title: 'Table chat', me: () => session.me, send: (msg) => sock.send(msg) });
+  let sock = null; // opened once its module is in, after the first frame
+  const chat = chatPanel({ title: 'Table chat', me: () => session.me, send: (msg) => sock?.send(msg) ?? false });
   // Shown with the first state, in the same frame as the table: below the table on a phone,
   // it would otherwise be pushed down as the table fills in (layout shift).
   chat.el.hidden = true;
@@ -541,7 +544,7 @@ async function tablePage(visit, id, invite) {
 
   const act = (action) => {
     if (busy || !latest) return false;
-    const ok = sock.send({ type: 'act', version: latest.version, action });
+    const ok = sock?.send({ type: 'act', version: latest.version, action }) ?? false;
     if (!ok) {
       toast('Not connected: your move was not sent. Reconnecting…');
       return false;
@@ -628,7 +631,7 @@ async function tablePage(visit, id, invite) {
     if (t.status === 'open') parts.push(seatsPanel(t, me));
     else {
       parts.push(parkedBanner(t));
-      parts.push(standInBanner(t, me, () => sock.send({ type: 'presence', away: false })));
+      parts.push(standInBanner(t, me, () => sock?.send({ type: 'presence', away: false })));
       parts.push(playersBar(t, me, seatName));
     }
     if (refusal && latest.version === refusalAt) {
@@ -649,7 +652,7 @@ async function tablePage(visit, id, invite) {
     if (t.status === 'finished') {
       if (ratings === null) loadRatingChanges(t);
       parts.push(ratingPanel(t));
-      parts.push(rematchPanel(t, me, (accept) => sock.send({ type: 'rematch', accept })));
+      parts.push(rematchPanel(t, me, (accept) => sock?.send({ type: 'rematch', accept })));
       parts.push(h('p', null, h('a', { class: 'btn', href: `#/replay/${id}`, testid: 'replay-link' }, 'Replay this match step by step')));
     }
     if (t.status !== 'open') {
@@ -724,7 +727,17 @@ async function tablePage(visit, id, invite) {
     const qs = q.toString();
     return `/ws/table/${encodeURIComponent(id)}${qs ? `?${qs}` : ''}`;
   };
-  const sock = new LiveSocket(path, {
+  // Drawn at once from the state fetched over HTTP (the game when its module is in); the
+  // socket brings it up to date.
+  render();
+  modReady.then((m) => {
+    if (stale(visit)) return;
+    mod = m;
+    render();
+  });
+  const [{ LiveSocket }, , { applyPatch }, sound] = await modules;
+  if (stale(visit)) return;
+  sock = new LiveSocket(path, {
     ping: true,
     onStatus: (s, d) => {
       showConn(s, d);
@@ -810,14 +823,6 @@ async function tablePage(visit, id, invite) {
         render();
       }
     },
-  });
-  // Drawn at once from the state fetched over HTTP (the game when its module is in); the
-  // socket brings it up to date.
-  render();
-  modReady.then((m) => {
-    if (stale(visit)) return;
-    mod = m;
-    render();
   });
   const stopVisibility = reportVisibility((msg) => sock.send(msg));
   const ticker = setInterval(() => tickClocks(root, receivedAt), 250);
@@ -1020,8 +1025,15 @@ function takeEarlyState(id) {
 
 async function boot() {
   const [page, a, b] = parseRoute();
+  // Every page waits for the session: the page's first script asked for it (and for a
+  // table's state) before the modules arrived; asked for here only without that script.
+  const mine = early('session') ?? api.session();
+  mine.catch(() => {}); // awaited below
   if (page === 'table' && a) {
-    const promise = api.tableState(a, b || localStorage.getItem(inviteKey(a)) || null);
+    const invite = b || localStorage.getItem(inviteKey(a)) || null;
+    const asked = earlyTable();
+    const promise = (asked?.id === a && asked.invite === invite ? early('state') : null)
+      ?? api.tableState(a, invite);
     promise.catch(() => {}); // handled by the table page, which awaits it
     earlyState = { id: a, promise };
     tableModules().catch(() => {}); // the table page imports them again (the same modules)
@@ -1039,7 +1051,7 @@ async function boot() {
   // when it is missing.
   const inline = document.getElementById('fib-games')?.textContent;
   const catalogue = inline ? Promise.resolve(JSON.parse(inline)) : api.games();
-  const [games, me] = await Promise.allSettled([catalogue, api.session()]);
+  const [games, me] = await Promise.allSettled([catalogue, mine]);
   session.games = games.status === 'fulfilled' ? games.value : [];
   session.me = me.status === 'fulfilled' ? me.value.player : null;
   // Asked for before anyone signed in: it would be a stranger's view of the table.

@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 
 use game_core::{Phase, Seat, Seed, Viewer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::{ActionError, DynGame, SetupError, new_match};
 
@@ -385,6 +386,19 @@ impl Session {
                 legal,
                 g.legal_json(v),
                 "{kind} step {step}: seat_json's legal"
+            );
+            // The text the server holds and diffs is the same view and legal actions.
+            let (raw_view, raw_legal) = g.seat_raw(v);
+            let parse = |r: &RawValue| serde_json::from_str::<Value>(r.get()).unwrap();
+            assert_eq!(
+                parse(&raw_view),
+                view,
+                "{kind} step {step}: seat_raw's view"
+            );
+            assert_eq!(
+                parse(&raw_legal),
+                Value::Array(legal.clone()),
+                "{kind} step {step}: seat_raw's legal"
             );
             assert_eq!(
                 g.has_legal(v),

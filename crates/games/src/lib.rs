@@ -12,6 +12,7 @@ pub use bots::Budget as BotBudget;
 use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub mod conformance;
 mod strict;
@@ -109,6 +110,17 @@ pub trait DynGame: Send + Sync {
     /// `seat`'s view and its legal actions, the view built once for both (what a seated
     /// connection is sent after every change).
     fn seat_json(&self, seat: Seat) -> (Value, Vec<Value>);
+    /// `seat_json` as JSON text (the view, and the legal actions as one array): what the
+    /// server holds and diffs per viewer (`protocol::patch::diff_raw_at`), made without a
+    /// tree of values.
+    fn seat_raw(&self, seat: Seat) -> (Box<RawValue>, Box<RawValue>) {
+        let (view, legal) = self.seat_json(seat);
+        (to_raw(&view), to_raw(&legal))
+    }
+    /// `view_json` as JSON text.
+    fn view_raw(&self, viewer: Viewer) -> Box<RawValue> {
+        to_raw(&self.view_json(viewer))
+    }
     /// Whether `seat` has any legal action now (no JSON made).
     fn has_legal(&self, seat: Seat) -> bool;
     fn scores(&self) -> Vec<i64>;
@@ -163,6 +175,10 @@ fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("game types serialize to JSON")
 }
 
+fn to_raw<T: Serialize + ?Sized>(v: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(v).expect("game types serialize to JSON")
+}
+
 impl<G: bots::BotGame> DynGame for Erased<G> {
     fn kind(&self) -> &'static str {
         G::KIND
@@ -200,6 +216,13 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
         let view = self.0.view_for(Viewer::Player(seat));
         let legal = G::legal_actions(&view).iter().map(to_json).collect();
         (to_json(&view), legal)
+    }
+    fn seat_raw(&self, seat: Seat) -> (Box<RawValue>, Box<RawValue>) {
+        let view = self.0.view_for(Viewer::Player(seat));
+        (to_raw(&view), to_raw(&G::legal_actions(&view)))
+    }
+    fn view_raw(&self, viewer: Viewer) -> Box<RawValue> {
+        to_raw(&self.0.view_for(viewer))
     }
     fn has_legal(&self, seat: Seat) -> bool {
         !self.0.legal_actions_for(seat).is_empty()
@@ -396,6 +419,14 @@ mod tests {
                         .iter()
                         .map(|&v| serde_json::json!({"view": g.view_json(v), "legal": []}))
                         .collect();
+                    // What the server holds per viewer: the view and legal actions as text.
+                    let raw = |g: &dyn DynGame, v: Viewer| match v {
+                        Viewer::Player(s) => g.seat_raw(s),
+                        Viewer::Spectator => (g.view_raw(v), to_raw(&[0u8; 0])),
+                    };
+                    let mut held_raw: Vec<_> =
+                        viewers.iter().map(|&v| raw(g.as_ref(), v)).collect();
+                    let mut held_by_text = held.clone();
                     let mut steps = 0u64;
                     while g.phase() != Phase::Finished && steps < 300 {
                         if g.phase() == Phase::AwaitingRound {
@@ -420,6 +451,27 @@ mod tests {
                                 panic!("{} seed {seed} step {steps}: {e}", info.kind)
                             });
                             assert_eq!(*doc, full, "{} seed {seed} step {steps}", info.kind);
+                        }
+                        // The same from the text (what the server sends).
+                        for ((v, doc), old) in viewers
+                            .iter()
+                            .zip(held_by_text.iter_mut())
+                            .zip(held_raw.iter_mut())
+                        {
+                            let new = raw(g.as_ref(), *v);
+                            let mut ops = Vec::new();
+                            protocol::patch::diff_raw_at("/view", &old.0, &new.0, &mut ops);
+                            protocol::patch::diff_raw_at("/legal", &old.1, &new.1, &mut ops);
+                            protocol::patch::apply(doc, &ops).unwrap_or_else(|e| {
+                                panic!("{} seed {seed} step {steps} (text): {e}", info.kind)
+                            });
+                            assert_eq!(
+                                *doc,
+                                document(g.as_ref(), *v),
+                                "{} seed {seed} step {steps} (text)",
+                                info.kind
+                            );
+                            *old = new;
                         }
                     }
                 }

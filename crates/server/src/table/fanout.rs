@@ -18,6 +18,7 @@ use axum::extract::ws::Utf8Bytes;
 use protocol::{PatchOp, RoundFairness, Viewer, patch};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::{RawValue, to_raw_value};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
@@ -51,10 +52,13 @@ struct Held {
     game_at: u64,
     /// Shared between viewers brought up to date by the same broadcast, so that the table's
     /// part is diffed once per change, not once per viewer.
-    table: Arc<Value>,
-    view: Value,
-    legal: Value,
-    fairness: Arc<Value>,
+    table: Arc<RawValue>,
+    /// Held as JSON text, not as a tree of values: building, comparing and dropping trees
+    /// was most of the server's work per move; text is made in one buffer and diffed by
+    /// comparing text (`patch::diff_raw_at`).
+    view: Box<RawValue>,
+    legal: Box<RawValue>,
+    fairness: Arc<RawValue>,
 }
 
 #[derive(Default)]
@@ -63,10 +67,10 @@ pub(super) struct Fanout {
     next: u64,
     held: HashMap<Viewer, Held>,
     /// The table's part as of the latest broadcast, and the patch from the one before it.
-    table: Option<Arc<Value>>,
+    table: Option<Arc<RawValue>>,
     /// The fairness records, rebuilt only when a round starts or ends: (rounds, rounds
     /// ended) they were made for.
-    fairness: Option<((usize, usize), Arc<Value>)>,
+    fairness: Option<((usize, usize), Arc<RawValue>)>,
 }
 
 impl Fanout {
@@ -136,12 +140,12 @@ impl Fanout {
 struct StateOut<'a> {
     r#type: &'static str,
     version: u64,
-    table: &'a Value,
+    table: &'a RawValue,
     you: Viewer,
-    view: &'a Value,
-    legal: &'a Value,
+    view: &'a RawValue,
+    legal: &'a RawValue,
     events: &'a [Value],
-    fairness: &'a Value,
+    fairness: &'a RawValue,
 }
 
 /// A `patch` message written from borrowed parts (`ServerMsg::Patch` would own copies).
@@ -193,7 +197,7 @@ impl Table {
 
     /// The fairness records, rebuilt when a round started or ended since the last
     /// time (a daily deal's every time: its seed is published when the day ends).
-    fn fairness(&mut self) -> Arc<Value> {
+    fn fairness(&mut self) -> Arc<RawValue> {
         let key = (
             self.rounds.len(),
             self.rounds.iter().filter(|r| r.ended).count(),
@@ -215,26 +219,27 @@ impl Table {
                 seed: seed_public(r.ended, self.record.daily.as_deref()).then(|| r.seed.to_hex()),
             })
             .collect();
-        let f = Arc::new(serde_json::to_value(rounds).expect("serializes"));
+        let f: Arc<RawValue> = to_raw_value(&rounds).expect("serializes").into();
         self.fan.fairness = Some((key, f.clone()));
         f
     }
 
     /// The game's part of a viewer's document: its view and legal actions.
-    fn game_part(&self, viewer: Viewer) -> (Value, Value) {
+    fn game_part(&self, viewer: Viewer) -> (Box<RawValue>, Box<RawValue>) {
+        let none = || RawValue::from_string("[]".into()).expect("valid JSON");
         if self.rounds.is_empty() {
-            return (Value::Null, Value::Array(vec![]));
+            return (
+                RawValue::from_string("null".into()).expect("valid JSON"),
+                none(),
+            );
         }
         match viewer {
             Viewer::Player(s) => {
-                let (view, legal) = self.game.seat_json(s);
+                let (view, legal) = self.game.seat_raw(s);
                 let playing = self.record.status == store::TableStatus::Playing;
-                (view, Value::Array(if playing { legal } else { vec![] }))
+                (view, if playing { legal } else { none() })
             }
-            Viewer::Spectator => (
-                self.game.view_json(game_core::Viewer::Spectator),
-                Value::Array(vec![]),
-            ),
+            Viewer::Spectator => (self.game.view_raw(game_core::Viewer::Spectator), none()),
         }
     }
 
@@ -245,8 +250,8 @@ impl Table {
     fn refresh(
         &mut self,
         viewer: Viewer,
-        table: &Arc<Value>,
-        table_ops: Option<(&Arc<Value>, &[PatchOp])>,
+        table: &Arc<RawValue>,
+        table_ops: Option<(&Arc<RawValue>, &[PatchOp])>,
     ) -> Option<(u64, Vec<PatchOp>)> {
         let Some(h) = self.fan.held.get(&viewer) else {
             let (view, legal) = self.game_part(viewer);
@@ -274,14 +279,14 @@ impl Table {
         let mut ops = Vec::new();
         match table_ops {
             Some((prev, shared)) if Arc::ptr_eq(prev, &h.table) => ops.extend_from_slice(shared),
-            _ => patch::diff_at("/table", &h.table, table, &mut ops),
+            _ => patch::diff_raw_at("/table", &h.table, table, &mut ops),
         }
         h.table = table.clone();
         if let (Some((view, legal)), Some(fairness)) = (game, fairness) {
-            patch::diff_at("/view", &h.view, &view, &mut ops);
-            patch::diff_at("/legal", &h.legal, &legal, &mut ops);
+            patch::diff_raw_at("/view", &h.view, &view, &mut ops);
+            patch::diff_raw_at("/legal", &h.legal, &legal, &mut ops);
             if !Arc::ptr_eq(&h.fairness, &fairness) {
-                patch::diff_at("/fairness", &h.fairness, &fairness, &mut ops);
+                patch::diff_raw_at("/fairness", &h.fairness, &fairness, &mut ops);
             }
             (h.view, h.legal, h.fairness) = (view, legal, fairness);
             h.game_at = self.moved;
@@ -300,12 +305,12 @@ impl Table {
             // documents keep their own table part, so a later patch is still exact.
             return self.publish(info);
         }
-        let table = Arc::new(serde_json::to_value(&info).expect("serializes"));
+        let table: Arc<RawValue> = to_raw_value(&info).expect("serializes").into();
         // The table's part is the same for every viewer: diffed once.
         let prev = self.fan.table.replace(table.clone());
-        let shared_ops: Option<(Arc<Value>, Vec<PatchOp>)> = prev.map(|p| {
+        let shared_ops: Option<(Arc<RawValue>, Vec<PatchOp>)> = prev.map(|p| {
             let mut ops = Vec::new();
-            patch::diff_at("/table", &p, &table, &mut ops);
+            patch::diff_raw_at("/table", &p, &table, &mut ops);
             (p, ops)
         });
         let mut viewers: Vec<(u64, Viewer)> = self
@@ -402,7 +407,7 @@ impl Table {
     /// is kept at this version: a socket that connects next with `since` gets a patch.
     pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Utf8Bytes {
         let viewer = self.viewer_for(who);
-        let table = Arc::new(serde_json::to_value(self.info()).expect("serializes"));
+        let table = to_raw_value(&self.info()).expect("serializes").into();
         self.refresh(viewer, &table, None);
         state_text(&self.fan.held[&viewer], viewer, &[])
     }
@@ -417,7 +422,7 @@ impl Table {
         // broadcast's table); this only makes one for a viewer that has none yet.
         let table = match &self.fan.table {
             Some(t) => t.clone(),
-            None => Arc::new(serde_json::to_value(self.info()).expect("serializes")),
+            None => to_raw_value(&self.info()).expect("serializes").into(),
         };
         self.refresh(viewer, &table, None);
         let text = state_text(&self.fan.held[&viewer], viewer, &[]);
@@ -469,10 +474,10 @@ mod tests {
         let held = Held {
             version: 7,
             game_at: 6,
-            table: Arc::new(json!({"id": "x"})),
-            view: Value::Null,
-            legal: json!([]),
-            fairness: Arc::new(json!([])),
+            table: to_raw_value(&json!({"id": "x"})).unwrap().into(),
+            view: to_raw_value(&Value::Null).unwrap(),
+            legal: to_raw_value(&json!([])).unwrap(),
+            fairness: to_raw_value(&json!([])).unwrap().into(),
         };
         let text = state_text(&held, Viewer::Spectator, &events);
         let v: Value = serde_json::from_str(text.as_str()).unwrap();
