@@ -10,8 +10,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -108,128 +106,24 @@ fn diff_into(old: &Value, new: &Value, path: &mut String, ops: &mut Vec<PatchOp>
 }
 
 fn diff_arrays(a: &[Value], b: &[Value], path: &mut String, ops: &mut Vec<PatchOp>) {
-    let shortest = a.len().min(b.len());
-    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let tail = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take(shortest - head)
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (mid_a, mid_b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let both = mid_a.len().min(mid_b.len());
-    let len = path.len();
-    for i in 0..both {
-        if mid_a[i] == mid_b[i] {
-            continue;
-        }
-        push_token(path, &(head + i).to_string());
-        diff_into(&mid_a[i], &mid_b[i], path, ops);
-        path.truncate(len);
-    }
-    // Surplus old elements all sit at the same index as each removal shifts the rest.
-    for _ in both..mid_a.len() {
-        push_token(path, &(head + both).to_string());
-        ops.push(PatchOp::Remove { path: path.clone() });
-        path.truncate(len);
-    }
-    for (i, v) in mid_b.iter().enumerate().skip(both) {
-        push_token(path, &(head + i).to_string());
-        ops.push(PatchOp::Add {
-            path: path.clone(),
-            value: v.clone(),
-        });
-        path.truncate(len);
-    }
+    diff_seq(a, b, |x, y| x == y, diff_into, Value::clone, path, ops);
 }
 
-/// The operations that turn the JSON text `old`, found at `path` of a larger document,
-/// into the JSON text `new`: a patch that does what [`diff_at`]'s does on the parsed
-/// values. Equal parts are found by comparing their text, and only the parts that differ
-/// are parsed (one level at a time), so a viewer's document need not be held, built or
-/// compared as a tree of values: what the server does for each viewer after each change.
-///
-/// The texts must come from one serializer (as `serde_json` writes them: no whitespace,
-/// members in a fixed order), so that equal values are equal texts. Where they are not (a
-/// key written with escapes), the differing part is compared as values instead: the patch
-/// is the same either way.
-pub fn diff_raw_at(path: &str, old: &RawValue, new: &RawValue, ops: &mut Vec<PatchOp>) {
-    let mut path = path.to_string();
-    diff_raw_into(old, new, &mut path, ops);
-}
-
-fn parsed(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).expect("RawValue holds valid JSON")
-}
-
-fn diff_raw_into(old: &RawValue, new: &RawValue, path: &mut String, ops: &mut Vec<PatchOp>) {
-    let (a, b) = (old.get(), new.get());
-    if a == b {
-        return;
-    }
-    match (a.as_bytes().first(), b.as_bytes().first()) {
-        (Some(b'{'), Some(b'{')) => {
-            // Members as borrowed keys: a key with escapes cannot be borrowed, and then
-            // this part is compared as values.
-            type Members<'a> = BTreeMap<&'a str, &'a RawValue>;
-            let (Ok(ma), Ok(mb)) = (
-                serde_json::from_str::<Members>(a),
-                serde_json::from_str::<Members>(b),
-            ) else {
-                return diff_into(&parsed(old), &parsed(new), path, ops);
-            };
-            let len = path.len();
-            for (k, va) in &ma {
-                match mb.get(k) {
-                    Some(vb) if va.get() == vb.get() => {}
-                    Some(vb) => {
-                        push_token(path, k);
-                        diff_raw_into(va, vb, path, ops);
-                        path.truncate(len);
-                    }
-                    None => {
-                        push_token(path, k);
-                        ops.push(PatchOp::Remove { path: path.clone() });
-                        path.truncate(len);
-                    }
-                }
-            }
-            for (k, vb) in &mb {
-                if !ma.contains_key(k) {
-                    push_token(path, k);
-                    ops.push(PatchOp::Add {
-                        path: path.clone(),
-                        value: parsed(vb),
-                    });
-                    path.truncate(len);
-                }
-            }
-        }
-        (Some(b'['), Some(b'[')) => {
-            let (Ok(va), Ok(vb)) = (
-                serde_json::from_str::<Vec<&RawValue>>(a),
-                serde_json::from_str::<Vec<&RawValue>>(b),
-            ) else {
-                return diff_into(&parsed(old), &parsed(new), path, ops);
-            };
-            diff_raw_arrays(&va, &vb, path, ops);
-        }
-        _ => {
-            let (va, vb) = (parsed(old), parsed(new));
-            if va != vb {
-                ops.push(PatchOp::Replace {
-                    path: path.clone(),
-                    value: vb,
-                });
-            }
-        }
-    }
-}
-
-/// [`diff_arrays`] on elements held as text.
-fn diff_raw_arrays(a: &[&RawValue], b: &[&RawValue], path: &mut String, ops: &mut Vec<PatchOp>) {
-    let same = |x: &&RawValue, y: &&RawValue| x.get() == y.get();
+/// The patch between two arrays, elements compared by `same`, changed elements diffed by
+/// `inner`, new ones written by `value`. Their common head and tail are trimmed; if what is
+/// left of one is the other's with elements taken out (a card played from a hand) or put
+/// in (a card into a sorted list of cards seen), the patch removes or adds just those;
+/// otherwise the elements are diffed position by position and the surplus removed or
+/// added at the end.
+fn diff_seq<T>(
+    a: &[T],
+    b: &[T],
+    same: impl Fn(&T, &T) -> bool,
+    mut inner: impl FnMut(&T, &T, &mut String, &mut Vec<PatchOp>),
+    value: impl Fn(&T) -> Value,
+    path: &mut String,
+    ops: &mut Vec<PatchOp>,
+) {
     let shortest = a.len().min(b.len());
     let head = a.iter().zip(b).take_while(|(x, y)| same(x, y)).count();
     let tail = a
@@ -240,29 +134,271 @@ fn diff_raw_arrays(a: &[&RawValue], b: &[&RawValue], path: &mut String, ops: &mu
         .take_while(|(x, y)| same(x, y))
         .count();
     let (mid_a, mid_b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let both = mid_a.len().min(mid_b.len());
     let len = path.len();
+    let at = |path: &mut String, i: usize| push_token(path, &i.to_string());
+    if mid_a.len() > mid_b.len() && is_subsequence(mid_b, mid_a, &same) {
+        // Only removals: each at the place of the elements kept so far.
+        let mut kept = 0;
+        for x in mid_a {
+            if kept < mid_b.len() && same(x, &mid_b[kept]) {
+                kept += 1;
+            } else {
+                at(path, head + kept);
+                ops.push(PatchOp::Remove { path: path.clone() });
+                path.truncate(len);
+            }
+        }
+        return;
+    }
+    if mid_b.len() > mid_a.len() && is_subsequence(mid_a, mid_b, &same) {
+        // Only additions, at their final places.
+        let mut kept = 0;
+        for (j, y) in mid_b.iter().enumerate() {
+            if kept < mid_a.len() && same(&mid_a[kept], y) {
+                kept += 1;
+            } else {
+                at(path, head + j);
+                ops.push(PatchOp::Add {
+                    path: path.clone(),
+                    value: value(y),
+                });
+                path.truncate(len);
+            }
+        }
+        return;
+    }
+    let both = mid_a.len().min(mid_b.len());
     for i in 0..both {
         if same(&mid_a[i], &mid_b[i]) {
             continue;
         }
-        push_token(path, &(head + i).to_string());
-        diff_raw_into(mid_a[i], mid_b[i], path, ops);
+        at(path, head + i);
+        inner(&mid_a[i], &mid_b[i], path, ops);
         path.truncate(len);
     }
+    // Surplus old elements all sit at the same index as each removal shifts the rest.
     for _ in both..mid_a.len() {
-        push_token(path, &(head + both).to_string());
+        at(path, head + both);
         ops.push(PatchOp::Remove { path: path.clone() });
         path.truncate(len);
     }
     for (i, v) in mid_b.iter().enumerate().skip(both) {
-        push_token(path, &(head + i).to_string());
+        at(path, head + i);
         ops.push(PatchOp::Add {
             path: path.clone(),
-            value: parsed(v),
+            value: value(v),
         });
         path.truncate(len);
     }
+}
+
+/// Whether `short`'s elements appear in `long` in the same order (a greedy walk finds
+/// them if anything does).
+fn is_subsequence<T>(short: &[T], long: &[T], same: impl Fn(&T, &T) -> bool) -> bool {
+    let mut k = 0;
+    for y in long {
+        if k < short.len() && same(&short[k], y) {
+            k += 1;
+        }
+    }
+    k == short.len()
+}
+
+/// The operations that turn the JSON text `old`, found at `path` of a larger document,
+/// into the JSON text `new`: a patch that does what [`diff_at`]'s does on the parsed
+/// values. Equal parts are found by comparing their text, and only the parts that differ
+/// are split (one level at a time, by a scanner that only counts brackets and quotes) or,
+/// where the patch carries them, parsed. A viewer's document need not be held, built or
+/// compared as a tree of values: what the server does for each viewer after each change.
+///
+/// Equal values must be equal texts, as one serializer writes them (`serde_json`: members
+/// in a fixed order). Where keys come in another order, the members pair up by name; a
+/// key written with escapes makes that object compared as values: the patch does the
+/// same either way.
+pub fn diff_raw_at(path: &str, old: &RawValue, new: &RawValue, ops: &mut Vec<PatchOp>) {
+    let mut path = path.to_string();
+    diff_text(old.get().trim(), new.get().trim(), &mut path, ops);
+}
+
+/// The value of a part of a [`RawValue`]: valid JSON.
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).expect("a part of a RawValue is valid JSON")
+}
+
+fn diff_text(a: &str, b: &str, path: &mut String, ops: &mut Vec<PatchOp>) {
+    if a == b {
+        return;
+    }
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(b'{'), Some(b'{')) => {
+            let (Some(ma), Some(mb)) = (members(a), members(b)) else {
+                // A key with escapes: this part is compared as values.
+                return diff_into(&parsed(a), &parsed(b), path, ops);
+            };
+            let len = path.len();
+            // One serializer writes a struct's members in one order: then they pair up by
+            // position; otherwise (a map's keys came and went) by name.
+            let aligned = ma.len() == mb.len() && ma.iter().zip(&mb).all(|(x, y)| x.0 == y.0);
+            for (i, (k, va)) in ma.iter().enumerate() {
+                let vb = if aligned {
+                    Some(mb[i].1)
+                } else {
+                    mb.iter().find(|(kb, _)| kb == k).map(|(_, v)| *v)
+                };
+                match vb {
+                    Some(vb) if *va == vb => {}
+                    Some(vb) => {
+                        push_token(path, k);
+                        diff_text(va, vb, path, ops);
+                        path.truncate(len);
+                    }
+                    None => {
+                        push_token(path, k);
+                        ops.push(PatchOp::Remove { path: path.clone() });
+                        path.truncate(len);
+                    }
+                }
+            }
+            if !aligned {
+                for (k, vb) in &mb {
+                    if !ma.iter().any(|(ka, _)| ka == k) {
+                        push_token(path, k);
+                        ops.push(PatchOp::Add {
+                            path: path.clone(),
+                            value: parsed(vb),
+                        });
+                        path.truncate(len);
+                    }
+                }
+            }
+        }
+        (Some(b'['), Some(b'[')) => diff_seq(
+            &elements(a),
+            &elements(b),
+            |x, y| x == y,
+            |x, y, path, ops| diff_text(x, y, path, ops),
+            |x| parsed(x),
+            path,
+            ops,
+        ),
+        // Different texts of anything else are different values.
+        _ => ops.push(PatchOp::Replace {
+            path: path.clone(),
+            value: parsed(b),
+        }),
+    }
+}
+
+fn skip_ws(t: &[u8], mut i: usize) -> usize {
+    while i < t.len() && matches!(t[i], b' ' | b'\n' | b'\r' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// Where the value starting at `i` of valid JSON text `t` ends (the index after it).
+fn value_end(t: &[u8], i: usize) -> usize {
+    match t[i] {
+        b'"' => string_end(t, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                // Straight to the next byte that matters (most are letters and digits).
+                while !STRUCTURAL[t[j] as usize] {
+                    j += 1;
+                }
+                match t[j] {
+                    b'"' => {
+                        j = string_end(t, j);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while j < t.len() && !matches!(t[j], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+            {
+                j += 1;
+            }
+            j
+        }
+    }
+}
+
+/// The bytes [`value_end`] stops at inside an object or array.
+static STRUCTURAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b']' as usize] = true;
+    t
+};
+
+/// Where the string starting at `i` (its opening quote) ends, after its closing quote.
+fn string_end(t: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    loop {
+        while !matches!(t[j], b'"' | b'\\') {
+            j += 1;
+        }
+        match t[j] {
+            b'\\' => j += 2,
+            b'"' => return j + 1,
+            _ => j += 1,
+        }
+    }
+}
+
+/// The members of a JSON object's valid text, as (key, value text), in the order written;
+/// `None` if a key has escapes (it cannot be used as written).
+fn members(text: &str) -> Option<Vec<(&str, &str)>> {
+    let t = text.as_bytes();
+    let mut out = Vec::with_capacity(16);
+    let mut i = skip_ws(t, 1);
+    while t[i] != b'}' {
+        let key_end = string_end(t, i);
+        let key = &text[i + 1..key_end - 1];
+        if key.contains('\\') {
+            return None;
+        }
+        let v = skip_ws(t, skip_ws(t, key_end) + 1); // past the colon
+        let end = value_end(t, v);
+        out.push((key, &text[v..end]));
+        i = skip_ws(t, end);
+        if t[i] == b',' {
+            i = skip_ws(t, i + 1);
+        }
+    }
+    Some(out)
+}
+
+/// The elements of a JSON array's valid text, as text.
+fn elements(text: &str) -> Vec<&str> {
+    let t = text.as_bytes();
+    let mut out = Vec::with_capacity(16);
+    let mut i = skip_ws(t, 1);
+    while t[i] != b']' {
+        let end = value_end(t, i);
+        out.push(&text[i..end]);
+        i = skip_ws(t, end);
+        if t[i] == b',' {
+            i = skip_ws(t, i + 1);
+        }
+    }
+    out
 }
 
 /// Applies `ops` to `doc` in order. On error `doc` may be partly patched: a client then
@@ -353,7 +489,8 @@ mod tests {
             Just(Value::Null),
             any::<bool>().prop_map(Value::from),
             (0i64..4).prop_map(Value::from),
-            prop::sample::select(vec!["a", "b", "~", "/"]).prop_map(Value::from),
+            // Brackets, quotes and escapes inside strings, for the text scanner.
+            prop::sample::select(vec!["a", "b", "~", "/", "]\\\"}{,", " "]).prop_map(Value::from),
         ];
         leaf.prop_recursive(4, 40, 6, |inner| {
             prop_oneof![
@@ -394,6 +531,13 @@ mod tests {
             apply(&mut d, &raw_ops).unwrap();
             prop_assert_eq!(&d, &b);
             prop_assert_eq!(&raw_ops.len(), &ops.len());
+            // And from text with whitespace between its tokens.
+            let pretty = |v: &Value| RawValue::from_string(serde_json::to_string_pretty(v).unwrap()).unwrap();
+            let mut pretty_ops = Vec::new();
+            diff_raw_at("", &pretty(&a), &pretty(&b), &mut pretty_ops);
+            let mut e = a.clone();
+            apply(&mut e, &pretty_ops).unwrap();
+            prop_assert_eq!(&e, &b);
         }
     }
 

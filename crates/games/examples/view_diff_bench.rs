@@ -1,0 +1,164 @@
+//! What the server does per viewer after each move, timed two ways in one process: the
+//! view and legal actions built as a tree of `serde_json::Value`s and diffed as trees (how
+//! the server worked until 2026-11-25), and built as JSON text and diffed by comparing text
+//! (`protocol::patch::diff_raw_at`, how it works now). Both make the same patches.
+//!
+//! ```sh
+//! cargo run --release -p games --example view_diff_bench -- [game] [players] [matches]
+//! ```
+//! (defaults: trump 2 20). Prints µs per move for each way, over every seat and the
+//! spectators, alternating the two ways three times so that a busy machine shows as
+//! spread, not as a difference.
+
+use std::time::{Duration, Instant};
+
+use game_core::{Phase, Seed, Viewer};
+use games::{BotLevel, DynGame, new_match};
+use protocol::patch;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// Every position of `matches` seeded matches, played by easy bots.
+fn positions(kind: &str, players: usize, matches: u64) -> Vec<Box<dyn DynGame>> {
+    let mut out = Vec::new();
+    for m in 0..matches {
+        let (mut g, _) = new_match(kind, &Value::Null, players).expect("a game");
+        let mut step = 0u64;
+        while g.phase() != Phase::Finished && step < 2_000 {
+            if g.phase() == Phase::AwaitingRound {
+                g.start_round(&Seed::from_u64(m * 10_000 + step))
+                    .expect("starts");
+            } else {
+                let seat = g.to_act()[0];
+                let a = g
+                    .bot_action(seat, BotLevel::Easy, m + step, bots::Budget::samples(1))
+                    .expect("a legal move");
+                g.apply_json(seat, &a).expect("legal");
+            }
+            out.push(g.clone_box());
+            step += 1;
+        }
+    }
+    out
+}
+
+fn viewers(players: usize) -> Vec<Viewer> {
+    (0..players)
+        .map(Viewer::Player)
+        .chain([Viewer::Spectator])
+        .collect()
+}
+
+/// Trees: build, diff against the held tree, serialize the patch.
+fn as_values(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
+    let start = Instant::now();
+    let mut bytes = 0;
+    for v in viewers(players) {
+        let mut held: Option<(Value, Value)> = None;
+        for g in games {
+            let now = match v {
+                Viewer::Player(s) => {
+                    let (view, legal) = g.seat_json(s);
+                    (view, Value::Array(legal))
+                }
+                Viewer::Spectator => (g.view_json(v), Value::Array(vec![])),
+            };
+            if let Some((view, legal)) = &held {
+                let mut ops = Vec::new();
+                patch::diff_at("/view", view, &now.0, &mut ops);
+                patch::diff_at("/legal", legal, &now.1, &mut ops);
+                bytes += serde_json::to_string(&ops).expect("serializes").len();
+            }
+            held = Some(now);
+        }
+    }
+    (start.elapsed(), bytes)
+}
+
+/// Text: build, diff against the held text, serialize the patch.
+fn as_text(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
+    let start = Instant::now();
+    let mut bytes = 0;
+    let none = serde_json::value::to_raw_value(&[0u8; 0]).expect("serializes");
+    for v in viewers(players) {
+        let mut held: Option<(Box<RawValue>, Box<RawValue>)> = None;
+        for g in games {
+            let now = match v {
+                Viewer::Player(s) => g.seat_raw(s),
+                Viewer::Spectator => (g.view_raw(v), none.clone()),
+            };
+            if let Some((view, legal)) = &held {
+                let mut ops = Vec::new();
+                patch::diff_raw_at("/view", view, &now.0, &mut ops);
+                patch::diff_raw_at("/legal", legal, &now.1, &mut ops);
+                bytes += serde_json::to_string(&ops).expect("serializes").len();
+            }
+            held = Some(now);
+        }
+    }
+    (start.elapsed(), bytes)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let kind = args.first().map_or("trump", String::as_str);
+    let players: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(2);
+    let matches: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(20);
+    let games = positions(kind, players, matches);
+    let moves = games.len() as f64;
+    println!(
+        "{kind} for {players}: {} positions, {} viewers each",
+        games.len(),
+        players + 1
+    );
+    build_only(&games);
+    if std::env::var_os("PEEK").is_some() {
+        for w in games.windows(2).skip(40).take(3) {
+            let (a, b) = (w[0].seat_json(0), w[1].seat_json(0));
+            let mut ops = Vec::new();
+            patch::diff_at("/view", &a.0, &b.0, &mut ops);
+            patch::diff_at("/legal", &Value::Array(a.1), &Value::Array(b.1), &mut ops);
+            println!("{}", serde_json::to_string(&ops).unwrap());
+        }
+        println!("{}", games[40].seat_raw(0).0.get());
+    }
+    for round in 1..=3 {
+        let (tv, bv) = if std::env::var_os("TEXT_ONLY").is_some() {
+            as_text(&games, players)
+        } else {
+            as_values(&games, players)
+        };
+        let (tt, bt) = as_text(&games, players);
+        // The same patches, so the same bytes.
+        assert_eq!(bv, bt, "the two ways made different patches");
+        println!(
+            "run {round}: values {:.1} µs/move, text {:.1} µs/move ({:.2}× faster); patches {:.0} bytes/move",
+            tv.as_secs_f64() * 1e6 / moves,
+            tt.as_secs_f64() * 1e6 / moves,
+            tv.as_secs_f64() / tt.as_secs_f64(),
+            bv as f64 / moves,
+        );
+    }
+}
+
+#[allow(dead_code)]
+fn build_only(games: &[Box<dyn DynGame>]) {
+    let t = Instant::now();
+    let mut n = 0;
+    for g in games {
+        n += g.seat_json(0).1.len();
+    }
+    let a = t.elapsed();
+    let t = Instant::now();
+    let mut len = 0;
+    for g in games {
+        len += g.seat_raw(0).0.get().len();
+    }
+    let b = t.elapsed();
+    println!(
+        "build only: values {:.1} µs, text {:.1} µs per view; view {} bytes ({n})",
+        a.as_secs_f64() * 1e6 / games.len() as f64,
+        b.as_secs_f64() * 1e6 / games.len() as f64,
+        len / games.len()
+    );
+}
