@@ -40,7 +40,7 @@ audit() { # name url [cookie]
     const c = r.categories, s = (k) => c[k] ? Math.round(c[k].score * 100) : "-";
     const lcp = r.audits["largest-contentful-paint"]?.displayValue ?? "-";
     const cls = r.audits["cumulative-layout-shift"]?.displayValue ?? "-";
-    console.log([process.argv[2].padEnd(8), "perf", s("performance"), "a11y", s("accessibility"),
+    console.log([process.argv[2].padEnd(10), "perf", s("performance"), "a11y", s("accessibility"),
       "best", s("best-practices"), "seo", s("seo"), "LCP", lcp, "CLS", cls].join(" "));
   ' "$PWD/$OUT/$name.json" "$name"
 }
@@ -48,4 +48,7 @@ echo "lighthouse (mobile, devtools throttling) on $BASE"
 audit home "$BASE/"
 audit lobby "$BASE/#/" cookie
 audit rules "$BASE/#/rules/trump" cookie
-audit table "$BASE/#/table/$TABLE" cookie
+# The table's own address (the link players share: the state comes in the page), and the
+# in-app address of the same table (a reload of a page reached from the lobby).
+audit table "$BASE/table/$TABLE" cookie
+audit table-hash "$BASE/#/table/$TABLE" cookie

@@ -1,5 +1,6 @@
 // The browser client: sign-in, lobby, table pages, the daily Solitaire deal, my matches,
-// leaderboard and rules, routed by the URL hash (#/, #/table/<id>[/<invite>],
+// leaderboard and rules, routed by the URL hash (#/, #/table/<id>[/<invite>] or the table's
+// own address /table/<id>[/<invite>],
 // #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/players/<id>[/<name>], #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
@@ -97,8 +98,11 @@ window.addEventListener('fib:signed-out', signedOut);
 // ---------------------------------------------------------------------------------------
 
 function parseRoute() {
-  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  return parts;
+  // A table's own address (/table/<id>[/<invite>], the link players share) is the page
+  // until a hash names another one (the lobby's is `#/`).
+  const path = location.hash ? location.hash.replace(/^#\/?/, '')
+    : location.pathname.startsWith('/table/') ? location.pathname.slice(1) : '';
+  return path.split('/').filter(Boolean).map(decodeURIComponent);
 }
 
 // Each route() call is one page visit. A page that awaits (an HTTP answer, a game module)
@@ -612,7 +616,8 @@ async function tablePage(visit, id, invite) {
     const parts = [head, statusLine];
     if (t.private && (invite || localStorage.getItem(inviteKey(id)))) {
       const code = invite || localStorage.getItem(inviteKey(id));
-      const link = `${location.origin}/#/table/${id}/${code}`;
+      // The table's own address: it opens with the table in the page.
+      const link = `${location.origin}/table/${id}/${code}`;
       parts.push(h('div', { class: 'invite' },
         h('span', { class: 'muted small' }, 'Invite link:'),
         h('input', { type: 'text', readonly: true, value: link, testid: 'invite-link', onfocus: (e) => e.target.select() }),
@@ -731,9 +736,13 @@ async function tablePage(visit, id, invite) {
   // socket brings it up to date.
   render();
   modReady.then((m) => {
-    if (stale(visit)) return;
-    mod = m;
-    render();
+    // In a task of its own: the frame is painted first, and a slow phone is not blocked
+    // for the whole of both.
+    setTimeout(() => {
+      if (stale(visit)) return;
+      mod = m;
+      render();
+    }, 0);
   });
   const [{ LiveSocket }, , { applyPatch }, sound] = await modules;
   if (stale(visit)) return;
@@ -1027,12 +1036,27 @@ async function boot() {
   const [page, a, b] = parseRoute();
   // Every page waits for the session: the page's first script asked for it (and for a
   // table's state) before the modules arrived; asked for here only without that script.
-  const mine = early('session') ?? api.session();
+  const inPageSession = document.getElementById('fib-session');
+  inPageSession?.remove();
+  const mine = (inPageSession ? Promise.resolve(JSON.parse(inPageSession.textContent)) : null)
+    ?? early('session') ?? api.session();
   mine.catch(() => {}); // awaited below
   if (page === 'table' && a) {
     const invite = b || localStorage.getItem(inviteKey(a)) || null;
+    // A table's own address carries the viewer's first state in the page (the server put
+    // it there: crates/server/src/http.rs `table_page`); otherwise the page's first script
+    // asked for it; otherwise it is asked for now.
+    const block = document.getElementById('fib-state');
+    block?.remove();
+    let inPage = null;
+    try {
+      inPage = block ? JSON.parse(block.textContent) : null;
+    } catch {
+      inPage = null;
+    }
     const asked = earlyTable();
-    const promise = (asked?.id === a && asked.invite === invite ? early('state') : null)
+    const promise = (inPage?.table?.id === a ? Promise.resolve(inPage) : null)
+      ?? (asked?.id === a && asked.invite === invite ? early('state') : null)
       ?? api.tableState(a, invite);
     promise.catch(() => {}); // handled by the table page, which awaits it
     earlyState = { id: a, promise };

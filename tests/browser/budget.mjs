@@ -1,6 +1,7 @@
-// First-load budget (docs/web.md): a cold visit of the rules page and of the lobby, in a
-// fresh browser, stays under a documented number of requests and compressed bytes, loads
-// every module by its versioned URL, and the rules page loads no game module at all.
+// First-load budget (docs/web.md): a cold visit of the rules page, the lobby and a table's
+// own address, in a fresh browser, stays under a documented number of requests and
+// compressed bytes, loads every module by its versioned URL; the rules page loads no game
+// module at all, and a table's address asks for no state (it comes in the page).
 // Usage: node tests/browser/budget.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -9,6 +10,7 @@ import { runBrowserTest } from './lib.mjs';
 const BUDGET = {
   rules: { requests: 20, kib: 60 },
   lobby: { requests: 22, kib: 60 },
+  table: { requests: 27, kib: 75 },
 };
 
 await runBrowserTest('first-load budget', async ({ base, player, tid, log }) => {
@@ -44,4 +46,14 @@ await runBrowserTest('first-load budget', async ({ base, player, tid, log }) => 
   const games = rules.filter((u) => u.startsWith('/games/') && !u.startsWith('/games/registry.js'));
   if (games.length) throw new Error(`the rules page loaded game modules: ${games.join(' ')}`);
   await measure('lobby', '/#/', true, (p) => p.locator(tid('create-form')).waitFor());
+  const id = await a.evaluate(async () => {
+    const r = await fetch('/api/tables', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ game: 'trump', seats: 2, bots: 'normal' }) });
+    const t = await r.json();
+    await fetch(`/api/tables/${t.table.id}/start`, { method: 'POST' });
+    return t.table.id;
+  });
+  const table = await measure('table', `/table/${id}`, true, (p) => p.locator(`${tid('table-page')} .game-root ${tid('hand')}`).first().waitFor());
+  const asked = table.filter((u) => u.startsWith('/api/tables/'));
+  if (asked.length) throw new Error(`the table's address asked for its state again: ${asked.join(' ')}`);
+  if (!table.some((u) => u.startsWith('/games/trump.js?v='))) throw new Error(`no game module: ${table.join(' ')}`);
 });

@@ -249,6 +249,57 @@ async fn the_first_state_over_http_then_patches_over_the_socket() {
     assert!(first["version"].as_u64() > Some(since));
     assert_eq!(first["view"], st["view"]);
 
+    // The table's own address carries that state in the page, for the viewer only.
+    let page = |token: Option<String>, path: String| {
+        let url = format!("{}{path}", server.base);
+        async move {
+            let mut req = reqwest::Client::new().get(url);
+            if let Some(t) = token {
+                req = req.header("authorization", format!("Bearer {t}"));
+            }
+            let res = req.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            assert_eq!(res.headers()["cache-control"], "no-store");
+            res.text().await.unwrap()
+        }
+    };
+    let in_page = |html: &str| -> Option<Value> {
+        let start = html.find("<script type=\"application/json\" id=\"fib-state\">")?;
+        let rest = &html[start..];
+        let text = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+        Some(serde_json::from_str(text).unwrap())
+    };
+    let html = page(Some(ada.token.clone()), format!("/table/{table}")).await;
+    let mine = in_page(&html).expect("Ada's page carries her state");
+    assert_eq!(mine["type"], "state");
+    assert_eq!(mine["you"], json!({"kind": "player", "seat": 0}));
+    assert!(
+        mine["view"]["hand"]
+            .as_array()
+            .is_some_and(|h| !h.is_empty())
+    );
+    assert!(
+        html.contains("rel=\"modulepreload\" href=\"/games/trump.js?v="),
+        "the game's module is preloaded"
+    );
+    assert!(
+        html.contains(&format!(
+            "id=\"fib-session\">{{\"player\":{{\"id\":\"{}\"",
+            ada.id
+        )),
+        "the page carries the session"
+    );
+    let theirs = in_page(&page(Some(eve.token.clone()), format!("/table/{table}")).await).unwrap();
+    assert_eq!(theirs["you"], json!({"kind": "spectator"}));
+    assert!(
+        theirs["view"]["hand"].is_null(),
+        "no hand in a spectator's page"
+    );
+    // Nobody signed in, or no such table: the plain page (it says why when it asks).
+    assert!(in_page(&page(None, format!("/table/{table}")).await).is_none());
+    let unknown = "/table/00000000-0000-0000-0000-000000000000".to_string();
+    assert!(in_page(&page(Some(ada.token.clone()), unknown).await).is_none());
+
     let (status, e) = ada
         .get("/api/tables/00000000-0000-0000-0000-000000000000/state")
         .await;

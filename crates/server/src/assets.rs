@@ -37,6 +37,9 @@ pub struct Assets {
     index: String,
     /// The Content-Security-Policy of every response.
     csp: String,
+    /// Per game kind, `<link rel="modulepreload">`s of its modules (what a table page of
+    /// that game needs beyond the start-up set).
+    game_preloads: BTreeMap<String, String>,
 }
 
 fn version_of(bytes: &[u8]) -> String {
@@ -79,7 +82,8 @@ const EARLY: &str = r#"(() => {
       p.catch(() => {}); // the module that takes it over sees the failure
       return p;
     };
-    early.session = get('/api/session');
+    // A table's own address carries the session in the page.
+    if (!location.pathname.startsWith('/table/')) early.session = get('/api/session');
     const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
     if (parts[0] !== 'table' || !parts[1]) return;
     const id = parts[1];
@@ -174,6 +178,16 @@ impl Assets {
                 )
             })
             .collect();
+        let game_preloads = game_modules
+            .iter()
+            .map(|(kind, urls)| {
+                let links: String = urls
+                    .iter()
+                    .map(|u| format!("  <link rel=\"modulepreload\" href=\"{u}\">\n"))
+                    .collect();
+                (kind.to_string(), links)
+            })
+            .collect();
         let early = EARLY.replace(
             "__GAMES__",
             &serde_json::to_string(&game_modules)
@@ -230,6 +244,7 @@ impl Assets {
             versions,
             index,
             csp,
+            game_preloads,
         })
     }
 
@@ -258,6 +273,32 @@ pub async fn index(State(app): State<AppState>) -> Response {
         Html(app.assets.index.clone()),
     )
         .into_response()
+}
+
+/// The page for a table's own address (`/table/{id}`): the index with the viewer's first
+/// state and session (what `/api/session` answers) in JSON data blocks (`fib-state`,
+/// `fib-session`: never run, so the CSP has nothing to allow), and the game's modules and
+/// the chat's (the table's frame needs it) preloaded, so the table is drawn with no request
+/// after the page's modules. `<` is escaped so that no text in them can close the element.
+pub fn table_index(assets: &Assets, game: &str, state: &str, session: &str) -> String {
+    let block = format!(
+        "  <script type=\"application/json\" id=\"fib-state\">{}</script>\n  \
+         <script type=\"application/json\" id=\"fib-session\">{}</script>\n{}  \
+         <link rel=\"modulepreload\" href=\"/chat.js?v={}\">\n",
+        state.replace('<', "\\u003c"),
+        session.replace('<', "\\u003c"),
+        assets.game_preloads.get(game).map_or("", String::as_str),
+        assets.versions.get("/chat.js").map_or("", String::as_str),
+    );
+    assets
+        .index
+        .replacen("</head>", &format!("{block}</head>"), 1)
+}
+
+/// The index page, for a table's address when its state cannot be put in (nobody signed
+/// in, or the table cannot be shown to them: the page says why, as it would for `#/table`).
+pub fn plain_index(assets: &Assets) -> String {
+    assets.index.clone()
 }
 
 /// `GET /index.html`: the same page (its own handler, so that the OpenAPI document has an

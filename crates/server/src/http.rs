@@ -474,6 +474,90 @@ pub async fn get_table_state(
         .into_response())
 }
 
+/// A table's own address, the link players share: the browser client's page with the
+/// viewer's first state and the game's modules in it (`assets::table_index`).
+#[utoipa::path(
+    get,
+    path = "/table/{id}",
+    tag = "service",
+    summary = "A table's page",
+    description = "The browser client's page, opened on the table. With a signed-in viewer \
+        who may see the table, it carries their first `state` (as `GET /api/tables/{id}/state` \
+        answers) and preloads the game's modules, so the table is drawn without another \
+        request; otherwise it is the plain page, which says why the table cannot be shown.",
+    security((), ("cookie" = [])),
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    responses(
+        (status = 200, description = "the page", body = String, content_type = "text/html"),
+    ),
+)]
+pub async fn table_page(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    table_page_for(&app, &id, None, &headers).await
+}
+
+/// The same page for a private table's invite link.
+#[utoipa::path(
+    get,
+    path = "/table/{id}/{invite}",
+    tag = "service",
+    summary = "A private table's page, by its invite link",
+    security((), ("cookie" = [])),
+    params(
+        ("id" = String, Path, description = "the table's id (a UUID)"),
+        ("invite" = String, Path, description = "the table's invite code"),
+    ),
+    responses(
+        (status = 200, description = "the page", body = String, content_type = "text/html"),
+    ),
+)]
+pub async fn table_page_invite(
+    State(app): State<AppState>,
+    Path((id, invite)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    table_page_for(&app, &id, Some(&invite), &headers).await
+}
+
+async fn table_page_for(
+    app: &AppState,
+    id: &str,
+    invite: Option<&str>,
+    headers: &HeaderMap,
+) -> Response {
+    let state = async {
+        let who = player_from(headers, app).await.ok()??;
+        let h = reach_table(app, id, invite, Some(&who)).await.ok()?;
+        let game = h.info().await.ok()?.game;
+        let text = h.state_for(Some(who.id)).await.ok()?;
+        // What `GET /api/session` would answer: the page need not ask.
+        let session = serde_json::to_string(&protocol::Session {
+            player: Some(PlayerInfo {
+                id: who.id,
+                name: who.name,
+            }),
+        })
+        .ok()?;
+        Some((game, text, session))
+    }
+    .await;
+    let page = match state {
+        Some((game, text, session)) => {
+            crate::assets::table_index(&app.assets, &game, text.as_str(), &session)
+        }
+        None => crate::assets::plain_index(&app.assets),
+    };
+    // One viewer's state: never stored by a cache.
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        axum::response::Html(page),
+    )
+        .into_response()
+}
+
 #[utoipa::path(
     post,
     path = "/api/tables/{id}/join",

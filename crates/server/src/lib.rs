@@ -132,6 +132,8 @@ pub fn app(state: AppState) -> Router {
         .nest("/api", api)
         .route("/", get(assets::index))
         .route("/index.html", get(assets::index_html))
+        .route("/table/{id}", get(http::table_page))
+        .route("/table/{id}/{invite}", get(http::table_page_invite))
         .route("/healthz", get(http::healthz))
         .route("/metrics", get(http::metrics))
         .route("/ws/lobby", get(ws::lobby_socket))

@@ -148,6 +148,8 @@ pub mod wire {
         crate::http::test_panic,
         crate::assets::index,
         crate::assets::index_html,
+        crate::http::table_page,
+        crate::http::table_page_invite,
         crate::http::healthz,
         crate::http::metrics,
         crate::ws::lobby_socket,
