@@ -668,10 +668,16 @@ async function tablePage(visit, id, invite) {
     morph(root, parts);
     // Keyboard play: on your turn, when the focus is nowhere (the card just played, or
     // the start button, is gone), it goes to your first playable card; Enter plays it.
-    const nowhere = !document.activeElement || document.activeElement === document.body;
-    if (nowhere && me !== null && t.status === 'playing' && t.to_act.includes(me) && !busy) {
-      gameRoot.querySelector('[data-testid="hand-card"][data-playable="true"]')?.focus({ preventScroll: true });
-    }
+    // After the frame is painted: focusing forces a layout, which inside this task would
+    // be done twice (a slow phone spent ~100 ms on it at the table's first draw).
+    requestAnimationFrame(() => setTimeout(() => {
+      if (stale(visit) || !latest) return;
+      const nowhere = !document.activeElement || document.activeElement === document.body;
+      const lt = latest.table;
+      if (nowhere && me !== null && lt.status === 'playing' && lt.to_act.includes(me) && !busy) {
+        gameRoot.querySelector('[data-testid="hand-card"][data-playable="true"]')?.focus({ preventScroll: true });
+      }
+    }, 0));
   }
 
   function seatsPanel(t, me) {

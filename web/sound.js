@@ -40,7 +40,9 @@ export function play(kind) {
   if (isMuted() || document.visibilityState === 'hidden' || !TUNES[kind]) return;
   window.fibSounds = window.fibSounds || {};
   window.fibSounds[kind] = (window.fibSounds[kind] || 0) + 1;
-  const a = audio();
+  // Before the player's first gesture there is no context (it could not play): making one
+  // costs a slow phone ~70 ms for nothing.
+  const a = ctx;
   if (!a || a.state !== 'running') return;
   const now = a.currentTime;
   for (const [f, at, len] of TUNES[kind]) {
