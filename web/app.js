@@ -1038,13 +1038,28 @@ function takeEarlyState(id) {
   return p;
 }
 
+/**
+ * A JSON data block the server wrote into the page (`<script type="application/json">`:
+ * the game catalogue, and on a table's own address its state and the session), parsed and
+ * taken out of the page, so that a later visit cannot mistake it for fresh; null if none.
+ */
+function inPage(id) {
+  const block = document.getElementById(id);
+  if (!block) return null;
+  block.remove();
+  try {
+    return JSON.parse(block.textContent);
+  } catch {
+    return null;
+  }
+}
+
 async function boot() {
   const [page, a, b] = parseRoute();
   // Every page waits for the session: the page's first script asked for it (and for a
   // table's state) before the modules arrived; asked for here only without that script.
-  const inPageSession = document.getElementById('fib-session');
-  inPageSession?.remove();
-  const mine = (inPageSession ? Promise.resolve(JSON.parse(inPageSession.textContent)) : null)
+  const inPageSession = inPage('fib-session');
+  const mine = (inPageSession ? Promise.resolve(inPageSession) : null)
     ?? early('session') ?? api.session();
   mine.catch(() => {}); // awaited below
   if (page === 'table' && a) {
@@ -1052,16 +1067,9 @@ async function boot() {
     // A table's own address carries the viewer's first state in the page (the server put
     // it there: crates/server/src/http.rs `table_page`); otherwise the page's first script
     // asked for it; otherwise it is asked for now.
-    const block = document.getElementById('fib-state');
-    block?.remove();
-    let inPage = null;
-    try {
-      inPage = block ? JSON.parse(block.textContent) : null;
-    } catch {
-      inPage = null;
-    }
+    const state = inPage('fib-state');
     const asked = earlyTable();
-    const promise = (inPage?.table?.id === a ? Promise.resolve(inPage) : null)
+    const promise = (state?.table?.id === a ? Promise.resolve(state) : null)
       ?? (asked?.id === a && asked.invite === invite ? early('state') : null)
       ?? api.tableState(a, invite);
     promise.catch(() => {}); // handled by the table page, which awaits it
@@ -1079,8 +1087,8 @@ async function boot() {
   // signed in, so a first visit logs no error.
   // The catalogue comes with the page (a JSON block the server writes); asked for only
   // when it is missing.
-  const inline = document.getElementById('fib-games')?.textContent;
-  const catalogue = inline ? Promise.resolve(JSON.parse(inline)) : api.games();
+  const inline = inPage('fib-games');
+  const catalogue = inline ? Promise.resolve(inline) : api.games();
   const [games, me] = await Promise.allSettled([catalogue, mine]);
   session.games = games.status === 'fulfilled' ? games.value : [];
   session.me = me.status === 'fulfilled' ? me.value.player : null;

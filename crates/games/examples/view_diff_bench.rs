@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use game_core::{Phase, Seed, Viewer};
 use games::{BotLevel, DynGame, new_match};
-use protocol::patch;
+use protocol::{PatchOp, patch};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -49,24 +49,23 @@ fn viewers(players: usize) -> Vec<Viewer> {
         .collect()
 }
 
-/// Trees: build, diff against the held tree, serialize the patch.
-fn as_values(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
+/// Builds each viewer's document at every position with `build`, diffs it against the
+/// one before with `diff` and writes the patch: the time taken and the patches' bytes.
+fn timed<D>(
+    games: &[Box<dyn DynGame>],
+    players: usize,
+    build: impl Fn(&dyn DynGame, Viewer) -> D,
+    diff: impl Fn(&D, &D, &mut Vec<PatchOp>),
+) -> (Duration, usize) {
     let start = Instant::now();
     let mut bytes = 0;
     for v in viewers(players) {
-        let mut held: Option<(Value, Value)> = None;
+        let mut held: Option<D> = None;
         for g in games {
-            let now = match v {
-                Viewer::Player(s) => {
-                    let (view, legal) = g.seat_json(s);
-                    (view, Value::Array(legal))
-                }
-                Viewer::Spectator => (g.view_json(v), Value::Array(vec![])),
-            };
-            if let Some((view, legal)) = &held {
+            let now = build(g.as_ref(), v);
+            if let Some(old) = &held {
                 let mut ops = Vec::new();
-                patch::diff_at("/view", view, &now.0, &mut ops);
-                patch::diff_at("/legal", legal, &now.1, &mut ops);
+                diff(old, &now, &mut ops);
                 bytes += serde_json::to_string(&ops).expect("serializes").len();
             }
             held = Some(now);
@@ -75,28 +74,58 @@ fn as_values(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
     (start.elapsed(), bytes)
 }
 
-/// Text: build, diff against the held text, serialize the patch.
-fn as_text(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
-    let start = Instant::now();
-    let mut bytes = 0;
-    let none = serde_json::value::to_raw_value(&[0u8; 0]).expect("serializes");
-    for v in viewers(players) {
-        let mut held: Option<(Box<RawValue>, Box<RawValue>)> = None;
-        for g in games {
-            let now = match v {
-                Viewer::Player(s) => g.seat_raw(s),
-                Viewer::Spectator => (g.view_raw(v), none.clone()),
-            };
-            if let Some((view, legal)) = &held {
-                let mut ops = Vec::new();
-                patch::diff_raw_at("/view", view, &now.0, &mut ops);
-                patch::diff_raw_at("/legal", legal, &now.1, &mut ops);
-                bytes += serde_json::to_string(&ops).expect("serializes").len();
-            }
-            held = Some(now);
+/// Trees of values (view, legal actions).
+fn as_values(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
+    let build = |g: &dyn DynGame, v: Viewer| match v {
+        Viewer::Player(s) => {
+            let (view, legal) = g.seat_json(s);
+            (view, Value::Array(legal))
         }
+        Viewer::Spectator => (g.view_json(v), Value::Array(vec![])),
+    };
+    timed(games, players, build, |old, new, ops| {
+        patch::diff_at("/view", &old.0, &new.0, ops);
+        patch::diff_at("/legal", &old.1, &new.1, ops);
+    })
+}
+
+/// JSON text (view, legal actions), as the server holds them.
+fn as_text(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
+    let none = serde_json::value::to_raw_value(&[0u8; 0]).expect("serializes");
+    let build = |g: &dyn DynGame, v: Viewer| match v {
+        Viewer::Player(s) => g.seat_raw(s),
+        Viewer::Spectator => (g.view_raw(v), none.clone()),
+    };
+    timed(
+        games,
+        players,
+        build,
+        |old: &(Box<RawValue>, Box<RawValue>), new, ops| {
+            patch::diff_raw_at("/view", &old.0, &new.0, ops);
+            patch::diff_raw_at("/legal", &old.1, &new.1, ops);
+        },
+    )
+}
+
+/// Building one seat's view alone, both ways.
+fn build_only(games: &[Box<dyn DynGame>]) {
+    let t = Instant::now();
+    for g in games {
+        std::hint::black_box(g.seat_json(0));
     }
-    (start.elapsed(), bytes)
+    let a = t.elapsed();
+    let t = Instant::now();
+    let mut len = 0;
+    for g in games {
+        len += g.seat_raw(0).0.get().len();
+    }
+    let b = t.elapsed();
+    println!(
+        "building a view: values {:.1} µs, text {:.1} µs; {} bytes of text",
+        a.as_secs_f64() * 1e6 / games.len() as f64,
+        b.as_secs_f64() * 1e6 / games.len() as f64,
+        len / games.len()
+    );
 }
 
 fn main() {
@@ -112,22 +141,8 @@ fn main() {
         players + 1
     );
     build_only(&games);
-    if std::env::var_os("PEEK").is_some() {
-        for w in games.windows(2).skip(40).take(3) {
-            let (a, b) = (w[0].seat_json(0), w[1].seat_json(0));
-            let mut ops = Vec::new();
-            patch::diff_at("/view", &a.0, &b.0, &mut ops);
-            patch::diff_at("/legal", &Value::Array(a.1), &Value::Array(b.1), &mut ops);
-            println!("{}", serde_json::to_string(&ops).unwrap());
-        }
-        println!("{}", games[40].seat_raw(0).0.get());
-    }
     for round in 1..=3 {
-        let (tv, bv) = if std::env::var_os("TEXT_ONLY").is_some() {
-            as_text(&games, players)
-        } else {
-            as_values(&games, players)
-        };
+        let (tv, bv) = as_values(&games, players);
         let (tt, bt) = as_text(&games, players);
         // The same patches, so the same bytes.
         assert_eq!(bv, bt, "the two ways made different patches");
@@ -139,26 +154,4 @@ fn main() {
             bv as f64 / moves,
         );
     }
-}
-
-#[allow(dead_code)]
-fn build_only(games: &[Box<dyn DynGame>]) {
-    let t = Instant::now();
-    let mut n = 0;
-    for g in games {
-        n += g.seat_json(0).1.len();
-    }
-    let a = t.elapsed();
-    let t = Instant::now();
-    let mut len = 0;
-    for g in games {
-        len += g.seat_raw(0).0.get().len();
-    }
-    let b = t.elapsed();
-    println!(
-        "build only: values {:.1} µs, text {:.1} µs per view; view {} bytes ({n})",
-        a.as_secs_f64() * 1e6 / games.len() as f64,
-        b.as_secs_f64() * 1e6 / games.len() as f64,
-        len / games.len()
-    );
 }

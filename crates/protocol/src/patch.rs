@@ -577,6 +577,37 @@ mod tests {
         );
     }
 
+    /// Cards put into a sorted list, or taken out of its middle, are just those adds or
+    /// removes (not a rewrite of every later position), from values and from text alike.
+    #[test]
+    fn insertions_and_removals_in_the_middle_are_just_those() {
+        let before = json!([{"n": 1}, {"n": 3}, {"n": 5}, {"n": 7}]);
+        let after = json!([{"n": 1}, {"n": 2}, {"n": 3}, {"n": 5}, {"n": 6}, {"n": 7}]);
+        let adds = vec![
+            PatchOp::Add {
+                path: "/1".into(),
+                value: json!({"n": 2}),
+            },
+            PatchOp::Add {
+                path: "/4".into(),
+                value: json!({"n": 6}),
+            },
+        ];
+        assert_eq!(round_trip(before.clone(), after.clone()), adds);
+        let removes = vec![
+            PatchOp::Remove { path: "/1".into() },
+            PatchOp::Remove { path: "/3".into() },
+        ];
+        assert_eq!(round_trip(after.clone(), before.clone()), removes);
+        let raw = |v: &Value| serde_json::value::to_raw_value(v).unwrap();
+        let mut ops = Vec::new();
+        diff_raw_at("", &raw(&before), &raw(&after), &mut ops);
+        assert_eq!(ops, adds);
+        ops.clear();
+        diff_raw_at("", &raw(&after), &raw(&before), &mut ops);
+        assert_eq!(ops, removes);
+    }
+
     #[test]
     fn arrays_grow_shrink_and_change_in_the_middle() {
         round_trip(json!([1, 2, 3]), json!([1, 9, 8, 7, 3]));

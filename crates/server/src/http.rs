@@ -531,7 +531,6 @@ async fn table_page_for(
     let state = async {
         let who = player_from(headers, app).await.ok()??;
         let h = reach_table(app, id, invite, Some(&who)).await.ok()?;
-        let game = h.info().await.ok()?.game;
         let text = h.state_for(Some(who.id)).await.ok()?;
         // What `GET /api/session` would answer: the page need not ask.
         let session = serde_json::to_string(&protocol::Session {
@@ -541,7 +540,7 @@ async fn table_page_for(
             }),
         })
         .ok()?;
-        Some((game, text, session))
+        Some((h.game, text, session))
     }
     .await;
     let page = match state {

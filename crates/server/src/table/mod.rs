@@ -148,6 +148,8 @@ pub enum Cmd {
 #[derive(Clone)]
 pub struct TableHandle {
     pub id: Uuid,
+    /// The game's kind (fixed for a table's life).
+    pub game: String,
     pub private: bool,
     pub invite_code: Option<String>,
     tx: mpsc::Sender<Cmd>,
@@ -624,6 +626,7 @@ pub fn spawn(table: Table) -> TableHandle {
     let (tx, rx) = mpsc::channel(64);
     let handle = TableHandle {
         id: table.record.id,
+        game: table.record.game.clone(),
         private: table.record.private,
         invite_code: table.record.invite_code.clone(),
         tx,
