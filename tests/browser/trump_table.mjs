@@ -61,6 +61,8 @@ await runBrowserTest('a Trump round by keyboard, with feedback, sound and motion
     const focused = await a.evaluate(() => document.activeElement?.dataset?.playable === 'true');
     if (!focused) {
       await a.locator(`${tid('hand-card')}[data-playable="true"]`).first().waitFor();
+      // The page moves the focus once the frame is painted (web/app.js): allow it that.
+      await a.waitForFunction(() => document.activeElement?.dataset?.playable === 'true', null, { timeout: 3000 }).catch(() => {});
       const again = await a.evaluate(() => document.activeElement?.dataset?.playable === 'true');
       if (!again) throw new Error(`move ${moves + 1}: the focus is not on a playable card but on ${await a.evaluate(() => document.activeElement?.outerHTML?.slice(0, 80))}`);
     }
