@@ -278,6 +278,9 @@ pub(crate) struct Plan<'a> {
     /// `(table id, Unix ms)` by table id: the time of each table's last op in the group,
     /// which is where touching it after every op would leave `updated_at`.
     pub touches: Vec<(String, i64)>,
+    /// `(table id, epoch)` of every table of the group, once: the fence the group must
+    /// pass before anything of it lands.
+    pub fences: Vec<(String, i64)>,
 }
 
 impl<'a> Plan<'a> {
@@ -286,10 +289,17 @@ impl<'a> Plan<'a> {
             steps: Vec::new(),
             appends: Vec::new(),
             touches: Vec::new(),
+            fences: Vec::new(),
         };
         let mut touched = BTreeMap::new();
+        let mut fences = BTreeMap::new();
         for unit in group {
             let key = unit.table.to_string();
+            // Two units of one table in a group hold the same epoch (one writer task per
+            // table); if not, the first one's is checked and the table is refused anyway.
+            if let Some(epoch) = unit.epoch {
+                fences.entry(key.clone()).or_insert(epoch);
+            }
             for op in &unit.ops {
                 if let WriteOp::Chat(_) = op {
                     // Chat does not touch the table: it is no change of the match.
@@ -325,6 +335,7 @@ impl<'a> Plan<'a> {
             }
         }
         plan.touches = touched.into_iter().collect();
+        plan.fences = fences.into_iter().collect();
         plan
     }
 
@@ -1380,6 +1391,207 @@ macro_rules! impl_store {
                 Ok(done.rows_affected())
             }
 
+            async fn queue_clear_dead(&self) -> $crate::Result<u64> {
+                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM queue_entries WHERE NOT EXISTS (SELECT 1 FROM nodes n \
+                     WHERE n.expires_at > {now} AND queue_entries.conn LIKE n.id || '/%')",
+                    now = Self::NOW_MS
+                )))
+                .execute(&self.write)
+                .await?;
+                Ok(done.rows_affected())
+            }
+
+            async fn node_beat(
+                &self,
+                id: &str,
+                address: &str,
+                lease_ms: i64,
+                draining: bool,
+            ) -> $crate::Result<()> {
+                let now = Self::NOW_MS;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO nodes (id, address, started_at, expires_at, draining) \
+                     VALUES ($1, $2, {now}, {now} + $3, $4) \
+                     ON CONFLICT (id) DO UPDATE SET address = excluded.address, \
+                     expires_at = excluded.expires_at, draining = excluded.draining"
+                )))
+                .bind(id)
+                .bind(address)
+                .bind(lease_ms)
+                .bind(draining)
+                .execute(&self.write)
+                .await?;
+                sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM nodes WHERE expires_at < {now} - 3600000")))
+                    .execute(&self.write)
+                    .await?;
+                Ok(())
+            }
+
+            async fn node_gone(&self, id: &str) -> $crate::Result<()> {
+                sqlx::query("DELETE FROM nodes WHERE id = $1")
+                    .bind(id)
+                    .execute(&self.write)
+                    .await?;
+                Ok(())
+            }
+
+            async fn live_nodes(&self) -> $crate::Result<Vec<$crate::NodeRecord>> {
+                let rows: Vec<(String, String, i64, i64, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT id, address, started_at, expires_at, draining FROM nodes \
+                     WHERE expires_at > {now} ORDER BY started_at, id",
+                    now = Self::NOW_MS
+                )))
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|(id, address, started_at, expires_at, draining)| $crate::NodeRecord {
+                        id,
+                        address,
+                        started_at,
+                        expires_at,
+                        draining,
+                    })
+                    .collect())
+            }
+
+            async fn claim_table(
+                &self,
+                table: ::uuid::Uuid,
+                node: &str,
+            ) -> $crate::Result<Option<i64>> {
+                let row: Option<(i64,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "UPDATE game_tables SET owner = $2, lease_epoch = lease_epoch + 1 \
+                     WHERE id = $1 AND (owner IS NULL OR owner = $2 OR NOT EXISTS \
+                     (SELECT 1 FROM nodes n WHERE n.id = game_tables.owner \
+                      AND n.expires_at > {now})) \
+                     RETURNING lease_epoch",
+                    now = Self::NOW_MS
+                )))
+                .bind(table.to_string())
+                .bind(node)
+                .fetch_optional(&self.write)
+                .await?;
+                Ok(row.map(|(e,)| e))
+            }
+
+            async fn release_table(
+                &self,
+                table: ::uuid::Uuid,
+                node: &str,
+                epoch: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE game_tables SET owner = NULL \
+                     WHERE id = $1 AND owner = $2 AND lease_epoch = $3",
+                )
+                .bind(table.to_string())
+                .bind(node)
+                .bind(epoch)
+                .execute(&self.write)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            }
+
+            async fn table_owner(
+                &self,
+                table: ::uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::TableOwner>> {
+                let row: Option<(Option<String>, i64, Option<String>, Option<i64>, i64)> =
+                    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "SELECT g.owner, g.lease_epoch, n.address, n.expires_at, {now} \
+                         FROM game_tables g LEFT JOIN nodes n ON n.id = g.owner \
+                         WHERE g.id = $1",
+                        now = Self::NOW_MS
+                    )))
+                    .bind(table.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.map(|(node, epoch, address, expires, now)| $crate::TableOwner {
+                    node,
+                    epoch,
+                    live_address: address.filter(|_| expires.is_some_and(|e| e > now)),
+                }))
+            }
+
+            async fn claim_orphans(
+                &self,
+                node: &str,
+                limit: i64,
+                mine_too: bool,
+            ) -> $crate::Result<Vec<(::uuid::Uuid, i64)>> {
+                let rows: Vec<(String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "UPDATE game_tables SET owner = $1, lease_epoch = lease_epoch + 1 \
+                     WHERE id IN (SELECT g.id FROM game_tables g \
+                       WHERE g.status IN ('open', 'playing') AND (g.owner IS NULL \
+                         OR ($3 AND g.owner = $1) \
+                         OR (g.owner <> $1 AND NOT EXISTS (SELECT 1 FROM nodes n \
+                             WHERE n.id = g.owner AND n.expires_at > {now}))) \
+                       ORDER BY g.updated_at DESC LIMIT $2{skip}) \
+                     RETURNING id, lease_epoch",
+                    now = Self::NOW_MS,
+                    skip = Self::SKIP_LOCKED,
+                )))
+                .bind(node)
+                .bind(limit)
+                .bind(mine_too)
+                .fetch_all(&self.write)
+                .await?;
+                rows.into_iter()
+                    .map(|(id, epoch)| Ok(($crate::common::uuid(&id, "table id")?, epoch)))
+                    .collect()
+            }
+
+            async fn owned_tables(
+                &self,
+                node: &str,
+            ) -> $crate::Result<Vec<(::uuid::Uuid, i64)>> {
+                let rows: Vec<(String, i64)> =
+                    sqlx::query_as("SELECT id, lease_epoch FROM game_tables WHERE owner = $1")
+                        .bind(node)
+                        .fetch_all(&self.pool)
+                        .await?;
+                rows.into_iter()
+                    .map(|(id, epoch)| Ok(($crate::common::uuid(&id, "table id")?, epoch)))
+                    .collect()
+            }
+
+            async fn cluster_secret(&self) -> $crate::Result<String> {
+                let fresh = format!(
+                    "{}{}",
+                    ::uuid::Uuid::new_v4().simple(),
+                    ::uuid::Uuid::new_v4().simple()
+                );
+                sqlx::query(
+                    "INSERT INTO cluster_secret (id, secret) VALUES (1, $1) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(fresh)
+                .execute(&self.write)
+                .await?;
+                let (secret,): (String,) =
+                    sqlx::query_as("SELECT secret FROM cluster_secret WHERE id = 1")
+                        .fetch_one(&self.write)
+                        .await?;
+                Ok(secret)
+            }
+
+            async fn notify(&self, channel: &str, payload: &str) -> $crate::Result<()> {
+                self.notify_on(channel, payload).await
+            }
+
+            async fn listen(
+                &self,
+                channels: &[&str],
+            ) -> $crate::Result<Option<::tokio::sync::mpsc::Receiver<$crate::Notice>>> {
+                self.listen_on(channels).await
+            }
+
+            async fn try_exclusive(&self, key: i64) -> $crate::Result<Option<$crate::Exclusive>> {
+                self.exclusive_on(key).await
+            }
+
             async fn rename_player(&self, id: ::uuid::Uuid, name: &str) -> $crate::Result<()> {
                 let key = id.to_string();
                 let mut tx = self.begin_write().await?;
@@ -1511,6 +1723,7 @@ macro_rules! impl_store {
                     return Self::write_tail(&mut conn, &plan).await;
                 }
                 let mut tx = self.begin_write().await?;
+                Self::write_fence(&mut tx, &plan).await?;
                 for step in &plan.steps {
                     Self::write_step(&mut tx, step).await?;
                 }

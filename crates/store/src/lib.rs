@@ -92,6 +92,12 @@ pub enum StoreError {
     /// off fails (client sees `internal`).
     #[error("the store panicked while writing: {0}")]
     Panicked(String),
+    /// The unit's table was claimed by another node since its writer claimed it: the unit
+    /// carries an older fencing epoch than the table's, and the database refused it
+    /// (nothing of it was written). The writer is no longer the table's owner and must stop
+    /// serving it (client sees close code 4010: the table moved; reconnect).
+    #[error("fenced: {0}")]
+    Fenced(String),
 }
 
 impl StoreError {
@@ -110,7 +116,8 @@ impl StoreError {
             | StoreError::Corrupt(_)
             | StoreError::Migrate(_)
             | StoreError::WriterGone
-            | StoreError::Panicked(_) => false,
+            | StoreError::Panicked(_)
+            | StoreError::Fenced(_) => false,
         }
     }
 }
@@ -153,6 +160,12 @@ impl From<sqlx::Error> for StoreError {
             && d.is_unique_violation()
         {
             return StoreError::Conflict(d.message().to_string());
+        }
+        // Postgres' fib_fence (migration 0012) refuses a write under a stale epoch.
+        if let sqlx::Error::Database(d) = &e
+            && d.code().as_deref() == Some("FB001")
+        {
+            return StoreError::Fenced(d.message().to_string());
         }
         StoreError::Db(e)
     }
@@ -229,6 +242,39 @@ pub struct QueueEntry {
     /// Unix milliseconds.
     pub joined_at: i64,
 }
+
+/// A server node as the database knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRecord {
+    pub id: String,
+    /// Where the other nodes reach it, `http://host:port`.
+    pub address: String,
+    pub started_at: i64,
+    pub expires_at: i64,
+    pub draining: bool,
+}
+
+/// Who owns a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableOwner {
+    /// The owner's node id, if any node claimed the table.
+    pub node: Option<String>,
+    pub epoch: i64,
+    /// The owner's address while its lease runs (`None`: no live owner).
+    pub live_address: Option<String>,
+}
+
+/// What a [`Store::listen`] receiver gets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    Message { channel: String, payload: String },
+    /// The listening connection was lost and made again: notifications sent meanwhile
+    /// were missed.
+    Reconnected,
+}
+
+/// A held cluster-wide lock ([`Store::try_exclusive`]): released when dropped.
+pub struct Exclusive(#[allow(dead_code)] pub(crate) Option<Box<dyn std::any::Any + Send>>);
 
 /// Who sits in a seat.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -452,10 +498,15 @@ pub struct ChatRecord {
 }
 
 /// One table's writes that must land together, in order (an action and the round/match
-/// transitions it caused). A later multi-node step will add an ownership epoch here.
+/// transitions it caused), written under the fencing epoch its writer holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableWrite {
     pub table: Uuid,
+    /// The table's fencing epoch as its writer claimed it ([`Store::claim_table`]): the
+    /// unit is refused ([`StoreError::Fenced`]) once the table is at another epoch. The
+    /// server's table tasks always set it; `None` (no fence) is for the store's own
+    /// one-op methods, which tools and tests call on tables no server holds.
+    pub epoch: Option<i64>,
     /// Unix milliseconds: the time of every op (a round's start uses its `started_at`).
     pub now: i64,
     pub ops: Vec<WriteOp>,
@@ -500,8 +551,17 @@ impl TableWrite {
     pub fn one(table: Uuid, now: i64, op: WriteOp) -> Self {
         TableWrite {
             table,
+            epoch: None,
             now,
             ops: vec![op],
+        }
+    }
+
+    /// The same unit, written only while the table is at `epoch`.
+    pub fn fenced(self, epoch: i64) -> Self {
+        TableWrite {
+            epoch: Some(epoch),
+            ..self
         }
     }
 }
@@ -573,6 +633,46 @@ pub trait Store: Send + Sync + 'static {
     /// Empties the queues (at start-up: nobody is connected to wait any more); how many
     /// entries there were.
     async fn queue_clear(&self) -> Result<u64>;
+    /// Takes out the entries whose waiting connection is on a node that is not alive (the
+    /// connection ids start with the node's id and a `/`); how many there were.
+    async fn queue_clear_dead(&self) -> Result<u64>;
+
+    // ---- nodes: several servers on one database (the server's `cluster`) ----
+
+    /// Announces node `id` (reached at `address`) alive for `lease_ms` more on the
+    /// database's clock, or (again) draining. Also forgets nodes dead for an hour.
+    async fn node_beat(&self, id: &str, address: &str, lease_ms: i64, draining: bool)
+    -> Result<()>;
+    /// The node is gone (it stopped after handing its tables over).
+    async fn node_gone(&self, id: &str) -> Result<()>;
+    /// The nodes whose lease runs, oldest first.
+    async fn live_nodes(&self) -> Result<Vec<NodeRecord>>;
+    /// Makes `node` the owner of `table` under a new fencing epoch, which it returns,
+    /// unless another live node owns it (`None`, and also `None` for an unknown table).
+    async fn claim_table(&self, table: Uuid, node: &str) -> Result<Option<i64>>;
+    /// Gives up `node`'s ownership of `table` at `epoch` (a later claim is not undone);
+    /// whether it held it.
+    async fn release_table(&self, table: Uuid, node: &str, epoch: i64) -> Result<bool>;
+    /// Who owns `table`; `None` for an unknown table.
+    async fn table_owner(&self, table: Uuid) -> Result<Option<TableOwner>>;
+    /// Claims up to `limit` open or playing tables that no live node owns (and, with
+    /// `mine_too`, those `node` itself owned before: a restart under the same id), each
+    /// under a new epoch.
+    async fn claim_orphans(&self, node: &str, limit: i64, mine_too: bool)
+    -> Result<Vec<(Uuid, i64)>>;
+    /// The tables `node` owns, with their epochs.
+    async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>>;
+    /// The secret the nodes on this database share (made by the first to ask).
+    async fn cluster_secret(&self) -> Result<String>;
+    /// Sends `payload` to every listener of `channel` (Postgres NOTIFY; nothing on SQLite,
+    /// where there is one node).
+    async fn notify(&self, channel: &str, payload: &str) -> Result<()>;
+    /// Listens to `channels`: `None` on SQLite. The connection is made again when lost,
+    /// and [`Notice::Reconnected`] says that notifications may have been missed.
+    async fn listen(&self, channels: &[&str]) -> Result<Option<tokio::sync::mpsc::Receiver<Notice>>>;
+    /// Takes the cluster-wide lock `key` if free (Postgres: a transaction-level advisory
+    /// lock, released when the guard drops or its connection dies); SQLite always has it.
+    async fn try_exclusive(&self, key: i64) -> Result<Option<Exclusive>>;
     /// Renames a player (and the name shown in their seats of unfinished tables).
     async fn rename_player(&self, id: Uuid, name: &str) -> Result<()>;
 

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use crate::Result;
@@ -27,15 +27,23 @@ const MAX_CONNECTIONS: u32 = 16;
 /// A group's actions and touched tables in one statement: `$1..$6` the action columns as
 /// arrays, `$7, $8` table ids and their new `updated_at`. A data-modifying `WITH` runs
 /// even though nothing reads it.
+///
+/// `$9, $10` are the group's tables and the epochs its writer holds: `fib_fence`
+/// (migration 0012) refuses the whole statement if one table moved to another epoch, and
+/// every row read from the arrays joins its one-row result, so the fence runs first.
 const APPEND_AND_TOUCH: &str = "\
-    WITH appended AS ( \
+    WITH fence AS (SELECT fib_fence($9::text[], $10::int8[]) AS passed), \
+    appended AS ( \
         INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
-        SELECT * FROM UNNEST($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], \
-                             $6::int8[]) \
+        SELECT a.* FROM UNNEST($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], \
+                             $6::int8[]) AS a, fence \
     ) \
     UPDATE game_tables SET updated_at = touched.at \
-    FROM UNNEST($7::text[], $8::int8[]) AS touched (id, at) \
+    FROM UNNEST($7::text[], $8::int8[]) AS touched (id, at), fence \
     WHERE game_tables.id = touched.id";
+
+/// How long a notification listener waits before connecting again after an error.
+const LISTEN_RETRY: Duration = Duration::from_secs(1);
 
 /// The [`Store`](crate::Store) on Postgres.
 #[derive(Clone, Debug)]
@@ -71,6 +79,85 @@ impl PgStore {
         self.pool.close().await;
     }
 
+    /// The database's clock in Unix ms: every node's leases are measured on it, so the
+    /// nodes' own clocks need not agree.
+    const NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
+    /// Claimers pass over rows another claimer holds rather than queue behind it.
+    const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
+
+    async fn notify_on(&self, channel: &str, payload: &str) -> Result<()> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(channel)
+            .bind(payload)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A task holds a `PgListener` (its own connection) and forwards what arrives; it
+    /// ends when the receiver is dropped.
+    async fn listen_on(
+        &self,
+        channels: &[&str],
+    ) -> Result<Option<tokio::sync::mpsc::Receiver<crate::Notice>>> {
+        let mut listener = PgListener::connect_with(&self.pool).await?;
+        listener.listen_all(channels.iter().copied()).await?;
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(async move {
+            loop {
+                let notice = match listener.try_recv().await {
+                    Ok(Some(n)) => crate::Notice::Message {
+                        channel: n.channel().to_string(),
+                        payload: n.payload().to_string(),
+                    },
+                    // The connection was lost; the next `try_recv` makes it again and
+                    // listens to the same channels.
+                    Ok(None) => crate::Notice::Reconnected,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "notification listener");
+                        tokio::time::sleep(LISTEN_RETRY).await;
+                        continue;
+                    }
+                };
+                if tx.send(notice).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Some(rx))
+    }
+
+    /// A transaction holding `pg_try_advisory_xact_lock(key)`: the lock goes with the
+    /// transaction (rolled back when the guard drops) or with its connection.
+    async fn exclusive_on(&self, key: i64) -> Result<Option<crate::Exclusive>> {
+        let mut tx = self.pool.begin().await?;
+        let (got,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_xact_lock($1)")
+            .bind(key)
+            .fetch_one(&mut *tx)
+            .await?;
+        Ok(got.then(|| crate::Exclusive(Some(Box::new(tx)))))
+    }
+
+    /// The fence of a group that runs several statements: first, so that nothing of a
+    /// refused group is even tried (the tail fences again, which costs nothing more).
+    async fn write_fence(conn: &mut PgConnection, plan: &Plan<'_>) -> Result<()> {
+        if plan.fences.is_empty() {
+            return Ok(());
+        }
+        let (tables, epochs): (Vec<&str>, Vec<i64>) = plan
+            .fences
+            .iter()
+            .map(|(key, epoch)| (key.as_str(), *epoch))
+            .unzip();
+        sqlx::query("SELECT fib_fence($1::text[], $2::int8[])")
+            .bind(tables)
+            .bind(epochs)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
     /// See `impl_store!`: [`APPEND_AND_TOUCH`] is the whole tail.
     const TAIL_IS_ONE_STATEMENT: bool = true;
 
@@ -100,6 +187,11 @@ impl PgStore {
             .iter()
             .map(|(key, at)| (key.as_str(), *at))
             .unzip();
+        let (fenced, epochs): (Vec<&str>, Vec<i64>) = plan
+            .fences
+            .iter()
+            .map(|(key, epoch)| (key.as_str(), *epoch))
+            .unzip();
         sqlx::query(APPEND_AND_TOUCH)
             .bind(tables)
             .bind(rounds)
@@ -109,6 +201,8 @@ impl PgStore {
             .bind(times)
             .bind(touched)
             .bind(at)
+            .bind(fenced)
+            .bind(epochs)
             .execute(conn)
             .await
             .map_err(|e| common::fk_as_not_found(e, || plan.missing_round()))?;

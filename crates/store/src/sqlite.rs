@@ -110,6 +110,48 @@ impl SqliteStore {
         self.write.close().await;
     }
 
+    /// The clock leases are measured on, in Unix ms (one node, so its own).
+    const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+
+    /// No row locks in SQLite: the write lock is the whole database's.
+    const SKIP_LOCKED: &str = "";
+
+    /// One node: nobody else to tell.
+    async fn notify_on(&self, _channel: &str, _payload: &str) -> Result<()> {
+        Ok(())
+    }
+
+    async fn listen_on(
+        &self,
+        _channels: &[&str],
+    ) -> Result<Option<tokio::sync::mpsc::Receiver<crate::Notice>>> {
+        Ok(None)
+    }
+
+    /// One node: it always holds every lock.
+    async fn exclusive_on(&self, _key: i64) -> Result<Option<crate::Exclusive>> {
+        Ok(Some(crate::Exclusive(None)))
+    }
+
+    /// Refuses the group ([`crate::StoreError::Fenced`]) if one of its tables moved to
+    /// another epoch. The transaction holds the write lock since its BEGIN, so no claim
+    /// can come between this check and the commit.
+    async fn write_fence(conn: &mut SqliteConnection, plan: &Plan<'_>) -> Result<()> {
+        if plan.fences.is_empty() {
+            return Ok(());
+        }
+        let stale: Option<(String, i64, i64)> = sqlx::query_as(FENCE)
+            .bind(json(&plan.fences)?)
+            .fetch_optional(&mut *conn)
+            .await?;
+        match stale {
+            Some((table, at, held)) => Err(crate::StoreError::Fenced(format!(
+                "table {table} is at epoch {at}, the write holds epoch {held}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// See `impl_store!`: the tail is several statements, so it always runs in the
     /// group's transaction.
     const TAIL_IS_ONE_STATEMENT: bool = false;
@@ -170,6 +212,11 @@ const APPEND: &str = "INSERT INTO actions (table_id, round_no, seq, seat, action
 /// plan reads the array once and finds each table by its key.
 const TOUCH: &str = "UPDATE game_tables SET updated_at = touched.value ->> 1 \
      FROM json_each($1) AS touched WHERE game_tables.id = touched.value ->> 0";
+
+/// The first table of `$1` (a JSON array of `[table, epoch]`) whose epoch is not the one
+/// the group holds.
+const FENCE: &str = "SELECT g.id, g.lease_epoch, f.value ->> 1 FROM json_each($1) AS f \
+     JOIN game_tables g ON g.id = f.value ->> 0 WHERE g.lease_epoch <> f.value ->> 1 LIMIT 1";
 
 fn json(rows: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(rows).map_err(|e| crate::StoreError::Corrupt(format!("group rows: {e}")))

@@ -395,6 +395,48 @@ mod tests {
         async fn queue_clear(&self) -> Result<u64> {
             self.inner.queue_clear().await
         }
+        async fn queue_clear_dead(&self) -> Result<u64> {
+            self.inner.queue_clear_dead().await
+        }
+        async fn node_beat(&self, id: &str, address: &str, lease: i64, draining: bool) -> Result<()> {
+            self.inner.node_beat(id, address, lease, draining).await
+        }
+        async fn node_gone(&self, id: &str) -> Result<()> {
+            self.inner.node_gone(id).await
+        }
+        async fn live_nodes(&self) -> Result<Vec<crate::NodeRecord>> {
+            self.inner.live_nodes().await
+        }
+        async fn claim_table(&self, table: Uuid, node: &str) -> Result<Option<i64>> {
+            self.inner.claim_table(table, node).await
+        }
+        async fn release_table(&self, table: Uuid, node: &str, epoch: i64) -> Result<bool> {
+            self.inner.release_table(table, node, epoch).await
+        }
+        async fn table_owner(&self, table: Uuid) -> Result<Option<crate::TableOwner>> {
+            self.inner.table_owner(table).await
+        }
+        async fn claim_orphans(&self, node: &str, limit: i64, mine: bool) -> Result<Vec<(Uuid, i64)>> {
+            self.inner.claim_orphans(node, limit, mine).await
+        }
+        async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>> {
+            self.inner.owned_tables(node).await
+        }
+        async fn cluster_secret(&self) -> Result<String> {
+            self.inner.cluster_secret().await
+        }
+        async fn notify(&self, channel: &str, payload: &str) -> Result<()> {
+            self.inner.notify(channel, payload).await
+        }
+        async fn listen(
+            &self,
+            channels: &[&str],
+        ) -> Result<Option<tokio::sync::mpsc::Receiver<crate::Notice>>> {
+            self.inner.listen(channels).await
+        }
+        async fn try_exclusive(&self, key: i64) -> Result<Option<crate::Exclusive>> {
+            self.inner.try_exclusive(key).await
+        }
         async fn rename_player(&self, id: Uuid, name: &str) -> Result<()> {
             self.inner.rename_player(id, name).await
         }

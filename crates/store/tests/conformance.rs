@@ -1425,7 +1425,12 @@ async fn check_filled(s: &dyn Store, (a, stored): &(Player, StoredTable)) {
 
 /// A unit of `ops` for `table` at `now`.
 fn unit(table: Uuid, now: i64, ops: Vec<WriteOp>) -> TableWrite {
-    TableWrite { table, now, ops }
+    TableWrite {
+        table,
+        epoch: None,
+        now,
+        ops,
+    }
 }
 
 fn append(round_no: i32, seq: i64) -> WriteOp {
@@ -1937,6 +1942,147 @@ async fn old_and_new_paths_at_once(s: Arc<dyn Store>) {
     tables_finish_at_once(s, TABLES / 2, true).await;
 }
 
+async fn ownership_and_fencing(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let t = new_table(s, "fibfib", &[seat_of(&a), bot(), bot()], T0).await;
+    s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(t.id, &round(0, T0 + 10)).await.unwrap();
+    // Nobody owns a new table; an unknown one has no owner row at all.
+    assert_eq!(s.table_owner(Uuid::new_v4()).await.unwrap(), None);
+    assert_eq!(s.claim_table(Uuid::new_v4(), "n1").await.unwrap(), None);
+    let o = s.table_owner(t.id).await.unwrap().unwrap();
+    assert_eq!((o.node, o.epoch, o.live_address), (None, 0, None));
+
+    s.node_beat("n1", "http://n1:1", 60_000, false).await.unwrap();
+    s.node_beat("n2", "http://n2:2", 60_000, false).await.unwrap();
+    let e1 = s.claim_table(t.id, "n1").await.unwrap().unwrap();
+    assert_eq!(e1, 1);
+    let o = s.table_owner(t.id).await.unwrap().unwrap();
+    assert_eq!(o.node.as_deref(), Some("n1"));
+    assert_eq!(o.live_address.as_deref(), Some("http://n1:1"));
+    // A live owner keeps it from the others; the owner itself may claim again (a restore).
+    assert_eq!(s.claim_table(t.id, "n2").await.unwrap(), None);
+    let orphans = s.claim_orphans("n2", 100, false).await.unwrap();
+    assert!(!orphans.iter().any(|(id, _)| *id == t.id), "{orphans:?}");
+    assert_eq!(s.owned_tables("n1").await.unwrap(), vec![(t.id, 1)]);
+
+    let unit = |seq: i64, epoch: i64| {
+        TableWrite::one(t.id, T0 + 20, WriteOp::AppendAction(action(0, seq))).fenced(epoch)
+    };
+    s.write_group(&[unit(0, 1)]).await.unwrap();
+
+    // n1 dies: its lease runs out, n2 takes the table under a new epoch.
+    s.node_beat("n1", "http://n1:1", -1, false).await.unwrap();
+    assert_eq!(
+        s.live_nodes().await.unwrap().iter().map(|n| n.id.as_str()).collect::<Vec<_>>(),
+        ["n2"]
+    );
+    let o = s.table_owner(t.id).await.unwrap().unwrap();
+    assert_eq!(o.live_address, None);
+    let taken = s.claim_orphans("n2", 100, false).await.unwrap();
+    assert!(taken.contains(&(t.id, 2)), "{taken:?}");
+
+    // The old owner wakes: every write it makes is refused, alone or in a group, and
+    // nothing of a refused group lands.
+    match s.write_group(&[unit(1, 1)]).await {
+        Err(StoreError::Fenced(_)) => {}
+        other => panic!("a stale epoch's write: {other:?}"),
+    }
+    let chat = ChatRecord {
+        seq: 1,
+        player_id: a.id,
+        name: "Ada".into(),
+        spectator: false,
+        text: Some("hi".into()),
+        emote: None,
+        created_at: T0,
+    };
+    let stale_chat = TableWrite::one(t.id, T0, WriteOp::Chat(chat)).fenced(1);
+    assert!(matches!(
+        s.write_group(&[stale_chat]).await,
+        Err(StoreError::Fenced(_))
+    ));
+    let other = new_table(s, "fibfib", &[bot(), bot(), bot()], T0).await;
+    s.set_status(other.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(other.id, &round(0, T0)).await.unwrap();
+    let fresh = TableWrite::one(other.id, T0, WriteOp::AppendAction(action(0, 0)));
+    assert!(matches!(
+        s.write_group(&[fresh, unit(1, 1)]).await,
+        Err(StoreError::Fenced(_))
+    ));
+    let st = s.load_table(t.id).await.unwrap().unwrap();
+    assert_eq!(st.actions.len(), 1);
+    assert!(s.load_table(other.id).await.unwrap().unwrap().actions.is_empty());
+    assert!(s.chat_history(t.id, 10).await.unwrap().is_empty());
+    // The new owner writes at its epoch; the old one cannot release what it lost.
+    s.write_group(&[unit(1, 2)]).await.unwrap();
+    assert!(!s.release_table(t.id, "n1", 1).await.unwrap());
+    assert!(s.release_table(t.id, "n2", 2).await.unwrap());
+    let o = s.table_owner(t.id).await.unwrap().unwrap();
+    assert_eq!((o.node, o.epoch), (None, 2));
+    // Released tables are orphans; epochs only grow.
+    let taken = s.claim_orphans("n2", 100, false).await.unwrap();
+    assert!(taken.contains(&(t.id, 3)), "{taken:?}");
+    // A restart under the same id takes its own tables back only when asked to.
+    assert!(!s.claim_orphans("n2", 100, false).await.unwrap().iter().any(|(id, _)| *id == t.id));
+    assert!(s.claim_orphans("n2", 100, true).await.unwrap().contains(&(t.id, 4)));
+
+    // Queue entries of dead nodes go; those of live nodes stay.
+    for (who, conn) in [("Bo", "n1/7"), ("Cy", "n2/8")] {
+        let p = player(s, who).await;
+        s.queue_join(&store::QueueEntry {
+            player_id: p.id,
+            name: who.into(),
+            game: "trump".into(),
+            seats: 2,
+            rating: 0.0,
+            conn: conn.into(),
+            joined_at: T0,
+        })
+        .await
+        .unwrap();
+    }
+    assert_eq!(s.queue_clear_dead().await.unwrap(), 1);
+    let left: Vec<String> = s.queue_entries().await.unwrap().into_iter().map(|e| e.conn).collect();
+    assert_eq!(left, ["n2/8"]);
+    s.node_gone("n2").await.unwrap();
+    assert!(s.live_nodes().await.unwrap().is_empty());
+
+    // One secret for every node; the exclusive lock is a lock.
+    let secret = s.cluster_secret().await.unwrap();
+    assert_eq!(secret.len(), 64);
+    assert_eq!(s.cluster_secret().await.unwrap(), secret);
+    let held = s.try_exclusive(77).await.unwrap();
+    assert!(held.is_some());
+    if s.backend() == "postgres" {
+        assert!(s.try_exclusive(77).await.unwrap().is_none());
+        drop(held);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(s.try_exclusive(77).await.unwrap().is_some());
+    }
+}
+
+async fn notifications(s: &dyn Store) {
+    let rx = s.listen(&["fib_test"]).await.unwrap();
+    let Some(mut rx) = rx else {
+        assert_eq!(s.backend(), "sqlite");
+        s.notify("fib_test", "nobody hears").await.unwrap();
+        return;
+    };
+    s.notify("fib_test", "hello").await.unwrap();
+    let got = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        got,
+        store::Notice::Message {
+            channel: "fib_test".into(),
+            payload: "hello".into()
+        }
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // One module per backend, one test per case.
 
@@ -1985,6 +2131,8 @@ macro_rules! all_cases {
                 chat_lines_and_mutes,
                 write_group_matches_single_methods,
                 write_group_is_all_or_nothing,
+                ownership_and_fencing,
+                notifications,
             ],
             [
                 writer_isolates_a_bad_unit,
