@@ -7,6 +7,7 @@ mod accounts;
 mod bots;
 mod browser;
 mod chat;
+mod cluster;
 mod delivery;
 mod fibfib;
 mod limits;

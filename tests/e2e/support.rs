@@ -148,7 +148,14 @@ pub struct Child {
 }
 
 impl Child {
+    /// The server binary as the node `child`: one process at a time on a database (a
+    /// restart under the same id takes its tables back at once).
     pub async fn start(db: &Db) -> Child {
+        Self::start_as(db, "child", &[]).await
+    }
+
+    /// The server binary as the node `node`, with more flags.
+    pub async fn start_as(db: &Db, node: &str, extra: &[&str]) -> Child {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
             .args([
                 "--port",
@@ -171,7 +178,10 @@ impl Child {
                 "0",
                 "--database-url",
                 &db.url,
+                "--node-id",
+                node,
             ])
+            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

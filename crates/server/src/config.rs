@@ -136,6 +136,16 @@ pub struct Config {
     /// Mark the token cookie `Secure` (set this when serving over HTTPS).
     #[arg(long, env = "FIB_SECURE_COOKIES", default_value_t = false)]
     pub secure_cookies: bool,
+    /// This node's name among the servers sharing one Postgres. Default: a fresh random
+    /// id per process on Postgres, `local` on SQLite (one node). Give a node a stable id
+    /// only if no two processes ever run under it at once; a restart under the same id
+    /// takes the node's tables back at once instead of after its lease runs out.
+    #[arg(long, env = "FIB_NODE_ID")]
+    pub node_id: Option<String>,
+    /// Where the other nodes reach this one, `http://host:port`. Default: the address this
+    /// machine uses to reach the database, and the port it listens on.
+    #[arg(long, env = "FIB_ADVERTISE_URL")]
+    pub advertise_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -192,6 +202,8 @@ impl Config {
             test_hooks: true,
             log_format: LogFormat::Text,
             secure_cookies: false,
+            node_id: None,
+            advertise_url: None,
         }
     }
 }

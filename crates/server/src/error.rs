@@ -69,6 +69,11 @@ pub enum ApiError {
         /// The limit's name in `/metrics`.
         limit: &'static str,
     },
+    /// 503 with `Retry-After: 1`: the server cannot serve this now, and soon will. Code:
+    /// `table_moving` (the table is changing servers: its owner stopped or is
+    /// unreachable, and another takes it within seconds).
+    #[error("{1}")]
+    Unavailable(&'static str, String),
     /// 500 `internal`: logged, not explained.
     #[error("internal error")]
     Internal,
@@ -91,6 +96,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(c, _) => c,
             ApiError::RateLimited { code, .. } => code,
+            ApiError::Unavailable(c, _) => c,
             ApiError::Internal => "internal",
         }
     }
@@ -110,6 +116,7 @@ impl ApiError {
             }
             ApiError::Conflict(..) => StatusCode::CONFLICT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(..) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -137,6 +144,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry = match &self {
             ApiError::RateLimited { retry_after, .. } => Some(*retry_after),
+            ApiError::Unavailable(..) => Some(1),
             _ => None,
         };
         let mut res = (self.status(), axum::Json(self.body())).into_response();

@@ -375,8 +375,12 @@ pub(crate) async fn create_and_spawn(
 ) -> Result<table::TableHandle, ApiError> {
     let mut t = Table::new(app.clone(), record, seats.clone())?;
     let record = t.set_rules_version();
-    app.store.create_table(&record, &seats).await?;
-    Ok(table::spawn(t))
+    // Owned by this node from its first row: no other node takes it for an orphan.
+    let epoch = app
+        .store
+        .create_owned_table(&record, &seats, Some(&app.cluster.node))
+        .await?;
+    Ok(table::spawn(t.claimed(epoch)))
 }
 
 /// The live table `id`, checking a private table's invite code unless `who` sits there.
@@ -1331,8 +1335,12 @@ pub async fn start_daily(
     // it in between, so that one is handed back (R-25: one game per player and deal).
     let mut t = Table::new(app.clone(), record, seats.clone())?;
     let record = t.set_rules_version();
-    let handle = match app.store.create_table(&record, &seats).await {
-        Ok(()) => table::spawn(t),
+    let owned = app
+        .store
+        .create_owned_table(&record, &seats, Some(&app.cluster.node))
+        .await;
+    let handle = match owned {
+        Ok(epoch) => table::spawn(t.claimed(epoch)),
         Err(store::StoreError::Conflict(_)) => {
             let existing = app
                 .store

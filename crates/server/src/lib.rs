@@ -1,13 +1,15 @@
 //! The fibonacci-cards server as a library, so tests can run it in-process on port 0.
 //!
-//! [`build`] connects the store, applies migrations and brings back every unfinished table;
-//! [`app`] is the router; [`serve`] runs it on a listener until shutdown. Only this crate
-//! speaks HTTP and WebSocket.
+//! [`build`] connects the store and applies migrations; [`app`] is the router; [`serve`]
+//! joins the cluster (`cluster::start`: the node brings back every unfinished table no
+//! other node runs), runs the router on a listener until shutdown, and then hands its
+//! tables over (`cluster::drain`). Only this crate speaks HTTP and WebSocket.
 
 pub mod account;
 pub mod assets;
 pub mod auth;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod http;
@@ -31,32 +33,15 @@ use tower_http::trace::TraceLayer;
 pub use config::Config;
 pub use state::AppState;
 
-/// Connects the store (applying migrations) and restores every unfinished table.
+/// Connects the store (applying migrations) and starts the quick-play matcher. The tables
+/// come back when the node joins the cluster, in [`serve`].
 pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
     let store = store::connect(&config.database_url).await?;
     let app = AppState::new(store, config);
-    let unfinished = app.store.unfinished_tables().await?;
-    let n = unfinished.len();
-    for st in unfinished {
-        let id = st.record.id;
-        match table::restore(app.clone(), st) {
-            Ok(t) => {
-                table::spawn(t);
-            }
-            Err(e) => tracing::error!(table = %id, error = %e, "could not restore a table"),
-        }
-    }
-    // Whoever waited in a queue had a socket to this server, which is gone: they are
-    // not waiting any more. (Several servers on one database will need to clear only
-    // their own sockets' entries: the scale-out step.)
-    let cleared = app.store.queue_clear().await?;
-    if cleared > 0 {
-        tracing::info!(entries = cleared, "quick-play queues emptied at start-up");
-    }
     // One pass now, so that the lobby's queue counts exist before the first socket asks.
     quickplay::match_once(&app).await?;
     quickplay::spawn_matcher(&app);
-    tracing::info!(tables = n, database = app.store.backend(), "store ready");
+    tracing::info!(database = app.store.backend(), node = %app.cluster.node, "store ready");
     Ok(app)
 }
 
@@ -139,6 +124,11 @@ pub fn app(state: AppState) -> Router {
         .route("/ws/lobby", get(ws::lobby_socket))
         .route("/ws/table/{id}", get(ws::table_socket))
         .fallback_service(client)
+        // The routes of one table go to its owner when another node runs it.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            cluster::forward,
+        ))
         .layer(axum::middleware::map_response(error::json_rejections))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -157,6 +147,10 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
+    let local = listener.local_addr()?;
+    cluster::start(&state, local)
+        .await
+        .map_err(|e| std::io::Error::other(format!("cannot join the cluster: {e}")))?;
     let router = app(state.clone());
     let closer = state.clone();
     // Small frames must not wait for Nagle's algorithm: a move is a few hundred bytes,
@@ -171,7 +165,9 @@ pub async fn serve(
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.await;
-            tracing::info!("shutting down");
+            tracing::info!("shutting down: handing the tables over");
+            // Still serving meanwhile: a client that reconnects is sent to the new owner.
+            cluster::drain(&closer).await;
             let _ = closer.shutdown.send(true);
         })
         .await?;

@@ -138,6 +138,9 @@ struct Rate {
 }
 
 pub struct Limits {
+    /// The cluster's shared secret (`cluster`): a request carrying it was forwarded by
+    /// another node, which names the client.
+    pub node_secret: std::sync::OnceLock<String>,
     rates: Vec<(Class, Rate)>,
     trusted: Vec<Proxies>,
     /// Sign-in attempts per account (keyed by the username's key).
@@ -174,6 +177,7 @@ impl Limits {
             (DefaultKeyedRateLimiter::keyed(quota), n.get())
         });
         Limits {
+            node_secret: std::sync::OnceLock::new(),
             rates,
             per_account,
             trusted: config.trusted_proxies.clone(),
@@ -194,6 +198,18 @@ impl Limits {
     /// The address a request comes from (see the module's header).
     pub fn client(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> IpAddr {
         let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| p.ip().to_canonical());
+        // Forwarded by another node of the cluster, which names the client it serves.
+        if let (Some(secret), Some(v)) = (
+            self.node_secret.get(),
+            headers.get(crate::cluster::NODE_HEADER),
+        ) && v.as_bytes() == secret.as_bytes()
+            && let Some(ip) = headers
+                .get(crate::cluster::CLIENT_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<IpAddr>().ok())
+        {
+            return group(ip);
+        }
         if !self.trusts(peer) {
             return group(peer);
         }

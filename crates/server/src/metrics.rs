@@ -107,6 +107,8 @@ pub struct Metrics {
     tables_parked: AtomicI64,
     /// Table tasks that panicked and were restarted from their stored log.
     pub table_panics: AtomicU64,
+    /// What happened between this node and the others (`cluster`), by event.
+    cluster: Labelled,
 }
 
 impl Default for Metrics {
@@ -127,6 +129,7 @@ impl Default for Metrics {
             limited: Labelled::default(),
             tables_parked: AtomicI64::new(0),
             table_panics: AtomicU64::new(0),
+            cluster: Labelled::default(),
         }
     }
 }
@@ -163,6 +166,14 @@ impl Metrics {
         self.tables_parked.load(Relaxed)
     }
 
+    /// A cluster event: `lease_renewals`, `lease_renewal_failures`, `claimed` (a table
+    /// taken over from a dead or draining node), `handed_over` (released while draining),
+    /// `stepped_down` (a table whose lease another node took), `forwarded_http`,
+    /// `forwarded_ws` (to the table's owner), `forward_failures`.
+    pub fn cluster(&self, event: &str) {
+        self.cluster.add(event);
+    }
+
     /// An accepted action, from the socket reading it to its patches being queued.
     pub fn acknowledged(&self, took: Duration) {
         self.action.observe(took.as_secs_f64());
@@ -191,6 +202,12 @@ impl Metrics {
             "fib_live_tables",
             "Tables with a running table task.",
             self.live_tables.load(Relaxed),
+        );
+        self.cluster.render(
+            &mut s,
+            "fib_cluster_events_total",
+            "event",
+            "Between this node and the others: lease renewals (and failures), tables claimed from dead or draining nodes, handed over while draining, stepped down after another node took them, requests and sockets forwarded to a table's owner.",
         );
         counter(
             &mut s,

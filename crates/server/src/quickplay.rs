@@ -112,12 +112,15 @@ impl QuickPlay {
         }
     }
 
-    fn tell(&self, conn: &str, msg: LobbyMsg) {
+    /// Tells a waiting socket of this node; `false` if none here has that id.
+    pub fn tell(&self, conn: &str, msg: LobbyMsg) -> bool {
         if let Some(tx) = lock(&self.waiters).get(conn) {
             // The socket's queue is bounded; a socket that does not read loses the note
             // (its page still finds the table in "my matches").
             let _ = tx.try_send(msg);
+            return true;
         }
+        false
     }
 }
 
@@ -453,8 +456,29 @@ pub fn spawn_matcher(app: &AppState) {
     });
 }
 
-/// One pass of the matcher.
+/// The key of the matcher's cluster-wide lock (an advisory lock on Postgres): one node's
+/// matcher makes a pass at a time, and when its node dies the lock goes with its
+/// connection, so another node's next pass takes over.
+const MATCHER_LOCK: i64 = 0x0F1B_0001;
+
+/// Tells a waiting socket, on this node or (through the database) on the one it is on.
+fn tell(app: &AppState, conn: &str, msg: LobbyMsg) {
+    if !app.quickplay.tell(conn, msg.clone()) {
+        app.cluster.tell_elsewhere(crate::cluster::QuickNote {
+            conn: conn.to_string(),
+            msg,
+        });
+    }
+}
+
+/// One pass of the matcher: every node publishes the queue counts to its own lobby
+/// sockets; the node holding the matcher's lock also seats groups.
 pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
+    let Some(_matcher) = app.store.try_exclusive(MATCHER_LOCK).await? else {
+        let entries = app.store.queue_entries().await?;
+        publish_counts(app, &entries);
+        return Ok(());
+    };
     let entries = app.store.queue_entries().await?;
     let now = now_ms();
     let bot_fill_ms = (app.config.bot_fill_s * 1000) as i64;
@@ -481,7 +505,8 @@ pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
                     for (seat, e) in group.iter().enumerate() {
                         app.quickplay
                             .note_wait(game, *seats, (now - e.joined_at).max(0) as u64);
-                        app.quickplay.tell(
+                        tell(
+                            app,
                             &e.conn,
                             LobbyMsg::Matched {
                                 table,
@@ -493,7 +518,8 @@ pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
                 Err(Refusal(code, message)) => {
                     tracing::error!(code, message, "quick play could not start a table");
                     for e in &group {
-                        app.quickplay.tell(
+                        tell(
+                            app,
                             &e.conn,
                             LobbyMsg::Error {
                                 code: "internal".into(),
@@ -503,7 +529,7 @@ pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
                                 retry_after_ms: None,
                             },
                         );
-                        app.quickplay.tell(&e.conn, LobbyMsg::QueueLeft {});
+                        tell(app, &e.conn, LobbyMsg::QueueLeft {});
                     }
                 }
             }

@@ -45,6 +45,9 @@ pub struct Inner {
     pub shutdown: watch::Sender<bool>,
     /// Request rates and open sockets per client address.
     pub limits: Arc<crate::limits::Limits>,
+    /// This node among the servers on one database: its id, address, the lobby entries
+    /// of the others (`cluster`).
+    pub cluster: crate::cluster::Cluster,
 }
 
 impl std::ops::Deref for AppState {
@@ -75,6 +78,8 @@ impl AppState {
             tracing::warn!(error = %e, dir = %config.web_dir.display(), "cannot read the web client");
             crate::assets::Assets::default()
         });
+        let config_for_cluster = config.clone();
+        let backend = store.backend();
         AppState(Arc::new(Inner {
             assets,
             writer: Writer::spawn(store.clone(), metrics.clone()),
@@ -89,6 +94,7 @@ impl AppState {
             revoked: broadcast::channel(256).0,
             shutdown: watch::channel(false).0,
             limits,
+            cluster: crate::cluster::Cluster::new(&config_for_cluster, backend),
         }))
     }
 
@@ -96,8 +102,16 @@ impl AppState {
         lock(&self.tables).get(&id).cloned()
     }
 
-    /// Publishes (or withdraws, with `None`) a table's lobby entry.
-    pub fn publish_lobby(&self, id: Uuid, info: Option<TableInfo>) {
+    /// Publishes (or withdraws, with `None`) the lobby entry of a table this node runs
+    /// at `epoch`, here and to the other nodes.
+    pub fn publish_lobby(&self, id: Uuid, epoch: i64, info: Option<TableInfo>) {
+        if self.lobby_apply(id, info.clone()) {
+            self.cluster.publish(epoch, id, info.as_ref());
+        }
+    }
+
+    /// Sets (or removes) a lobby entry in this node's list; whether it changed.
+    pub fn lobby_apply(&self, id: Uuid, info: Option<TableInfo>) -> bool {
         let changed = {
             let mut l = lock(&self.lobby);
             match info {
@@ -109,6 +123,7 @@ impl AppState {
             // No lobby socket listening is fine.
             let _ = self.lobby_changes.send(id);
         }
+        changed
     }
 
     /// The lobby entry of one table, if it is listed.

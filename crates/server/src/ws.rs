@@ -42,7 +42,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// system call, and the batch stays small enough not to grow the write buffer much.
 const FLUSH_EVERY: usize = 16;
 
-fn limits(ws: WebSocketUpgrade) -> WebSocketUpgrade {
+pub(crate) fn limits(ws: WebSocketUpgrade) -> WebSocketUpgrade {
     ws.max_message_size(MAX_WS_MESSAGE)
         .max_frame_size(MAX_WS_MESSAGE)
         // Small buffers keep idle sockets cheap (tungstenite's defaults are 128 KiB): client
@@ -636,7 +636,8 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
     let mut revoked = app.revoked.subscribe();
     let (quick_tx, mut quick_rx) = mpsc::channel::<LobbyMsg>(16);
     let mut quick = Quick {
-        conn: auth::random_hex(16),
+        // The node's id first: the queue entries of a node that died are known by it.
+        conn: format!("{}/{}", app.cluster.node, auth::random_hex(16)),
         waiting: None,
         tx: quick_tx,
     };

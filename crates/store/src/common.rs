@@ -1615,11 +1615,13 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            async fn create_table(
+            async fn create_owned_table(
                 &self,
                 record: &$crate::TableRecord,
                 seats: &[$crate::Occupant],
-            ) -> $crate::Result<()> {
+                owner: Option<&str>,
+            ) -> $crate::Result<i64> {
+                let epoch: i64 = if owner.is_some() { 1 } else { 0 };
                 if seats.len() != record.seat_count as usize {
                     return Err($crate::StoreError::Corrupt(format!(
                         "table {}: {} seats given for seat_count {}",
@@ -1633,7 +1635,8 @@ macro_rules! impl_store {
                 sqlx::query(
                     "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
                      private, invite_code, created_by, created_at, updated_at, status, bots, \
-                     daily, pace) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13)",
+                     daily, pace, owner, lease_epoch) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15)",
                 )
                 .bind(&key)
                 .bind(&record.game)
@@ -1648,6 +1651,8 @@ macro_rules! impl_store {
                 .bind(&record.bots)
                 .bind(&record.daily)
                 .bind(record.pace.to_string())
+                .bind(owner)
+                .bind(epoch)
                 .execute(&mut *tx)
                 .await?;
                 for (i, occupant) in seats.iter().enumerate() {
@@ -1669,7 +1674,7 @@ macro_rules! impl_store {
                     })?;
                 }
                 tx.commit().await?;
-                Ok(())
+                Ok(epoch)
             }
 
             async fn load_table(

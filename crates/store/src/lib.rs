@@ -267,7 +267,10 @@ pub struct TableOwner {
 /// What a [`Store::listen`] receiver gets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
-    Message { channel: String, payload: String },
+    Message {
+        channel: String,
+        payload: String,
+    },
     /// The listening connection was lost and made again: notifications sent meanwhile
     /// were missed.
     Reconnected,
@@ -658,8 +661,12 @@ pub trait Store: Send + Sync + 'static {
     /// Claims up to `limit` open or playing tables that no live node owns (and, with
     /// `mine_too`, those `node` itself owned before: a restart under the same id), each
     /// under a new epoch.
-    async fn claim_orphans(&self, node: &str, limit: i64, mine_too: bool)
-    -> Result<Vec<(Uuid, i64)>>;
+    async fn claim_orphans(
+        &self,
+        node: &str,
+        limit: i64,
+        mine_too: bool,
+    ) -> Result<Vec<(Uuid, i64)>>;
     /// The tables `node` owns, with their epochs.
     async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>>;
     /// The secret the nodes on this database share (made by the first to ask).
@@ -669,7 +676,10 @@ pub trait Store: Send + Sync + 'static {
     async fn notify(&self, channel: &str, payload: &str) -> Result<()>;
     /// Listens to `channels`: `None` on SQLite. The connection is made again when lost,
     /// and [`Notice::Reconnected`] says that notifications may have been missed.
-    async fn listen(&self, channels: &[&str]) -> Result<Option<tokio::sync::mpsc::Receiver<Notice>>>;
+    async fn listen(
+        &self,
+        channels: &[&str],
+    ) -> Result<Option<tokio::sync::mpsc::Receiver<Notice>>>;
     /// Takes the cluster-wide lock `key` if free (Postgres: a transaction-level advisory
     /// lock, released when the guard drops or its connection dies); SQLite always has it.
     async fn try_exclusive(&self, key: i64) -> Result<Option<Exclusive>>;
@@ -678,8 +688,21 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- tables ----
 
-    /// Creates a table with `seats` (its length is `record.seat_count`).
-    async fn create_table(&self, record: &TableRecord, seats: &[Occupant]) -> Result<()>;
+    /// Creates a table with `seats` (its length is `record.seat_count`), owned by nobody.
+    async fn create_table(&self, record: &TableRecord, seats: &[Occupant]) -> Result<()> {
+        self.create_owned_table(record, seats, None)
+            .await
+            .map(|_| ())
+    }
+    /// Creates a table with `seats`, owned by node `owner` at epoch 1 (returned) from the
+    /// start, so that no other node takes it for an orphan; with `None`, as
+    /// [`Store::create_table`] (epoch 0).
+    async fn create_owned_table(
+        &self,
+        record: &TableRecord,
+        seats: &[Occupant],
+        owner: Option<&str>,
+    ) -> Result<i64>;
     async fn set_seat(&self, table: Uuid, seat: i32, occupant: &Occupant, now: i64) -> Result<()> {
         let occupant = occupant.clone();
         let op = WriteOp::SetSeat { seat, occupant };

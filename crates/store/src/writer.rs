@@ -398,7 +398,13 @@ mod tests {
         async fn queue_clear_dead(&self) -> Result<u64> {
             self.inner.queue_clear_dead().await
         }
-        async fn node_beat(&self, id: &str, address: &str, lease: i64, draining: bool) -> Result<()> {
+        async fn node_beat(
+            &self,
+            id: &str,
+            address: &str,
+            lease: i64,
+            draining: bool,
+        ) -> Result<()> {
             self.inner.node_beat(id, address, lease, draining).await
         }
         async fn node_gone(&self, id: &str) -> Result<()> {
@@ -416,7 +422,12 @@ mod tests {
         async fn table_owner(&self, table: Uuid) -> Result<Option<crate::TableOwner>> {
             self.inner.table_owner(table).await
         }
-        async fn claim_orphans(&self, node: &str, limit: i64, mine: bool) -> Result<Vec<(Uuid, i64)>> {
+        async fn claim_orphans(
+            &self,
+            node: &str,
+            limit: i64,
+            mine: bool,
+        ) -> Result<Vec<(Uuid, i64)>> {
             self.inner.claim_orphans(node, limit, mine).await
         }
         async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>> {
@@ -440,8 +451,13 @@ mod tests {
         async fn rename_player(&self, id: Uuid, name: &str) -> Result<()> {
             self.inner.rename_player(id, name).await
         }
-        async fn create_table(&self, record: &TableRecord, seats: &[Occupant]) -> Result<()> {
-            self.inner.create_table(record, seats).await
+        async fn create_owned_table(
+            &self,
+            record: &TableRecord,
+            seats: &[Occupant],
+            owner: Option<&str>,
+        ) -> Result<i64> {
+            self.inner.create_owned_table(record, seats, owner).await
         }
         async fn load_table(&self, table: Uuid) -> Result<Option<StoredTable>> {
             self.inner.load_table(table).await

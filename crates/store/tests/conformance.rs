@@ -1953,8 +1953,12 @@ async fn ownership_and_fencing(s: &dyn Store) {
     let o = s.table_owner(t.id).await.unwrap().unwrap();
     assert_eq!((o.node, o.epoch, o.live_address), (None, 0, None));
 
-    s.node_beat("n1", "http://n1:1", 60_000, false).await.unwrap();
-    s.node_beat("n2", "http://n2:2", 60_000, false).await.unwrap();
+    s.node_beat("n1", "http://n1:1", 60_000, false)
+        .await
+        .unwrap();
+    s.node_beat("n2", "http://n2:2", 60_000, false)
+        .await
+        .unwrap();
     let e1 = s.claim_table(t.id, "n1").await.unwrap().unwrap();
     assert_eq!(e1, 1);
     let o = s.table_owner(t.id).await.unwrap().unwrap();
@@ -1974,7 +1978,12 @@ async fn ownership_and_fencing(s: &dyn Store) {
     // n1 dies: its lease runs out, n2 takes the table under a new epoch.
     s.node_beat("n1", "http://n1:1", -1, false).await.unwrap();
     assert_eq!(
-        s.live_nodes().await.unwrap().iter().map(|n| n.id.as_str()).collect::<Vec<_>>(),
+        s.live_nodes()
+            .await
+            .unwrap()
+            .iter()
+            .map(|n| n.id.as_str())
+            .collect::<Vec<_>>(),
         ["n2"]
     );
     let o = s.table_owner(t.id).await.unwrap().unwrap();
@@ -2003,7 +2012,9 @@ async fn ownership_and_fencing(s: &dyn Store) {
         Err(StoreError::Fenced(_))
     ));
     let other = new_table(s, "fibfib", &[bot(), bot(), bot()], T0).await;
-    s.set_status(other.id, TableStatus::Playing, T0).await.unwrap();
+    s.set_status(other.id, TableStatus::Playing, T0)
+        .await
+        .unwrap();
     s.start_round(other.id, &round(0, T0)).await.unwrap();
     let fresh = TableWrite::one(other.id, T0, WriteOp::AppendAction(action(0, 0)));
     assert!(matches!(
@@ -2012,7 +2023,14 @@ async fn ownership_and_fencing(s: &dyn Store) {
     ));
     let st = s.load_table(t.id).await.unwrap().unwrap();
     assert_eq!(st.actions.len(), 1);
-    assert!(s.load_table(other.id).await.unwrap().unwrap().actions.is_empty());
+    assert!(
+        s.load_table(other.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .actions
+            .is_empty()
+    );
     assert!(s.chat_history(t.id, 10).await.unwrap().is_empty());
     // The new owner writes at its epoch; the old one cannot release what it lost.
     s.write_group(&[unit(1, 2)]).await.unwrap();
@@ -2024,8 +2042,19 @@ async fn ownership_and_fencing(s: &dyn Store) {
     let taken = s.claim_orphans("n2", 100, false).await.unwrap();
     assert!(taken.contains(&(t.id, 3)), "{taken:?}");
     // A restart under the same id takes its own tables back only when asked to.
-    assert!(!s.claim_orphans("n2", 100, false).await.unwrap().iter().any(|(id, _)| *id == t.id));
-    assert!(s.claim_orphans("n2", 100, true).await.unwrap().contains(&(t.id, 4)));
+    assert!(
+        !s.claim_orphans("n2", 100, false)
+            .await
+            .unwrap()
+            .iter()
+            .any(|(id, _)| *id == t.id)
+    );
+    assert!(
+        s.claim_orphans("n2", 100, true)
+            .await
+            .unwrap()
+            .contains(&(t.id, 4))
+    );
 
     // Queue entries of dead nodes go; those of live nodes stay.
     for (who, conn) in [("Bo", "n1/7"), ("Cy", "n2/8")] {
@@ -2043,7 +2072,13 @@ async fn ownership_and_fencing(s: &dyn Store) {
         .unwrap();
     }
     assert_eq!(s.queue_clear_dead().await.unwrap(), 1);
-    let left: Vec<String> = s.queue_entries().await.unwrap().into_iter().map(|e| e.conn).collect();
+    let left: Vec<String> = s
+        .queue_entries()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.conn)
+        .collect();
     assert_eq!(left, ["n2/8"]);
     s.node_gone("n2").await.unwrap();
     assert!(s.live_nodes().await.unwrap().is_empty());

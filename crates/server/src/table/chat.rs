@@ -366,8 +366,9 @@ impl Table {
             emote,
             created_at: at,
         };
-        let unit = TableWrite::one(self.record.id, at, WriteOp::Chat(record));
+        let unit = TableWrite::one(self.record.id, at, WriteOp::Chat(record)).fenced(self.epoch);
         if let Err(e) = self.app.writer.write(unit).await {
+            self.note_fenced(&e);
             tracing::error!(table = %self.record.id, error = %e, "could not store a chat line");
             return Err(ChatError::Internal);
         }

@@ -385,7 +385,7 @@ impl Table {
                 store::TableStatus::Open | store::TableStatus::Playing
             );
         self.app
-            .publish_lobby(self.record.id, listed.then_some(info));
+            .publish_lobby(self.record.id, self.epoch, listed.then_some(info));
     }
 
     /// Sends one connection a message of its own (an error); one it cannot take drops it.

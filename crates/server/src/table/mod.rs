@@ -137,6 +137,14 @@ pub enum Cmd {
     },
     /// Test hook (`FIB_TEST_HOOKS`): the table's task panics, to test supervision.
     TestPanic,
+    /// Another node owns the table now (`cluster`): the task ends at once, without
+    /// writing anything more, and its connections close (1013) to find the new owner.
+    StepDown,
+    /// The node is draining (`cluster::drain`): the task ends, releases the table for
+    /// another node, closes its connections (1013), and answers.
+    HandOver {
+        reply: oneshot::Sender<()>,
+    },
     /// Table chat, reactions and mutes ([`chat`]): never a change of the table's version.
     Chat {
         conn: u64,
@@ -152,6 +160,10 @@ pub struct TableHandle {
     pub game: String,
     pub private: bool,
     pub invite_code: Option<String>,
+    /// The fencing epoch the task holds the table at (`cluster`).
+    pub epoch: i64,
+    /// When the task started: a check of ownership made before it knows nothing of it.
+    pub claimed_at: Instant,
     tx: mpsc::Sender<Cmd>,
 }
 
@@ -229,7 +241,21 @@ pub struct Table {
     chat: chat::Chat,
     /// A rematch being agreed after the match (`rematch`).
     rematch: Option<protocol::RematchInfo>,
+    /// The fencing epoch this node claimed the table at: every write carries it
+    /// (`cluster`), and 0 until claimed.
+    epoch: i64,
+    /// Set when a write was refused because another node claimed the table since: the task
+    /// ends after the current step, without writing or releasing anything.
+    fenced: std::sync::atomic::AtomicBool,
+    /// Why the task is ending, when it was asked to.
+    ending: Option<Ending>,
     app: AppState,
+}
+
+/// Why a table's task ends before its table is over.
+enum Ending {
+    SteppedDown,
+    HandedOver(oneshot::Sender<()>),
 }
 
 pub fn to_proto_status(s: TableStatus) -> protocol::TableStatus {
@@ -276,8 +302,32 @@ impl Table {
             online,
             chat: chat::Chat::default(),
             rematch: None,
+            epoch: 0,
+            fenced: std::sync::atomic::AtomicBool::new(false),
+            ending: None,
             app,
         })
+    }
+
+    /// The table as claimed by this node at `epoch`: its writes carry the epoch, and its
+    /// versions start at `epoch × 2^32`, above any version an earlier owner (a lower
+    /// epoch) can have sent, so versions only grow across hand-overs and restarts.
+    pub fn claimed(mut self, epoch: i64) -> Self {
+        self.epoch = epoch;
+        let base = (epoch.max(0) as u64) << 32;
+        self.version = base + 1;
+        self.moved = self.version;
+        self.seated = self.version;
+        self
+    }
+
+    /// Notes a write refused by the fence ([`store::StoreError::Fenced`]): the task ends.
+    fn note_fenced(&self, e: &store::StoreError) {
+        if matches!(e, store::StoreError::Fenced(_)) {
+            tracing::warn!(table = %self.record.id, epoch = self.epoch, "another node claimed this table: stepping down");
+            self.fenced
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// Records the rules version the match is played under, and returns the record to store.
@@ -425,6 +475,8 @@ impl Table {
                     self.schedule_bots();
                 }
             }
+            Cmd::StepDown => self.ending = Some(Ending::SteppedDown),
+            Cmd::HandOver { reply } => self.ending = Some(Ending::HandedOver(reply)),
             Cmd::TestPanic => {
                 if self.app.config.test_hooks {
                     panic!("test hook: a forced panic in table {}", self.record.id);
@@ -538,8 +590,32 @@ impl Table {
             drop(p);
             self.app.metrics.parked(-1);
         }
+        let stepped_down = self.fenced.load(std::sync::atomic::Ordering::Relaxed)
+            || matches!(self.ending, Some(Ending::SteppedDown));
+        let gave_up = panics_in_a_row > MAX_PANICS_IN_A_ROW || !alive;
+        if stepped_down {
+            // The new owner holds the table: nothing of it is this node's to change.
+            self.app.metrics.cluster("stepped_down");
+        } else if !gave_up {
+            // Over, idle, or handed over: any node may take it when it is wanted again.
+            if let Err(e) = self
+                .app
+                .store
+                .release_table(id, &self.app.cluster.node, self.epoch)
+                .await
+            {
+                tracing::warn!(table = %id, error = %e, "could not release a table");
+            }
+        }
         crate::state::lock(&self.app.tables).remove(&id);
-        self.app.publish_lobby(id, None);
+        self.app.publish_lobby(id, self.epoch, None);
+        if let Some(Ending::HandedOver(reply)) = self.ending.take() {
+            self.app.metrics.cluster("handed_over");
+            // Its connections close (1013) as the table goes: they reconnect to the next
+            // owner.
+            self.fan = fanout::Fanout::default();
+            let _ = reply.send(());
+        }
         self.app
             .metrics
             .live_tables
@@ -596,7 +672,7 @@ impl Table {
         }
         self.bot_answer(answered, pending).await;
         self.chat_after_change();
-        true
+        self.ending.is_none() && !self.fenced.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// After a panic inside a step: the table's memory may be half-changed, so it takes
@@ -629,6 +705,8 @@ pub fn spawn(table: Table) -> TableHandle {
         game: table.record.game.clone(),
         private: table.record.private,
         invite_code: table.record.invite_code.clone(),
+        epoch: table.epoch,
+        claimed_at: Instant::now(),
         tx,
     };
     let app = table.app.clone();
@@ -642,15 +720,43 @@ pub fn spawn(table: Table) -> TableHandle {
 }
 
 /// The live table `id`, restoring it from the store if it is not running (a finished
-/// match that nobody watched for a while). `None` if the store does not know it.
+/// match that nobody watched for a while, or a table whose node is gone). `None` if the
+/// store does not know it. A table another live node owns is not taken from it
+/// (`table_moving`: the request was meant to be forwarded there, `cluster::forward`).
 pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiError> {
     if let Some(h) = app.table(id) {
         return Ok(Some(h));
     }
+    let moving = || {
+        ApiError::Unavailable(
+            "table_moving",
+            "this table is moving to another server: try again in a moment".into(),
+        )
+    };
+    // One claim at a time on this node: two claims of one table here would leave the
+    // task holding the older epoch.
+    let _one = app.cluster.opening.lock().await;
+    if let Some(h) = app.table(id) {
+        return Ok(Some(h));
+    }
+    if app.cluster.draining() {
+        return match app.store.table_owner(id).await? {
+            None => Ok(None),
+            Some(_) => Err(moving()),
+        };
+    }
+    let Some(epoch) = app.store.claim_table(id, &app.cluster.node).await? else {
+        return match app.store.table_owner(id).await? {
+            None => Ok(None),
+            Some(_) => Err(moving()),
+        };
+    };
+    // Read after the claim: whatever the previous owner wrote is in, and it can write
+    // nothing more.
     let Some(st) = app.store.load_table(id).await? else {
         return Ok(None);
     };
-    let table = restore(app.clone(), st).map_err(|e| {
+    let table = restore(app.clone(), st, epoch).map_err(|e| {
         tracing::error!(table = %id, error = %e, "could not restore a table on demand");
         ApiError::Internal
     })?;

@@ -68,14 +68,20 @@ impl Table {
         if ops.is_empty() {
             return Ok(());
         }
-        self.app
+        let written = self
+            .app
             .writer
             .write(TableWrite {
                 table: self.record.id,
+                epoch: Some(self.epoch),
                 now: now_ms(),
                 ops,
             })
-            .await
+            .await;
+        if let Err(e) = &written {
+            self.note_fenced(e);
+        }
+        written
     }
 
     /// Persists a draft, then adopts it and tells everyone. On a write error nothing

@@ -11,7 +11,7 @@ use crate::state::AppState;
 
 /// Rebuilds a table from the store: its match is replayed from each round's seed and
 /// action log, in order.
-pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
+pub fn restore(app: AppState, st: StoredTable, epoch: i64) -> Result<Table, String> {
     let StoredTable {
         record,
         seats,
@@ -21,7 +21,9 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
         ..
     } = st;
     let updated_at = record.updated_at;
-    let mut table = Table::new(app, record, seats).map_err(|e| e.to_string())?;
+    let mut table = Table::new(app, record, seats)
+        .map_err(|e| e.to_string())?
+        .claimed(epoch);
     if table.game.rules_version() as i32 != table.record.rules_version {
         tracing::warn!(table = %table.record.id, "stored under another rules version");
     }
@@ -44,17 +46,6 @@ pub fn restore(app: AppState, st: StoredTable) -> Result<Table, String> {
         ));
         table.seq = seq;
     }
-    // Versions never go backwards, even across a restart: versions are not stored, so a
-    // restored table starts above any version it can have served before, at the restore
-    // time in microseconds. Every change is a durable write, so a table changes far less
-    // than once a microsecond (milliseconds were not enough: a bots-only table can make a
-    // change a millisecond, and a restart soon after its restore would have gone back).
-    // Microseconds since 1970 stay below 2^53 (exact in JavaScript) until the year 2255.
-    // A client that compares versions never mistakes the restored table's states for
-    // late old ones.
-    table.version = restore_version();
-    table.moved = table.version;
-    table.seated = table.version;
     if abandoned.len() == table.seats.len() {
         table.online.abandoned = abandoned;
     }
@@ -82,7 +73,7 @@ impl Table {
                 return false;
             }
         };
-        let fresh = match restore(self.app.clone(), st) {
+        let fresh = match restore(self.app.clone(), st, self.epoch) {
             Ok(t) => t,
             Err(e) => {
                 tracing::error!(table = %id, error = %e, "could not replay a table");
@@ -115,14 +106,6 @@ impl Table {
         self.schedule_bots();
         true
     }
-}
-
-/// The first version of a table restored now: the time in microseconds.
-fn restore_version() -> u64 {
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
-    micros.max(2)
 }
 
 /// Replays a stored table through round `round` and returns the game's record of that

@@ -1,0 +1,349 @@
+//! Several server nodes on one Postgres (`crates/server/src/cluster.rs`), with three
+//! processes of the real binary: moves through any node, failover after SIGKILL with every
+//! acknowledged move, a paused owner that wakes up unable to write, draining that hands a
+//! table over, and the lobby and quick play across nodes. Postgres only: SQLite is one
+//! node.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Three nodes, `n1`, `n2`, `n3`, on one Postgres database.
+async fn three(db: &Db) -> Vec<Child> {
+    let mut nodes = Vec::new();
+    for id in ["n1", "n2", "n3"] {
+        nodes.push(Child::start_as(db, id, &["--bot-fill-s", "600"]).await);
+    }
+    nodes
+}
+
+/// The owner node and fencing epoch of a table, as the database has them.
+async fn owner_of(db: &Db, table: &str) -> (Option<String>, i64) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query_as("SELECT owner, lease_epoch FROM game_tables WHERE id = $1")
+        .bind(table)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// Waits (up to `within`) until the table's owner is another node than `not`; the new
+/// owner and epoch.
+async fn owner_other_than(db: &Db, table: &str, not: &str, within: Duration) -> (String, i64) {
+    let start = Instant::now();
+    loop {
+        let (owner, epoch) = owner_of(db, table).await;
+        if let Some(o) = owner.filter(|o| o != not) {
+            return (o, epoch);
+        }
+        assert!(start.elapsed() < within, "the table still belongs to {not}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn signal(child: &Child, sig: &str) {
+    let pid = child.child.id().expect("the child runs").to_string();
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+/// A table socket of `p` through `node`, once the table is served again (a node answers
+/// 503 `table_moving` while the table changes owners): the socket and its first state.
+async fn reconnect(p: &Player, node: &Child, table: &str, within: Duration) -> (Sock, Value) {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let start = Instant::now();
+    loop {
+        let mut req = format!("{}/ws/table/{table}", node.ws)
+            .into_client_request()
+            .unwrap();
+        req.headers_mut().insert(
+            "authorization",
+            format!("Bearer {}", p.token).parse().unwrap(),
+        );
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(req).await {
+            let mut sock = Sock {
+                ws,
+                state: None,
+                patches: 0,
+            };
+            let st = sock.next_state().await;
+            return (sock, st);
+        }
+        assert!(
+            start.elapsed() < within,
+            "the table is not served again within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Plays `n` moves of a two-player table from the two players' sockets (whoever is on
+/// turn); the version both hold afterwards.
+async fn play(a: &mut Sock, b: &mut Sock, mut v: u64, n: usize) -> u64 {
+    for _ in 0..n {
+        let sa = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
+        let sb = b.until(|s| s["version"].as_u64().unwrap() >= v).await;
+        let (sock, st) = if my_turn(&sa) {
+            (&mut *a, sa)
+        } else {
+            (&mut *b, sb)
+        };
+        assert!(my_turn(&st), "one of the two is on turn: {st}");
+        v = st["version"].as_u64().unwrap();
+        sock.act(v, &st["legal"][0]).await;
+        v = sock.until(|s| s["version"].as_u64().unwrap() > v).await["version"]
+            .as_u64()
+            .unwrap();
+    }
+    a.until(|s| s["version"].as_u64().unwrap() >= v).await;
+    b.until(|s| s["version"].as_u64().unwrap() >= v).await;
+    v
+}
+
+/// Ada (on `n1`) and Bob (on `n2`) at a started two-seat Trump table Ada created on `n1`,
+/// which therefore owns it.
+async fn table_on_n1(nodes: &[Child]) -> (Player, Player, String) {
+    let ada = Player::guest(&nodes[0].base, &nodes[0].ws, "Ada").await;
+    let bob = Player::guest(&nodes[1].base, &nodes[1].ws, "Bob").await;
+    let table = ada.create_trump(2, false).await;
+    // Joined through n2 and started through n3: both forwarded to n1.
+    let (s, v) = bob
+        .post(&format!("/api/tables/{table}/join"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = ada
+        .at(&nodes[2].base, &nodes[2].ws)
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    (ada, bob, table)
+}
+
+/// The value of `fib_cluster_events_total{event="…"}` on a node.
+async fn cluster_event(node: &Child, event: &str) -> u64 {
+    let text = reqwest::get(format!("{}/metrics", node.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let key = format!("fib_cluster_events_total{{event=\"{event}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// What a player's state says of the match, without what depends on the connection
+/// (version, presence, who is connected).
+fn game_of(st: &Value) -> Value {
+    json!({
+        "view": st["view"],
+        "legal": st["legal"],
+        "round": st["table"]["round"],
+        "to_act": st["table"]["to_act"],
+        "scores": st["table"]["scores"],
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_through_any_node_and_failover_after_sigkill() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let mut nodes = three(&db).await;
+    let (ada, bob, table) = table_on_n1(&nodes).await;
+    assert_eq!(owner_of(&db, &table).await, (Some("n1".into()), 1));
+    // Ada plays through n2, Bob through n3: both sockets are forwarded to n1.
+    let mut a = ada.at(&nodes[1].base, &nodes[1].ws).connect(&table).await;
+    let mut b = bob.at(&nodes[2].base, &nodes[2].ws).connect(&table).await;
+    let v = a.next_state().await["version"].as_u64().unwrap();
+    let v = play(&mut a, &mut b, v, 6).await;
+    // The lobby of a node that does not run the table lists it.
+    let start = Instant::now();
+    loop {
+        let (s, list) = bob
+            .at(&nodes[2].base, &nodes[2].ws)
+            .get("/api/tables")
+            .await;
+        assert_eq!(s, 200);
+        if list
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["id"] == table.as_str()))
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "n3's lobby never lists n1's table: {list}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
+    assert!(cluster_event(&nodes[1], "forwarded_ws").await >= 1);
+
+    // The owner dies. The forwarding nodes close their sockets so the clients reconnect.
+    let killed = Instant::now();
+    nodes[0].child.kill().await.unwrap(); // SIGKILL
+    assert_eq!(a.close_code().await, Some(1013));
+    assert_eq!(b.close_code().await, Some(1013));
+    let (mut a, after) = reconnect(
+        &ada.at(&nodes[1].base, &nodes[1].ws),
+        &nodes[1],
+        &table,
+        Duration::from_secs(15),
+    )
+    .await;
+    let took = killed.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "the table continued elsewhere only after {took:?}"
+    );
+    let (owner, epoch) = owner_of(&db, &table).await;
+    assert!(matches!(owner.as_deref(), Some("n2" | "n3")), "{owner:?}");
+    assert!(epoch >= 2, "a new owner holds a new epoch: {epoch}");
+    // Every acknowledged move is there, and versions went up.
+    assert_eq!(game_of(&after), game_of(&before));
+    assert!(after["version"].as_u64() > before["version"].as_u64());
+    // Play goes on, through both remaining nodes.
+    let (mut b, _) = reconnect(&bob, &nodes[2], &table, TIMEOUT).await;
+    let v = after["version"].as_u64().unwrap();
+    play(&mut a, &mut b, v, 4).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let nodes = three(&db).await;
+    let (ada, bob, table) = table_on_n1(&nodes).await;
+    // Ada's socket is on the owner itself; Bob's goes through n2.
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    let v = a.next_state().await["version"].as_u64().unwrap();
+    let v = play(&mut a, &mut b, v, 2).await;
+    let before_pause = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
+
+    // n1 stops (SIGSTOP) long enough to lose its lease: another node takes the table.
+    signal(&nodes[0], "-STOP");
+    let (owner, epoch) = owner_other_than(&db, &table, "n1", Duration::from_secs(15)).await;
+    assert!(epoch >= 2);
+    drop(b);
+    let (mut b, held) = reconnect(&bob, &nodes[2], &table, TIMEOUT).await;
+    // n1 wakes up and, before or after it notices, Ada's socket on it asks for a write
+    // (a chat line, which is stored before it is shown): it must not land.
+    signal(&nodes[0], "-CONT");
+    a.send(json!({"type": "chat", "text": "from the past"}))
+        .await;
+    assert_eq!(a.close_code().await, Some(1013));
+    let stepped = Instant::now();
+    while cluster_event(&nodes[0], "stepped_down").await < 1 {
+        assert!(stepped.elapsed() < TIMEOUT, "n1 never stepped down");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+        let (lines,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM chat_lines WHERE table_id = $1")
+                .bind(&table)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(lines, 0, "a write of the paused owner landed");
+    }
+    assert_eq!(owner_of(&db, &table).await, (Some(owner.clone()), epoch));
+    // Ada comes back through n1, which now forwards her to the new owner.
+    let (mut a, st) = reconnect(&ada, &nodes[0], &table, TIMEOUT).await;
+    assert_eq!(game_of(&st), game_of(&before_pause));
+    let v = st["version"]
+        .as_u64()
+        .unwrap()
+        .max(held["version"].as_u64().unwrap());
+    let v = play(&mut a, &mut b, v, 2).await;
+    let before = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
+
+    // The new owner is drained (SIGTERM): it hands the table over and exits cleanly.
+    let i = if owner == "n2" { 1 } else { 2 };
+    let other = if i == 1 { 2 } else { 1 };
+    let mut nodes = nodes;
+    signal(&nodes[i], "-TERM");
+    let status = tokio::time::timeout(TIMEOUT, nodes[i].child.wait())
+        .await
+        .expect("a drained node exits")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let (next, next_epoch) = owner_other_than(&db, &table, &owner, TIMEOUT).await;
+    assert!(next_epoch > epoch);
+    assert!(next == "n1" || next == format!("n{}", other + 1), "{next}");
+    let (mut a, after) = reconnect(&ada, &nodes[0], &table, TIMEOUT).await;
+    assert_eq!(game_of(&after), game_of(&before));
+    let (mut b, _) = reconnect(&bob, &nodes[other], &table, TIMEOUT).await;
+    play(&mut a, &mut b, after["version"].as_u64().unwrap(), 2).await;
+    // Claimed from a draining node, not after its lease ran out.
+    assert_eq!(
+        cluster_event(&nodes[0], "claimed").await + cluster_event(&nodes[other], "claimed").await,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_and_quick_play_span_the_nodes() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let nodes = three(&db).await;
+    let ada = Player::guest(&nodes[0].base, &nodes[0].ws, "Ada").await;
+    let bob = Player::guest(&nodes[1].base, &nodes[1].ws, "Bob").await;
+    let cy = Player::guest(&nodes[2].base, &nodes[2].ws, "Cy").await;
+    // Cy watches the lobby on n3; Ada and Bob wait in one queue from n1 and n2.
+    let mut watcher = lobby(&cy).await;
+    lobby_until(&mut watcher, "tables").await;
+    let mut qa = lobby(&ada).await;
+    let mut qb = lobby(&bob).await;
+    qa.send(json!({"type": "queue_join", "game": "trump", "seats": 2}))
+        .await;
+    lobby_until(&mut qa, "queued").await;
+    // n3's lobby counts Ada's wait although she waits on n1.
+    loop {
+        let q = lobby_until(&mut watcher, "queues").await;
+        let waiting = q["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["game"] == "trump" && q["seats"] == 2)
+            .unwrap()["waiting"]
+            .as_u64()
+            .unwrap();
+        if waiting == 1 {
+            break;
+        }
+    }
+    qb.send(json!({"type": "queue_join", "game": "trump", "seats": 2}))
+        .await;
+    // One matcher seats both, whichever node it runs on: the note reaches both nodes.
+    let ma = lobby_until(&mut qa, "matched").await;
+    let mb = lobby_until(&mut qb, "matched").await;
+    assert_eq!(ma["table"], mb["table"]);
+    assert_ne!(ma["seat"], mb["seat"]);
+    let table = ma["table"].as_str().unwrap().to_string();
+    // The lobby on n3 lists the new table, whichever node made it.
+    loop {
+        let m = watcher.next_any().await;
+        if m.to_string().contains(&table) {
+            break;
+        }
+    }
+    // They play through their own nodes.
+    let mut a = ada.connect(&table).await;
+    let mut b = bob.connect(&table).await;
+    let v = a.next_state().await["version"].as_u64().unwrap();
+    play(&mut a, &mut b, v, 2).await;
+}
