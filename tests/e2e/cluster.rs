@@ -10,11 +10,13 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// Three nodes, `n1`, `n2`, `n3`, on one Postgres database.
+/// Three nodes, `n1`, `n2`, `n3`, on one Postgres database. Bots wait 1.5 s before a
+/// move while a person watches: a test can catch a table while a bot owes a move.
 async fn three(db: &Db) -> Vec<Child> {
     let mut nodes = Vec::new();
     for id in ["n1", "n2", "n3"] {
-        nodes.push(Child::start_as(db, id, &["--bot-fill-s", "600"]).await);
+        let extra = ["--bot-fill-s", "600", "--bot-delay-ms", "1500"];
+        nodes.push(Child::start_as(db, id, &extra).await);
     }
     nodes
 }
@@ -187,6 +189,21 @@ async fn moves_through_any_node_and_failover_after_sigkill() {
     }
     let before = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
     assert!(cluster_event(&nodes[1], "forwarded_ws").await >= 1);
+    // Cy plays a bot at another table of n1, and the owner dies while the bot owes a move.
+    let cy = Player::guest(&nodes[0].base, &nodes[0].ws, "Cy").await;
+    let bot_table = cy.create_trump(2, true).await;
+    let mut c = cy.connect(&bot_table).await;
+    let (s, v) = cy
+        .post(&format!("/api/tables/{bot_table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    // Cy moves until the bot is on turn (winning a trick, Cy leads the next one).
+    let mut st = c.until(my_turn).await;
+    while my_turn(&st) {
+        let v = st["version"].as_u64().unwrap();
+        c.act(v, &st["legal"][0]).await;
+        st = c.until(|s| s["version"].as_u64().unwrap() > v).await;
+    }
 
     // The owner dies. The forwarding nodes close their sockets so the clients reconnect.
     let killed = Instant::now();
@@ -215,6 +232,19 @@ async fn moves_through_any_node_and_failover_after_sigkill() {
     let (mut b, _) = reconnect(&bob, &nodes[2], &table, TIMEOUT).await;
     let v = after["version"].as_u64().unwrap();
     play(&mut a, &mut b, v, 4).await;
+    // The bot makes the move it owed, on the new owner, and Cy plays on.
+    let (mut c, _) = reconnect(
+        &cy.at(&nodes[2].base, &nodes[2].ws),
+        &nodes[2],
+        &bot_table,
+        TIMEOUT,
+    )
+    .await;
+    let st = c.until(my_turn).await;
+    c.act(st["version"].as_u64().unwrap(), &st["legal"][0])
+        .await;
+    c.until(|s| s["version"].as_u64() > st["version"].as_u64())
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

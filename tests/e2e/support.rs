@@ -154,13 +154,18 @@ impl Child {
         Self::start_as(db, "child", &[]).await
     }
 
-    /// The server binary as the node `node`, with more flags.
+    /// The server binary as the node `node`, with more flags (`--bot-delay-ms` among them
+    /// replaces the default 0).
     pub async fn start_as(db: &Db, node: &str, extra: &[&str]) -> Child {
+        let bot_delay = if extra.contains(&"--bot-delay-ms") {
+            &[][..]
+        } else {
+            &["--bot-delay-ms", "0"][..]
+        };
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+            .args(bot_delay)
             .args([
                 "--port",
-                "0",
-                "--bot-delay-ms",
                 "0",
                 // The test clients answer every state at once.
                 "--ws-messages-per-second",

@@ -441,11 +441,7 @@ async fn listen(app: AppState, mut rx: tokio::sync::mpsc::Receiver<store::Notice
                         lobby_note(&app, note);
                     }
                 }
-                HELLO => {
-                    if payload != app.cluster.node {
-                        republish(&app);
-                    }
-                }
+                HELLO if payload != app.cluster.node => republish(&app),
                 QUICKPLAY => {
                     if let Ok(note) = serde_json::from_str::<QuickNote>(&payload) {
                         app.quickplay.tell(&note.conn, note.msg);
