@@ -16,6 +16,9 @@ CREATE TABLE nodes (
 -- write of a table's log names the epoch its writer holds (fib_fence).
 ALTER TABLE game_tables ADD COLUMN owner TEXT;
 ALTER TABLE game_tables ADD COLUMN lease_epoch BIGINT NOT NULL DEFAULT 0;
+-- A group of plain actions is fenced inside its one statement: a table whose epoch is not
+-- the writer's gets -1, which this refuses (crates/store/src/postgres.rs).
+ALTER TABLE game_tables ADD CONSTRAINT game_tables_fence CHECK (lease_epoch >= 0);
 CREATE INDEX game_tables_by_owner ON game_tables (owner);
 
 

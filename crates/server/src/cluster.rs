@@ -109,9 +109,9 @@ pub struct Cluster {
     remote: Mutex<HashMap<Uuid, (String, i64)>>,
     /// Held while a table is claimed and started here (`table::open`, [`take_orphans`]).
     pub opening: tokio::sync::Mutex<()>,
-    /// Lobby notes to send, in order, by one task.
-    notes: tokio::sync::mpsc::Sender<(&'static str, String)>,
-    notes_rx: Mutex<Option<tokio::sync::mpsc::Receiver<(&'static str, String)>>>,
+    /// Notes to send to the other nodes, in order, by one task ([`send_notes`]).
+    notes: tokio::sync::mpsc::Sender<Note>,
+    notes_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Note>>>,
 }
 
 impl Cluster {
@@ -183,10 +183,10 @@ impl Cluster {
             id,
             info: info.cloned(),
         };
-        let text = serde_json::to_string(&note).expect("a lobby note serializes");
         // Bounded: a database too slow to take lobby notes loses some (the next hello or
-        // change of that table repairs it), never the table's time.
-        let _ = self.notes.try_send((LOBBY, text));
+        // change of that table repairs it), never the table's time. Serialized by the
+        // sender, and only if it is the table's latest.
+        let _ = self.notes.try_send(Note::Lobby(Box::new(note)));
     }
 
     /// Tells a waiting socket on another node (quick play).
@@ -195,7 +195,7 @@ impl Cluster {
             return;
         }
         let text = serde_json::to_string(&note).expect("a quick-play note serializes");
-        let _ = self.notes.try_send((QUICKPLAY, text));
+        let _ = self.notes.try_send(Note::Plain(QUICKPLAY, text));
     }
 }
 
@@ -284,11 +284,53 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     Ok(())
 }
 
-/// Sends the queued notes, in order.
-async fn send_notes(app: AppState, mut rx: tokio::sync::mpsc::Receiver<(&'static str, String)>) {
-    while let Some((channel, text)) = rx.recv().await {
-        if let Err(e) = app.store.notify(channel, &text).await {
-            tracing::warn!(error = %e, channel, "could not notify the other nodes");
+/// A note for the other nodes.
+enum Note {
+    /// A table's lobby entry: only the latest of a batch is sent.
+    Lobby(Box<LobbyNote>),
+    Plain(&'static str, String),
+}
+
+/// How long the notes sender gathers notes before it sends them: a table's lobby entry
+/// changes at every move, and the other nodes' lobbies need only its latest state, so a
+/// busy node sends one round trip of notes every [`NOTE_BATCH`] rather than one a move.
+const NOTE_BATCH: Duration = Duration::from_millis(100);
+
+/// Sends the queued notes, gathered for [`NOTE_BATCH`]: each channel's in order, one round
+/// trip per channel, a table's lobby entry only as it is last.
+async fn send_notes(app: AppState, mut rx: tokio::sync::mpsc::Receiver<Note>) {
+    let mut batch = Vec::new();
+    while let Some(first) = rx.recv().await {
+        batch.push(first);
+        let until = tokio::time::Instant::now() + NOTE_BATCH;
+        while let Ok(Some(n)) = tokio::time::timeout_at(until, rx.recv()).await {
+            batch.push(n);
+        }
+        let mut latest: HashMap<Uuid, usize> = HashMap::new();
+        for (i, n) in batch.iter().enumerate() {
+            if let Note::Lobby(note) = n {
+                latest.insert(note.id, i);
+            }
+        }
+        let mut by_channel: Vec<(&'static str, Vec<String>)> = Vec::new();
+        for (i, n) in batch.drain(..).enumerate() {
+            let (channel, text) = match n {
+                Note::Lobby(note) if latest.get(&note.id) != Some(&i) => continue,
+                Note::Lobby(note) => (
+                    LOBBY,
+                    serde_json::to_string(&note).expect("a lobby note serializes"),
+                ),
+                Note::Plain(channel, text) => (channel, text),
+            };
+            match by_channel.iter_mut().find(|(c, _)| *c == channel) {
+                Some((_, v)) => v.push(text),
+                None => by_channel.push((channel, vec![text])),
+            }
+        }
+        for (channel, texts) in by_channel {
+            if let Err(e) = app.store.notify(channel, &texts).await {
+                tracing::warn!(error = %e, channel, "could not notify the other nodes");
+            }
         }
     }
 }
@@ -353,21 +395,32 @@ async fn beat(app: AppState) {
     let c = &app.cluster;
     let mut every = tokio::time::interval(BEAT);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut renewed = Instant::now();
     loop {
         every.tick().await;
         if *app.shutdown.borrow() {
             break;
         }
         let draining = c.draining();
+        let asked = Instant::now();
         match app
             .store
             .node_beat(&c.node, &c.address(), LEASE.as_millis() as i64, draining)
             .await
         {
-            Ok(()) => app.metrics.cluster("lease_renewals"),
+            Ok(()) => {
+                app.metrics.cluster("lease_renewals");
+                renewed = asked;
+            }
             Err(e) => {
                 app.metrics.cluster("lease_renewal_failures");
                 tracing::warn!(error = %e, "could not renew the node's lease");
+                if c.multi && renewed.elapsed() > LEASE {
+                    // Cut off from the database for longer than a lease: other nodes may
+                    // run these tables now. Serving them from here would show players a
+                    // copy that no longer moves; their sockets close and find the owner.
+                    step_down_all(&app).await;
+                }
                 continue;
             }
         }
@@ -406,6 +459,20 @@ async fn check_owned(app: &AppState) {
     }
 }
 
+/// Every table running here steps down (the node lost its lease).
+async fn step_down_all(app: &AppState) {
+    let all: Vec<_> = lock(&app.tables).values().cloned().collect();
+    if !all.is_empty() {
+        tracing::warn!(
+            tables = all.len(),
+            "the node's lease ran out: stepping down from every table"
+        );
+    }
+    for h in all {
+        let _ = h.send(crate::table::Cmd::StepDown).await;
+    }
+}
+
 /// Lobby entries of nodes that are not alive any more go.
 async fn drop_dead_entries(app: &AppState) {
     let Ok(nodes) = app.store.live_nodes().await else {
@@ -431,12 +498,18 @@ async fn drop_dead_entries(app: &AppState) {
 
 /// Applies the other nodes' notes.
 async fn listen(app: AppState, mut rx: tokio::sync::mpsc::Receiver<store::Notice>) {
+    // How a note of this node begins (`LobbyNote` serializes `node` first).
+    let own = format!(
+        "{{\"node\":{}",
+        serde_json::Value::from(app.cluster.node.clone())
+    );
     hello(&app);
     while let Some(notice) = rx.recv().await {
         match notice {
             store::Notice::Reconnected => hello(&app),
             store::Notice::Message { channel, payload } => match channel.as_str() {
-                LOBBY => {
+                // This node's own notes come back too: skipped before they are parsed.
+                LOBBY if !payload.starts_with(&own) => {
                     if let Ok(note) = serde_json::from_str::<LobbyNote>(&payload) {
                         lobby_note(&app, note);
                     }
@@ -458,7 +531,7 @@ fn hello(app: &AppState) {
     let _ = app
         .cluster
         .notes
-        .try_send((HELLO, app.cluster.node.clone()));
+        .try_send(Note::Plain(HELLO, app.cluster.node.clone()));
 }
 
 /// Publishes every lobby entry of this node's tables again.

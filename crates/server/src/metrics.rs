@@ -200,7 +200,7 @@ impl Metrics {
         gauge(
             &mut s,
             "fib_live_tables",
-            "Tables with a running table task.",
+            "Tables with a running table task on this node: the tables it owns.",
             self.live_tables.load(Relaxed),
         );
         self.cluster.render(

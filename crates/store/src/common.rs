@@ -1577,8 +1577,8 @@ macro_rules! impl_store {
                 Ok(secret)
             }
 
-            async fn notify(&self, channel: &str, payload: &str) -> $crate::Result<()> {
-                self.notify_on(channel, payload).await
+            async fn notify(&self, channel: &str, payloads: &[String]) -> $crate::Result<()> {
+                self.notify_on(channel, payloads).await
             }
 
             async fn listen(

@@ -161,11 +161,20 @@ impl From<sqlx::Error> for StoreError {
         {
             return StoreError::Conflict(d.message().to_string());
         }
-        // Postgres' fib_fence (migration 0012) refuses a write under a stale epoch.
+        // Postgres' fib_fence (migration 0012) refuses a write under a stale epoch, and so
+        // does the `game_tables_fence` check in a group of plain actions.
         if let sqlx::Error::Database(d) = &e
             && d.code().as_deref() == Some("FB001")
         {
             return StoreError::Fenced(d.message().to_string());
+        }
+        if let sqlx::Error::Database(d) = &e
+            && d.constraint() == Some("game_tables_fence")
+        {
+            return StoreError::Fenced(
+                "a table of the group is at another epoch than its write: another node claimed it"
+                    .into(),
+            );
         }
         StoreError::Db(e)
     }
@@ -671,9 +680,9 @@ pub trait Store: Send + Sync + 'static {
     async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>>;
     /// The secret the nodes on this database share (made by the first to ask).
     async fn cluster_secret(&self) -> Result<String>;
-    /// Sends `payload` to every listener of `channel` (Postgres NOTIFY; nothing on SQLite,
-    /// where there is one node).
-    async fn notify(&self, channel: &str, payload: &str) -> Result<()>;
+    /// Sends each of `payloads`, in order and in one round trip, to every listener of
+    /// `channel` (Postgres NOTIFY; nothing on SQLite, where there is one node).
+    async fn notify(&self, channel: &str, payloads: &[String]) -> Result<()>;
     /// Listens to `channels`: `None` on SQLite. The connection is made again when lost,
     /// and [`Notice::Reconnected`] says that notifications may have been missed.
     async fn listen(

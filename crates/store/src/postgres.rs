@@ -28,18 +28,23 @@ const MAX_CONNECTIONS: u32 = 16;
 /// arrays, `$7, $8` table ids and their new `updated_at`. A data-modifying `WITH` runs
 /// even though nothing reads it.
 ///
-/// `$9, $10` are the group's tables and the epochs its writer holds: `fib_fence`
-/// (migration 0012) refuses the whole statement if one table moved to another epoch, and
-/// every row read from the arrays joins its one-row result, so the fence runs first.
+///
+/// `$9` is the epoch each touched table's writer holds (NULL: unfenced). The fence costs
+/// nothing more: a table at another epoch has its `lease_epoch` set to -1, which its CHECK
+/// constraint `game_tables_fence` refuses, so the whole statement fails (the actions
+/// with it). The touch locks the row until the statement commits, so a claim waits for
+/// it, and a touch that comes after a claim is evaluated against the claimed row.
 const APPEND_AND_TOUCH: &str = "\
-    WITH fence AS (SELECT fib_fence($9::text[], $10::int8[]) AS passed), \
-    appended AS ( \
+    WITH appended AS ( \
         INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
-        SELECT a.* FROM UNNEST($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], \
-                             $6::int8[]) AS a, fence \
+        SELECT * FROM UNNEST($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], \
+                             $6::int8[]) \
     ) \
-    UPDATE game_tables SET updated_at = touched.at \
-    FROM UNNEST($7::text[], $8::int8[]) AS touched (id, at), fence \
+    UPDATE game_tables SET updated_at = touched.at, \
+        lease_epoch = CASE WHEN touched.epoch IS NULL \
+                             OR game_tables.lease_epoch = touched.epoch \
+                           THEN game_tables.lease_epoch ELSE -1 END \
+    FROM UNNEST($7::text[], $8::int8[], $9::int8[]) AS touched (id, at, epoch) \
     WHERE game_tables.id = touched.id";
 
 /// How long a notification listener waits before connecting again after an error.
@@ -86,10 +91,13 @@ impl PgStore {
     /// Claimers pass over rows another claimer holds rather than queue behind it.
     const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
 
-    async fn notify_on(&self, channel: &str, payload: &str) -> Result<()> {
-        sqlx::query("SELECT pg_notify($1, $2)")
+    async fn notify_on(&self, channel: &str, payloads: &[String]) -> Result<()> {
+        if payloads.is_empty() {
+            return Ok(());
+        }
+        sqlx::query("SELECT pg_notify($1, p) FROM UNNEST($2::text[]) WITH ORDINALITY AS u (p, n) ORDER BY n")
             .bind(channel)
-            .bind(payload)
+            .bind(payloads)
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -139,8 +147,9 @@ impl PgStore {
         Ok(got.then(|| crate::Exclusive(Some(Box::new(tx)))))
     }
 
-    /// The fence of a group that runs several statements: first, so that nothing of a
-    /// refused group is even tried (the tail fences again, which costs nothing more).
+    /// The fence of a group that runs several statements, first, so that nothing of a
+    /// refused group is even tried (and a group of chat lines, which touch no table, is
+    /// fenced at all); the tail fences its touched tables again, at no cost.
     async fn write_fence(conn: &mut PgConnection, plan: &Plan<'_>) -> Result<()> {
         if plan.fences.is_empty() {
             return Ok(());
@@ -187,11 +196,16 @@ impl PgStore {
             .iter()
             .map(|(key, at)| (key.as_str(), *at))
             .unzip();
-        let (fenced, epochs): (Vec<&str>, Vec<i64>) = plan
-            .fences
+        let epochs: Vec<Option<i64>> = plan
+            .touches
             .iter()
-            .map(|(key, epoch)| (key.as_str(), *epoch))
-            .unzip();
+            .map(|(key, _)| {
+                plan.fences
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, epoch)| *epoch)
+            })
+            .collect();
         sqlx::query(APPEND_AND_TOUCH)
             .bind(tables)
             .bind(rounds)
@@ -201,7 +215,6 @@ impl PgStore {
             .bind(times)
             .bind(touched)
             .bind(at)
-            .bind(fenced)
             .bind(epochs)
             .execute(conn)
             .await

@@ -117,7 +117,7 @@ impl SqliteStore {
     const SKIP_LOCKED: &str = "";
 
     /// One node: nobody else to tell.
-    async fn notify_on(&self, _channel: &str, _payload: &str) -> Result<()> {
+    async fn notify_on(&self, _channel: &str, _payloads: &[String]) -> Result<()> {
         Ok(())
     }
 

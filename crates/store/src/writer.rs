@@ -436,8 +436,8 @@ mod tests {
         async fn cluster_secret(&self) -> Result<String> {
             self.inner.cluster_secret().await
         }
-        async fn notify(&self, channel: &str, payload: &str) -> Result<()> {
-            self.inner.notify(channel, payload).await
+        async fn notify(&self, channel: &str, payloads: &[String]) -> Result<()> {
+            self.inner.notify(channel, payloads).await
         }
         async fn listen(
             &self,

@@ -2101,21 +2101,28 @@ async fn notifications(s: &dyn Store) {
     let rx = s.listen(&["fib_test"]).await.unwrap();
     let Some(mut rx) = rx else {
         assert_eq!(s.backend(), "sqlite");
-        s.notify("fib_test", "nobody hears").await.unwrap();
+        s.notify("fib_test", &["nobody hears".into()])
+            .await
+            .unwrap();
         return;
     };
-    s.notify("fib_test", "hello").await.unwrap();
-    let got = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        got,
-        store::Notice::Message {
-            channel: "fib_test".into(),
-            payload: "hello".into()
-        }
-    );
+    let sent: Vec<String> = (0..50).map(|i| format!("hello {i}")).collect();
+    s.notify("fib_test", &sent).await.unwrap();
+    s.notify("fib_test", &[]).await.unwrap();
+    for want in sent {
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got,
+            store::Notice::Message {
+                channel: "fib_test".into(),
+                payload: want
+            },
+            "in order, each once"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
