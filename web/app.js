@@ -451,6 +451,9 @@ async function tablePage(visit, id, invite) {
   let latest = { ...first, events: [] }; // the latest state message: the only thing rendered
   let receivedAt = performance.now(); // when `latest` last changed: clocks count from here
   let resyncing = false; // a `sync` was sent for a missed or broken patch: wait for the state
+  // The first message of a (re)opened socket is the whole truth, even at a lower version:
+  // the table may have moved to another server, which counts versions from its own epoch.
+  let justOpened = false;
   let connected = false;
   let everConnected = false; // the socket has opened once (after that, down means lost)
   let everSynced = false; // a state or patch has come over the socket (the HTTP state is older)
@@ -756,7 +759,10 @@ async function tablePage(visit, id, invite) {
     ping: true,
     onStatus: (s, d) => {
       showConn(s, d);
-      if (s === 'open') failures = 0;
+      if (s === 'open') {
+        failures = 0;
+        justOpened = true;
+      }
       // A socket that keeps failing may face a table that is gone (a finished table leaves
       // the server's memory): ask over HTTP, which can say so, and stop retrying then.
       if (s === 'waiting' && ++failures % 3 === 0) {
@@ -786,7 +792,8 @@ async function tablePage(visit, id, invite) {
       if (chat.onMessage(m)) return;
       if (m.type === 'state') {
         // The whole truth: replace. Ignore a late older one.
-        if (latest && !resyncing && m.version < latest.version && m.table.id === latest.table.id) return;
+        if (latest && !resyncing && !justOpened && m.version < latest.version && m.table.id === latest.table.id) return;
+        justOpened = false;
         latest = m;
         everSynced = true;
         receivedAt = performance.now();
@@ -798,6 +805,7 @@ async function tablePage(visit, id, invite) {
         render();
         onUpdate();
       } else if (m.type === 'patch') {
+        justOpened = false;
         // A change against the document we hold; anything that does not fit (a missed
         // message) is repaired by asking for the whole state.
         const resync = () => {

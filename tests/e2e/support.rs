@@ -493,7 +493,12 @@ impl Sock {
 
     /// Reads until the socket closes; the close frame's code, if one was sent.
     pub async fn close_code(&mut self) -> Option<u16> {
-        tokio::time::timeout(TIMEOUT, async {
+        self.close_code_within(TIMEOUT).await
+    }
+
+    /// [`Sock::close_code`], waiting up to `within`.
+    pub async fn close_code_within(&mut self, within: std::time::Duration) -> Option<u16> {
+        tokio::time::timeout(within, async {
             loop {
                 match self.ws.next().await {
                     Some(Ok(Message::Close(f))) => return f.map(|f| u16::from(f.code)),

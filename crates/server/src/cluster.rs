@@ -107,8 +107,12 @@ pub struct Cluster {
     http: reqwest::Client,
     /// Lobby entries of other nodes' tables: table id → (node, epoch).
     remote: Mutex<HashMap<Uuid, (String, i64)>>,
-    /// Held while a table is claimed and started here (`table::open`, [`take_orphans`]).
+    /// Held while a table is claimed or created, and started here (`table::open`,
+    /// `http::create_and_spawn`, [`take_orphans`]): a table is never claimed here while it
+    /// is being started here.
     pub opening: tokio::sync::Mutex<()>,
+    /// Tables claimed here whose restore failed: the beat leaves them (a visit retries).
+    broken: Mutex<HashSet<Uuid>>,
     /// Notes to send to the other nodes, in order, by one task ([`send_notes`]).
     notes: tokio::sync::mpsc::Sender<Note>,
     notes_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Note>>>,
@@ -139,6 +143,7 @@ impl Cluster {
                 .expect("an HTTP client builds"),
             remote: Mutex::new(HashMap::new()),
             opening: tokio::sync::Mutex::new(()),
+            broken: Mutex::new(HashSet::new()),
             notes,
             notes_rx: Mutex::new(Some(notes_rx)),
         }
@@ -151,6 +156,16 @@ impl Cluster {
             .clone()
     }
 
+    /// A table whose task gave up or that does not restore: the beat leaves it to visits.
+    pub fn mark_broken(&self, id: Uuid, broken: bool) {
+        let mut set = lock(&self.broken);
+        if broken {
+            set.insert(id);
+        } else {
+            set.remove(&id);
+        }
+    }
+
     pub fn draining(&self) -> bool {
         self.draining.load(Relaxed)
     }
@@ -158,7 +173,7 @@ impl Cluster {
     /// Whether `headers` come from another node of this cluster (they carry its secret).
     pub fn from_node(&self, headers: &HeaderMap) -> bool {
         match (self.secret.get(), headers.get(NODE_HEADER)) {
-            (Some(secret), Some(v)) => v.as_bytes() == secret.as_bytes(),
+            (Some(secret), Some(v)) => same_secret(v.as_bytes(), secret.as_bytes()),
             _ => false,
         }
     }
@@ -189,6 +204,11 @@ impl Cluster {
         let _ = self.notes.try_send(Note::Lobby(Box::new(note)));
     }
 
+    /// Whether the lobby shows another node's entry for this table.
+    pub fn shown_elsewhere(&self, id: Uuid) -> bool {
+        lock(&self.remote).contains_key(&id)
+    }
+
     /// Tells a waiting socket on another node (quick play).
     pub fn tell_elsewhere(&self, note: QuickNote) {
         if !self.multi {
@@ -197,6 +217,12 @@ impl Cluster {
         let text = serde_json::to_string(&note).expect("a quick-play note serializes");
         let _ = self.notes.try_send(Note::Plain(QUICKPLAY, text));
     }
+}
+
+/// Compares a presented secret with the cluster's in time that depends only on the
+/// length, so that timing tells an outsider nothing of its bytes.
+pub fn same_secret(given: &[u8], secret: &[u8]) -> bool {
+    given.len() == secret.len() && given.iter().zip(secret).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0
 }
 
 /// The address the other nodes reach this one at, when not configured: this machine's
@@ -264,6 +290,7 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     app.store
         .node_beat(&c.node, &address, LEASE.as_millis() as i64, false)
         .await?;
+    tokio::spawn(renew(app.clone()));
     let taken = take_orphans(app, true).await;
     tracing::info!(node = %c.node, %address, tables = taken, "joined the cluster");
     let rx = lock(&c.notes_rx).take();
@@ -280,7 +307,11 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
             ),
         }
     }
-    tokio::spawn(beat(app.clone()));
+    tokio::spawn(housekeeping(app.clone()));
+    // Quick play starts once this node's tables run (a table the matcher makes now cannot
+    // be claimed again as one of them) and the entries of gone sockets are out.
+    crate::quickplay::match_once(app).await?;
+    crate::quickplay::spawn_matcher(app);
     Ok(())
 }
 
@@ -335,15 +366,19 @@ async fn send_notes(app: AppState, mut rx: tokio::sync::mpsc::Receiver<Note>) {
     }
 }
 
-/// Claims the tables no live node runs and starts them here; how many. `mine_too` at
-/// start-up: this node's own tables from before a restart.
-pub async fn take_orphans(app: &AppState, mine_too: bool) -> usize {
+/// Claims the tables no live node runs and starts them here; how many. `all` at
+/// start-up: this node's own tables from before a restart too, and every batch until none
+/// is left (the lease is renewed by its own task meanwhile); at a beat, one batch, so that
+/// a node taking over a big node's tables shares them with the others' next beats.
+pub async fn take_orphans(app: &AppState, all: bool) -> usize {
     let mut taken = 0;
-    let _one = app.cluster.opening.lock().await;
     loop {
+        // Claims and starts happen under `opening`, like `table::open`: a table is never
+        // claimed twice here, and never claimed while it is being started here.
+        let _one = app.cluster.opening.lock().await;
         let claimed = match app
             .store
-            .claim_orphans(&app.cluster.node, CLAIM_BATCH, mine_too)
+            .claim_orphans(&app.cluster.node, CLAIM_BATCH, all)
             .await
         {
             Ok(c) => c,
@@ -359,14 +394,17 @@ pub async fn take_orphans(app: &AppState, mine_too: bool) -> usize {
                 app.metrics.cluster("claimed");
             }
         }
-        if (n as i64) < CLAIM_BATCH {
+        if !all || (n as i64) < CLAIM_BATCH {
             break;
         }
     }
     taken
 }
 
-/// Restores a table this node just claimed at `epoch` and starts its task.
+/// Restores a table this node just claimed at `epoch` and starts its task (the caller
+/// holds `opening`). A table that cannot be restored stays claimed by this node and is not
+/// tried again by the beat (a visit tries it again, `table::open`), so that a table that
+/// does not replay is not claimed around the nodes every second.
 async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
     let st = match app.store.load_table(id).await {
         Ok(Some(st)) => st,
@@ -377,21 +415,43 @@ async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
             return false;
         }
     };
+    if let Some(live) = app.table(id) {
+        // Running here under an older claim: that task's writes are refused now.
+        tracing::error!(table = %id, running = live.epoch, claimed = epoch, "claimed a table already running here");
+        step_down(live);
+    }
     match crate::table::restore(app.clone(), st, epoch) {
         Ok(t) => {
-            crate::table::spawn(t);
+            let h = crate::table::spawn(t);
+            if h.epoch != epoch {
+                // The stepping-down task still holds the registry: the next beat starts
+                // the table (`check_owned`).
+                tracing::warn!(table = %id, "a claimed table waits for its old task to end");
+            }
             true
         }
         Err(e) => {
             tracing::error!(table = %id, error = %e, "could not restore a table");
+            lock(&app.cluster.broken).insert(id);
             false
         }
     }
 }
 
-/// Every [`BEAT`]: renew the lease, step down from tables lost, take orphans, drop the
-/// queue entries and lobby entries of dead nodes.
-async fn beat(app: AppState) {
+/// Tells a table's task to step down, without waiting for room in its queue.
+fn step_down(h: crate::table::TableHandle) {
+    tokio::spawn(async move {
+        let _ = h.send(crate::table::Cmd::StepDown).await;
+    });
+}
+
+/// How long one lease renewal may take: a connection that hangs must not outlast the lease.
+const RENEW_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Every [`BEAT`]: renew the lease. Nothing else runs here, so that no slow claim or
+/// restore delays a renewal. A node that could not renew for longer than a lease steps
+/// down from every table (on Postgres: other nodes may run them by now).
+async fn renew(app: AppState) {
     let c = &app.cluster;
     let mut every = tokio::time::interval(BEAT);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -401,66 +461,109 @@ async fn beat(app: AppState) {
         if *app.shutdown.borrow() {
             break;
         }
-        let draining = c.draining();
         let asked = Instant::now();
-        match app
-            .store
-            .node_beat(&c.node, &c.address(), LEASE.as_millis() as i64, draining)
-            .await
-        {
-            Ok(()) => {
+        let lease = LEASE.as_millis() as i64;
+        let address = c.address();
+        let beat = app.store.node_beat(&c.node, &address, lease, c.draining());
+        match tokio::time::timeout(RENEW_TIMEOUT, beat).await {
+            Ok(Ok(())) => {
                 app.metrics.cluster("lease_renewals");
                 renewed = asked;
             }
-            Err(e) => {
+            failed => {
                 app.metrics.cluster("lease_renewal_failures");
-                tracing::warn!(error = %e, "could not renew the node's lease");
+                match failed {
+                    Ok(Err(e)) => tracing::warn!(error = %e, "could not renew the node's lease"),
+                    _ => tracing::warn!("the node's lease renewal got no answer in time"),
+                }
                 if c.multi && renewed.elapsed() > LEASE {
                     // Cut off from the database for longer than a lease: other nodes may
                     // run these tables now. Serving them from here would show players a
                     // copy that no longer moves; their sockets close and find the owner.
-                    step_down_all(&app).await;
+                    step_down_all(&app);
                 }
-                continue;
             }
         }
-        check_owned(&app).await;
+    }
+}
+
+/// Every [`BEAT`]: step down from tables lost, start the tables this node owns but does
+/// not run, take a batch of orphans, drop the queue entries and lobby entries of dead
+/// nodes.
+async fn housekeeping(app: AppState) {
+    let mut every = tokio::time::interval(BEAT);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        if *app.shutdown.borrow() {
+            break;
+        }
+        let draining = app.cluster.draining();
+        check_owned(&app, !draining).await;
         if !draining {
             take_orphans(&app, false).await;
         }
         if let Err(e) = app.store.queue_clear_dead().await {
             tracing::warn!(error = %e, "could not clear the queue entries of dead nodes");
         }
-        if c.multi {
+        if app.cluster.multi {
             drop_dead_entries(&app).await;
         }
     }
 }
 
-/// Tables running here that the database says another node owns now step down.
-async fn check_owned(app: &AppState) {
+/// Compares the tables running here with those the database says this node owns: a table
+/// another node owns now steps down; an open or playing table this node owns but does not
+/// run (its task stepped down while the node was cut off, or gave up) is claimed again and
+/// started, when `restart`.
+async fn check_owned(app: &AppState, restart: bool) {
     let asked = Instant::now();
-    let owned: HashSet<(Uuid, i64)> = match app.store.owned_tables(&app.cluster.node).await {
-        Ok(v) => v.into_iter().collect(),
+    let owned = match app.store.owned_tables(&app.cluster.node).await {
+        Ok(v) => v,
         Err(e) => {
             tracing::warn!(error = %e, "could not read the tables this node owns");
             return;
         }
     };
+    let held: HashSet<(Uuid, i64)> = owned.iter().map(|(id, epoch, _)| (*id, *epoch)).collect();
     let lost: Vec<_> = lock(&app.tables)
         .values()
         // A table claimed after the question was asked is not in the answer.
-        .filter(|h| h.claimed_at < asked && !owned.contains(&(h.id, h.epoch)))
+        .filter(|h| h.claimed_at < asked && !held.contains(&(h.id, h.epoch)))
         .cloned()
         .collect();
     for h in lost {
         tracing::warn!(table = %h.id, epoch = h.epoch, "another node owns this table now: stepping down");
-        let _ = h.send(crate::table::Cmd::StepDown).await;
+        step_down(h);
+    }
+    if !restart {
+        return;
+    }
+    let idle: Vec<Uuid> = owned
+        .into_iter()
+        .filter(|(id, _, live)| {
+            *live && app.table(*id).is_none() && !lock(&app.cluster.broken).contains(id)
+        })
+        .map(|(id, _, _)| id)
+        .collect();
+    for id in idle {
+        let _one = app.cluster.opening.lock().await;
+        if app.table(id).is_some() {
+            continue;
+        }
+        match app.store.claim_table(id, &app.cluster.node).await {
+            Ok(Some(epoch)) => {
+                tracing::info!(table = %id, epoch, "starting a table this node owns again");
+                run_claimed(app, id, epoch).await;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(table = %id, error = %e, "could not claim a table again"),
+        }
     }
 }
 
 /// Every table running here steps down (the node lost its lease).
-async fn step_down_all(app: &AppState) {
+fn step_down_all(app: &AppState) {
     let all: Vec<_> = lock(&app.tables).values().cloned().collect();
     if !all.is_empty() {
         tracing::warn!(
@@ -469,7 +572,7 @@ async fn step_down_all(app: &AppState) {
         );
     }
     for h in all {
-        let _ = h.send(crate::table::Cmd::StepDown).await;
+        step_down(h);
     }
 }
 
@@ -506,7 +609,18 @@ async fn listen(app: AppState, mut rx: tokio::sync::mpsc::Receiver<store::Notice
     hello(&app);
     while let Some(notice) = rx.recv().await {
         match notice {
-            store::Notice::Reconnected => hello(&app),
+            store::Notice::Reconnected => {
+                // Removals may have been missed too: forget the others' entries, and ask
+                // for them again.
+                let gone: Vec<Uuid> = lock(&app.cluster.remote)
+                    .drain()
+                    .map(|(id, _)| id)
+                    .collect();
+                for id in gone {
+                    app.lobby_apply(id, None);
+                }
+                hello(&app);
+            }
             store::Notice::Message { channel, payload } => match channel.as_str() {
                 // This node's own notes come back too: skipped before they are parsed.
                 LOBBY if !payload.starts_with(&own) => {
@@ -549,8 +663,14 @@ fn republish(app: &AppState) {
 
 fn lobby_note(app: &AppState, note: LobbyNote) {
     let c = &app.cluster;
-    if note.node == c.node || app.table(note.id).is_some() {
-        // Ours: this node's own entry is the truth.
+    if note.node == c.node {
+        return;
+    }
+    if let Some(h) = app.table(note.id)
+        && h.epoch >= note.epoch
+    {
+        // Ours: this node's own entry is the truth (a note of a newer owner is taken: this
+        // node's task is stepping down).
         return;
     }
     {
@@ -586,18 +706,30 @@ pub async fn drain(app: &AppState) {
         .store
         .node_beat(&c.node, &c.address(), LEASE.as_millis() as i64, true)
         .await;
-    let handles: Vec<_> = lock(&app.tables).values().cloned().collect();
-    let n = handles.len();
-    let waits = handles.into_iter().map(|h| async move {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        if h.send(crate::table::Cmd::HandOver { reply: tx })
-            .await
-            .is_ok()
-        {
-            let _ = tokio::time::timeout(Duration::from_secs(10), rx).await;
+    // No table is created or claimed here once `draining` is set, but one may have been
+    // starting as it was set: take what is running, until nothing is (a few rounds).
+    let mut n = 0;
+    for _ in 0..5 {
+        // Whoever was creating or claiming has finished.
+        drop(c.opening.lock().await);
+        let handles: Vec<_> = lock(&app.tables).values().cloned().collect();
+        if handles.is_empty() {
+            break;
         }
-    });
-    futures_util::future::join_all(waits).await;
+        n += handles.len();
+        let waits = handles.into_iter().map(|h| async move {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if h.send(crate::table::Cmd::HandOver { reply: tx })
+                .await
+                .is_ok()
+            {
+                let _ = tokio::time::timeout(Duration::from_secs(10), rx).await;
+            }
+        });
+        futures_util::future::join_all(waits).await;
+        // A task leaves the registry just after it answers.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     if let Err(e) = app.store.node_gone(&c.node).await {
         tracing::warn!(error = %e, "could not leave the cluster");
     }
@@ -694,14 +826,9 @@ const KEPT: [HeaderName; 6] = [
     header::ACCEPT_LANGUAGE,
 ];
 
-/// The headers of a forwarded request: the kept ones, the node's secret, the client's
-/// address, and an `Origin` the owner accepts (this node checked the real one).
-fn forwarded_headers(
-    app: &AppState,
-    from: &HeaderMap,
-    address: &str,
-    client: std::net::IpAddr,
-) -> HeaderMap {
+/// The headers of a forwarded request: the kept ones, the node's secret and the client's
+/// address. No `Origin`: this node checked it, and the owner believes a node.
+fn forwarded_headers(app: &AppState, from: &HeaderMap, client: std::net::IpAddr) -> HeaderMap {
     let mut h = HeaderMap::new();
     for name in KEPT {
         for v in from.get_all(&name) {
@@ -716,12 +843,26 @@ fn forwarded_headers(
     if let Ok(v) = HeaderValue::from_str(&client.to_string()) {
         h.insert(CLIENT_HEADER, v);
     }
-    if from.contains_key(header::ORIGIN)
-        && let Ok(v) = HeaderValue::from_str(address)
-    {
-        h.insert(header::ORIGIN, v);
-    }
     h
+}
+
+/// Headers of an answer that belong to the hop, not to the answer: the length and codings
+/// are this connection's own (the compression layer compresses again for this client),
+/// and the connection's own headers (RFC 9110 §7.6.1).
+fn hop_by_hop(name: &HeaderName) -> bool {
+    [
+        header::CONTENT_LENGTH,
+        header::TRANSFER_ENCODING,
+        header::CONTENT_ENCODING,
+        header::CONNECTION,
+        header::TE,
+        header::TRAILER,
+        header::UPGRADE,
+        header::PROXY_AUTHENTICATE,
+        header::PROXY_AUTHORIZATION,
+    ]
+    .contains(name)
+        || name.as_str() == "keep-alive"
 }
 
 async fn forward_http(
@@ -739,7 +880,7 @@ async fn forward_http(
         .cluster
         .http
         .request(parts.method.clone(), format!("{address}{path}"))
-        .headers(forwarded_headers(app, &parts.headers, address, client))
+        .headers(forwarded_headers(app, &parts.headers, client))
         .body(body)
         .send()
         .await
@@ -748,16 +889,9 @@ async fn forward_http(
     let status = res.status();
     let mut out = Response::builder().status(status);
     for (name, v) in res.headers() {
-        // The length and transfer coding are this hop's own; the compression layer
-        // compresses the body again for this client.
-        if name == header::CONTENT_LENGTH
-            || name == header::TRANSFER_ENCODING
-            || name == header::CONNECTION
-            || name == header::CONTENT_ENCODING
-        {
-            continue;
+        if !hop_by_hop(name) {
+            out = out.header(name, v);
         }
-        out = out.header(name, v);
     }
     let bytes = res.bytes().await.map_err(|e| e.to_string())?;
     out.body(Body::from(bytes)).map_err(|e| e.to_string())
@@ -784,7 +918,7 @@ async fn forward_ws(
     let mut up = format!("{ws_base}{path}")
         .into_client_request()
         .map_err(|e| e.to_string())?;
-    for (name, v) in &forwarded_headers(app, &parts.headers, address, client) {
+    for (name, v) in &forwarded_headers(app, &parts.headers, client) {
         up.headers_mut().append(name.clone(), v.clone());
     }
     let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
@@ -804,10 +938,9 @@ async fn forward_ws(
             let (parts, body) = res.into_parts();
             let mut out = Response::builder().status(parts.status);
             for (name, v) in &parts.headers {
-                if name == header::CONTENT_LENGTH || name == header::TRANSFER_ENCODING {
-                    continue;
+                if !hop_by_hop(name) {
+                    out = out.header(name, v);
                 }
-                out = out.header(name, v);
             }
             return out
                 .body(Body::from(body.unwrap_or_default()))

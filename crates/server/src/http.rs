@@ -375,12 +375,27 @@ pub(crate) async fn create_and_spawn(
 ) -> Result<table::TableHandle, ApiError> {
     let mut t = Table::new(app.clone(), record, seats.clone())?;
     let record = t.set_rules_version();
+    let _one = creating(app).await?;
     // Owned by this node from its first row: no other node takes it for an orphan.
     let epoch = app
         .store
         .create_owned_table(&record, &seats, Some(&app.cluster.node))
         .await?;
     Ok(table::spawn(t.claimed(epoch)))
+}
+
+/// The node's `opening` lock, held from a new table's first row until its task runs (so
+/// a request that finds the row meanwhile waits and then finds the task), unless the node
+/// is draining: then new tables are refused, to be made on another node.
+async fn creating(app: &AppState) -> Result<tokio::sync::MutexGuard<'_, ()>, ApiError> {
+    let one = app.cluster.opening.lock().await;
+    if app.cluster.draining() {
+        return Err(ApiError::Unavailable(
+            "server_draining",
+            "this server is shutting down: try again in a moment".into(),
+        ));
+    }
+    Ok(one)
 }
 
 /// The live table `id`, checking a private table's invite code unless `who` sits there.
@@ -1335,6 +1350,7 @@ pub async fn start_daily(
     // it in between, so that one is handed back (R-25: one game per player and deal).
     let mut t = Table::new(app.clone(), record, seats.clone())?;
     let record = t.set_rules_version();
+    let one = creating(&app).await?;
     let owned = app
         .store
         .create_owned_table(&record, &seats, Some(&app.cluster.node))
@@ -1342,6 +1358,8 @@ pub async fn start_daily(
     let handle = match owned {
         Ok(epoch) => table::spawn(t.claimed(epoch)),
         Err(store::StoreError::Conflict(_)) => {
+            // The other request holds no lock now: its table runs (or failed to start).
+            drop(one);
             let existing = app
                 .store
                 .daily_table_of(&key, who.id)
@@ -1357,6 +1375,7 @@ pub async fn start_daily(
         }
         Err(e) => return Err(e.into()),
     };
+    drop(one);
     let info = handle.ask(|reply| Cmd::Start { who, reply }).await?;
     Ok(Json(info))
 }

@@ -33,14 +33,11 @@ use tower_http::trace::TraceLayer;
 pub use config::Config;
 pub use state::AppState;
 
-/// Connects the store (applying migrations) and starts the quick-play matcher. The tables
-/// come back when the node joins the cluster, in [`serve`].
+/// Connects the store (applying migrations). The tables come back, and quick play starts,
+/// when the node joins the cluster, in [`serve`].
 pub async fn build(config: Config) -> Result<AppState, store::StoreError> {
     let store = store::connect(&config.database_url).await?;
     let app = AppState::new(store, config);
-    // One pass now, so that the lobby's queue counts exist before the first socket asks.
-    quickplay::match_once(&app).await?;
-    quickplay::spawn_matcher(&app);
     tracing::info!(database = app.store.backend(), node = %app.cluster.node, "store ready");
     Ok(app)
 }

@@ -202,7 +202,7 @@ impl Limits {
         if let (Some(secret), Some(v)) = (
             self.node_secret.get(),
             headers.get(crate::cluster::NODE_HEADER),
-        ) && v.as_bytes() == secret.as_bytes()
+        ) && crate::cluster::same_secret(v.as_bytes(), secret.as_bytes())
             && let Some(ip) = headers
                 .get(crate::cluster::CLIENT_HEADER)
                 .and_then(|v| v.to_str().ok())

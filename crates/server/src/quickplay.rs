@@ -474,7 +474,13 @@ fn tell(app: &AppState, conn: &str, msg: LobbyMsg) {
 /// One pass of the matcher: every node publishes the queue counts to its own lobby
 /// sockets; the node holding the matcher's lock also seats groups.
 pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
-    let Some(_matcher) = app.store.try_exclusive(MATCHER_LOCK).await? else {
+    // A draining node seats nobody (its tables are being handed over).
+    let lock = if app.cluster.draining() {
+        None
+    } else {
+        app.store.try_exclusive(MATCHER_LOCK).await?
+    };
+    let Some(_matcher) = lock else {
         let entries = app.store.queue_entries().await?;
         publish_counts(app, &entries);
         return Ok(());

@@ -105,6 +105,10 @@ impl AppState {
     /// Publishes (or withdraws, with `None`) the lobby entry of a table this node runs
     /// at `epoch`, here and to the other nodes.
     pub fn publish_lobby(&self, id: Uuid, epoch: i64, info: Option<TableInfo>) {
+        if info.is_none() && self.cluster.shown_elsewhere(id) {
+            // A task that stepped down: the new owner's entry stays.
+            return;
+        }
         if self.lobby_apply(id, info.clone()) {
             self.cluster.publish(epoch, id, info.as_ref());
         }

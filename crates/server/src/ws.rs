@@ -90,7 +90,10 @@ pub async fn table_socket(
     crate::limits::ClientAddr(client): crate::limits::ClientAddr,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    if let Err(e) = auth::origin_allowed(&headers, &app.config.allowed_origins) {
+    // A socket another node forwards was checked there (`cluster::forward`).
+    if !app.cluster.from_node(&headers)
+        && let Err(e) = auth::origin_allowed(&headers, &app.config.allowed_origins)
+    {
         app.metrics.rejected(e.code());
         return Err(e);
     }

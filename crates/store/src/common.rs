@@ -1394,7 +1394,8 @@ macro_rules! impl_store {
             async fn queue_clear_dead(&self) -> $crate::Result<u64> {
                 let done = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "DELETE FROM queue_entries WHERE NOT EXISTS (SELECT 1 FROM nodes n \
-                     WHERE n.expires_at > {now} AND queue_entries.conn LIKE n.id || '/%')",
+                     WHERE n.expires_at > {now} \
+                     AND substr(queue_entries.conn, 1, length(n.id) + 1) = n.id || '/')",
                     now = Self::NOW_MS
                 )))
                 .execute(&self.write)
@@ -1546,14 +1547,18 @@ macro_rules! impl_store {
             async fn owned_tables(
                 &self,
                 node: &str,
-            ) -> $crate::Result<Vec<(::uuid::Uuid, i64)>> {
-                let rows: Vec<(String, i64)> =
-                    sqlx::query_as("SELECT id, lease_epoch FROM game_tables WHERE owner = $1")
-                        .bind(node)
-                        .fetch_all(&self.pool)
-                        .await?;
+            ) -> $crate::Result<Vec<(::uuid::Uuid, i64, bool)>> {
+                let rows: Vec<(String, i64, String)> = sqlx::query_as(
+                    "SELECT id, lease_epoch, status FROM game_tables WHERE owner = $1",
+                )
+                .bind(node)
+                .fetch_all(&self.pool)
+                .await?;
                 rows.into_iter()
-                    .map(|(id, epoch)| Ok(($crate::common::uuid(&id, "table id")?, epoch)))
+                    .map(|(id, epoch, status)| {
+                        let live = status == "open" || status == "playing";
+                        Ok(($crate::common::uuid(&id, "table id")?, epoch, live))
+                    })
                     .collect()
             }
 

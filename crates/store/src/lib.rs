@@ -676,8 +676,8 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
         mine_too: bool,
     ) -> Result<Vec<(Uuid, i64)>>;
-    /// The tables `node` owns, with their epochs.
-    async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>>;
+    /// The tables `node` owns, with their epochs, and whether each is open or playing.
+    async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64, bool)>>;
     /// The secret the nodes on this database share (made by the first to ask).
     async fn cluster_secret(&self) -> Result<String>;
     /// Sends each of `payloads`, in order and in one round trip, to every listener of

@@ -430,7 +430,7 @@ mod tests {
         ) -> Result<Vec<(Uuid, i64)>> {
             self.inner.claim_orphans(node, limit, mine).await
         }
-        async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64)>> {
+        async fn owned_tables(&self, node: &str) -> Result<Vec<(Uuid, i64, bool)>> {
             self.inner.owned_tables(node).await
         }
         async fn cluster_secret(&self) -> Result<String> {

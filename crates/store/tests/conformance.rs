@@ -1968,7 +1968,7 @@ async fn ownership_and_fencing(s: &dyn Store) {
     assert_eq!(s.claim_table(t.id, "n2").await.unwrap(), None);
     let orphans = s.claim_orphans("n2", 100, false).await.unwrap();
     assert!(!orphans.iter().any(|(id, _)| *id == t.id), "{orphans:?}");
-    assert_eq!(s.owned_tables("n1").await.unwrap(), vec![(t.id, 1)]);
+    assert_eq!(s.owned_tables("n1").await.unwrap(), vec![(t.id, 1, true)]);
 
     let unit = |seq: i64, epoch: i64| {
         TableWrite::one(t.id, T0 + 20, WriteOp::AppendAction(action(0, seq))).fenced(epoch)

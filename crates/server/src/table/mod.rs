@@ -593,6 +593,10 @@ impl Table {
         let stepped_down = self.fenced.load(std::sync::atomic::Ordering::Relaxed)
             || matches!(self.ending, Some(Ending::SteppedDown));
         let gave_up = panics_in_a_row > MAX_PANICS_IN_A_ROW || !alive;
+        if gave_up {
+            // Left to a visit (`open`), not restarted by the beat every second.
+            self.app.cluster.mark_broken(id, true);
+        }
         if stepped_down {
             // The new owner holds the table: nothing of it is this node's to change.
             self.app.metrics.cluster("stepped_down");
@@ -760,5 +764,6 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
         tracing::error!(table = %id, error = %e, "could not restore a table on demand");
         ApiError::Internal
     })?;
+    app.cluster.mark_broken(id, false);
     Ok(Some(spawn(table)))
 }
