@@ -162,18 +162,22 @@ async fn moves_through_any_node_and_failover_after_sigkill() {
     let mut nodes = three(&db).await;
     let (ada, bob, table) = table_on_n1(&nodes).await;
     assert_eq!(owner_of(&db, &table).await, (Some("n1".into()), 1));
-    // Ada plays through n2, Bob through n3: both sockets are forwarded to n1.
+    // The table's first socket reaches n2, where nobody is connected to it on n1: n2 takes
+    // the table over (with nginx's hash on the table id, the node its sockets reach).
     let mut a = ada.at(&nodes[1].base, &nodes[1].ws).connect(&table).await;
-    let mut b = bob.at(&nodes[2].base, &nodes[2].ws).connect(&table).await;
     let v = a.next_state().await["version"].as_u64().unwrap();
+    assert_eq!(owner_of(&db, &table).await, (Some("n2".into()), 2));
+    assert_eq!(cluster_event(&nodes[1], "adopted").await, 1);
+    assert!(v >= 2 << 32, "versions count from the epoch: {v}");
+    // Bob plays through n3, which forwards his socket to n2 (Ada is connected there).
+    let mut b = bob.at(&nodes[2].base, &nodes[2].ws).connect(&table).await;
     let v = play(&mut a, &mut b, v, 6).await;
+    assert_eq!(owner_of(&db, &table).await.0.as_deref(), Some("n2"));
+    assert!(cluster_event(&nodes[2], "forwarded_ws").await >= 1);
     // The lobby of a node that does not run the table lists it.
     let start = Instant::now();
     loop {
-        let (s, list) = bob
-            .at(&nodes[2].base, &nodes[2].ws)
-            .get("/api/tables")
-            .await;
+        let (s, list) = ada.get("/api/tables").await;
         assert_eq!(s, 200);
         if list
             .as_array()
@@ -183,14 +187,13 @@ async fn moves_through_any_node_and_failover_after_sigkill() {
         }
         assert!(
             start.elapsed() < TIMEOUT,
-            "n3's lobby never lists n1's table: {list}"
+            "n1's lobby never lists n2's table: {list}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let before = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
-    assert!(cluster_event(&nodes[1], "forwarded_ws").await >= 1);
-    // Cy plays a bot at another table of n1, and the owner dies while the bot owes a move.
-    let cy = Player::guest(&nodes[0].base, &nodes[0].ws, "Cy").await;
+    // Cy plays a bot at another table of n2, and n2 dies while the bot owes a move.
+    let cy = Player::guest(&nodes[1].base, &nodes[1].ws, "Cy").await;
     let bot_table = cy.create_trump(2, true).await;
     let mut c = cy.connect(&bot_table).await;
     let (s, v) = cy
@@ -205,26 +208,21 @@ async fn moves_through_any_node_and_failover_after_sigkill() {
         st = c.until(|s| s["version"].as_u64().unwrap() > v).await;
     }
 
-    // The owner dies. The forwarding nodes close their sockets so the clients reconnect.
+    // The owner dies. Sockets held on it just drop; n3, which forwarded Bob's, closes his
+    // with 1013 so that his client reconnects.
     let killed = Instant::now();
-    nodes[0].child.kill().await.unwrap(); // SIGKILL
-    assert_eq!(a.close_code().await, Some(1013));
+    nodes[1].child.kill().await.unwrap(); // SIGKILL
     assert_eq!(b.close_code().await, Some(1013));
-    let (mut a, after) = reconnect(
-        &ada.at(&nodes[1].base, &nodes[1].ws),
-        &nodes[1],
-        &table,
-        Duration::from_secs(15),
-    )
-    .await;
+    drop((a, c));
+    let (mut a, after) = reconnect(&ada, &nodes[0], &table, Duration::from_secs(15)).await;
     let took = killed.elapsed();
     assert!(
         took < Duration::from_secs(10),
         "the table continued elsewhere only after {took:?}"
     );
     let (owner, epoch) = owner_of(&db, &table).await;
-    assert!(matches!(owner.as_deref(), Some("n2" | "n3")), "{owner:?}");
-    assert!(epoch >= 2, "a new owner holds a new epoch: {epoch}");
+    assert!(matches!(owner.as_deref(), Some("n1" | "n3")), "{owner:?}");
+    assert!(epoch >= 3, "a new owner holds a new epoch: {epoch}");
     // Every acknowledged move is there, and versions went up.
     assert_eq!(game_of(&after), game_of(&before));
     assert!(after["version"].as_u64() > before["version"].as_u64());
@@ -233,13 +231,7 @@ async fn moves_through_any_node_and_failover_after_sigkill() {
     let v = after["version"].as_u64().unwrap();
     play(&mut a, &mut b, v, 4).await;
     // The bot makes the move it owed, on the new owner, and Cy plays on.
-    let (mut c, _) = reconnect(
-        &cy.at(&nodes[2].base, &nodes[2].ws),
-        &nodes[2],
-        &bot_table,
-        TIMEOUT,
-    )
-    .await;
+    let (mut c, _) = reconnect(&cy, &nodes[2], &bot_table, TIMEOUT).await;
     let st = c.until(my_turn).await;
     c.act(st["version"].as_u64().unwrap(), &st["legal"][0])
         .await;
@@ -263,16 +255,23 @@ async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
 
     // n1 stops (SIGSTOP) long enough to lose its lease: another node takes the table.
     signal(&nodes[0], "-STOP");
-    let (owner, epoch) = owner_other_than(&db, &table, "n1", Duration::from_secs(15)).await;
+    let (_, epoch) = owner_other_than(&db, &table, "n1", Duration::from_secs(15)).await;
     assert!(epoch >= 2);
     drop(b);
     let (mut b, held) = reconnect(&bob, &nodes[2], &table, TIMEOUT).await;
+    // n3 may have taken the table over from the new owner with Bob's socket (adopted).
+    let (owner, epoch) = owner_of(&db, &table).await;
+    let owner = owner.expect("an owner");
+    assert_ne!(owner, "n1");
     // n1 wakes up and, before or after it notices, Ada's socket on it asks for a write
     // (a chat line, which is stored before it is shown): it must not land.
     signal(&nodes[0], "-CONT");
     a.send(json!({"type": "chat", "text": "from the past"}))
         .await;
-    assert_eq!(a.close_code().await, Some(1013));
+    // Closed with 1013, or dropped: a write timer that ran before the pause may expire
+    // at once when n1 wakes. Either way the client reconnects.
+    let code = a.close_code().await;
+    assert!(matches!(code, Some(1013) | None), "{code:?}");
     let stepped = Instant::now();
     while cluster_event(&nodes[0], "stepped_down").await < 1 {
         assert!(stepped.elapsed() < TIMEOUT, "n1 never stepped down");
@@ -304,6 +303,8 @@ async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
     let i = if owner == "n2" { 1 } else { 2 };
     let other = if i == 1 { 2 } else { 1 };
     let mut nodes = nodes;
+    let claimed_before =
+        cluster_event(&nodes[0], "claimed").await + cluster_event(&nodes[other], "claimed").await;
     signal(&nodes[i], "-TERM");
     let status = tokio::time::timeout(TIMEOUT, nodes[i].child.wait())
         .await
@@ -317,10 +318,10 @@ async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
     assert_eq!(game_of(&after), game_of(&before));
     let (mut b, _) = reconnect(&bob, &nodes[other], &table, TIMEOUT).await;
     play(&mut a, &mut b, after["version"].as_u64().unwrap(), 2).await;
-    // Claimed from a draining node, not after its lease ran out.
+    // Released by the draining node and claimed once by one of the others.
     assert_eq!(
         cluster_event(&nodes[0], "claimed").await + cluster_event(&nodes[other], "claimed").await,
-        1
+        claimed_before + 1
     );
 }
 

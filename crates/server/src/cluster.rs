@@ -23,7 +23,9 @@
 //!   WebSocket by opening one to the owner and passing the frames through, so a socket held
 //!   on any node gets every move. A forwarded request carries the cluster's shared secret
 //!   (from the database) and the client's address, so the owner applies its limits to the
-//!   real client; a forwarded request is never forwarded again.
+//!   real client; a forwarded request is never forwarded again. A table nobody is
+//!   connected to moves to the node its first socket reaches ([`adopt`]): behind a load
+//!   balancer hashing the table id, its sockets then need no forwarding at all.
 //! - **Draining.** A node that is asked to stop (SIGTERM) marks itself draining, hands
 //!   every table over (its task finishes what it is doing, releases the table and closes
 //!   its sockets with 1013, so clients reconnect and land on the next owner), and leaves.
@@ -66,6 +68,8 @@ pub const LEASE: Duration = Duration::from_secs(5);
 const CLAIM_BATCH: i64 = 64;
 /// A request forwarded by a node carries the cluster's secret in this header…
 pub const NODE_HEADER: &str = "x-fib-node";
+/// …and a release request ([`adopt`]) the asking node's id in this one.
+const NODE_ID_HEADER: &str = "x-fib-node-id";
 /// …and the client's address in this one.
 pub const CLIENT_HEADER: &str = "x-fib-client";
 /// How long a forwarded HTTP request may take.
@@ -766,9 +770,18 @@ fn table_of(path: &str) -> Option<Uuid> {
     Uuid::parse_str(rest.split('/').next()?).ok()
 }
 
-/// Middleware on the routes of one table: a table owned by another live node is served
-/// by forwarding the request (or the WebSocket) to it.
+/// The path of the nodes' own request "release this table to me" ([`adopt`]): answered by
+/// [`forward`] itself for a request that carries the cluster's secret, and by nobody else
+/// (it is no route of the API, and a client gets the API's 404).
+const RELEASE_PATH: &str = "/internal/release/";
+
+/// Middleware on every request: a table owned by another live node is served by
+/// forwarding the request (or the WebSocket) to it, unless its socket can take the table
+/// over ([`adopt`]); and the nodes' release requests are answered here.
 pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    if let Some(id) = req.uri().path().strip_prefix(RELEASE_PATH) {
+        return release(&app, id, req.headers()).await;
+    }
     let Some(id) = table_of(req.uri().path()) else {
         return next.run(req).await;
     };
@@ -794,6 +807,9 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
         .headers()
         .get(header::UPGRADE)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
+    if is_ws && adopt(&app, &address, id).await {
+        return next.run(req).await;
+    }
     let result = if is_ws {
         forward_ws(&app, &address, client, req).await
     } else {
@@ -804,6 +820,97 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
         tracing::warn!(table = %id, owner = %address, error = %e, "could not reach a table's owner");
         moving().into_response()
     })
+}
+
+/// Takes a table over from its owner when a socket for it reaches this node and nobody is
+/// connected to it on the owner: the first socket of a new table (created on whichever
+/// node the request reached) moves the table to the node the load balancer sends its
+/// sockets to, so that they need no forwarding. With nginx's consistent hash on the table
+/// id, that is the node every later socket reaches too. The owner's task ends and releases
+/// the table (nothing in flight: it answers between two commands), then this node claims
+/// it at a new epoch and restores it. `false`: forward as usual.
+async fn adopt(app: &AppState, address: &str, id: Uuid) -> bool {
+    if app.cluster.draining() {
+        return false;
+    }
+    let Some(secret) = app.cluster.secret.get() else {
+        return false;
+    };
+    // Held across the hand-over: nothing else starts this table here meanwhile.
+    let _one = app.cluster.opening.lock().await;
+    if app.table(id).is_some() {
+        return true;
+    }
+    let asked = app
+        .cluster
+        .http
+        .post(format!("{address}{RELEASE_PATH}{id}"))
+        .header(NODE_HEADER, secret.as_str())
+        .header(NODE_ID_HEADER, app.cluster.node.as_str())
+        // The node's `opening` lock is held: a slow owner only costs a forwarded socket.
+        .timeout(Duration::from_secs(3))
+        .send()
+        .await;
+    let epoch = match asked {
+        Ok(res) if res.status().is_success() => {
+            res.text().await.ok().and_then(|t| t.parse::<i64>().ok())
+        }
+        _ => None,
+    };
+    let Some(epoch) = epoch else {
+        return false;
+    };
+    // The table is this node's at `epoch` now.
+    let restored = match app.store.load_table(id).await {
+        Ok(Some(st)) => crate::table::restore(app.clone(), st, epoch).ok(),
+        _ => None,
+    };
+    match restored {
+        Some(t) => {
+            crate::table::spawn(t);
+            app.metrics.cluster("adopted");
+            true
+        }
+        None => {
+            tracing::error!(table = %id, "could not start a table handed over to this node");
+            // Any node may take it now.
+            let _ = app.store.release_table(id, &app.cluster.node, epoch).await;
+            false
+        }
+    }
+}
+
+/// The owner's side of [`adopt`]: the new epoch once the table is the asking node's, or
+/// `none`.
+async fn release(app: &AppState, id: &str, headers: &HeaderMap) -> Response {
+    if !app.cluster.from_node(headers) {
+        return crate::http::not_found_api().await.into_response();
+    }
+    let to = headers
+        .get(NODE_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let table = Uuid::parse_str(id).ok().and_then(|id| app.table(id));
+    let handed = match (table, to) {
+        (Some(h), Some(to)) if !app.cluster.draining() => {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let sent = h
+                .send(crate::table::Cmd::Release {
+                    to: to.clone(),
+                    reply: tx,
+                })
+                .await;
+            match sent {
+                Ok(()) => rx.await.ok().flatten(),
+                Err(_) => None,
+            }
+            .inspect(|_| tracing::info!(table = %id, to, "table handed to the node its first socket reached"))
+        }
+        _ => None,
+    };
+    handed
+        .map_or_else(|| "none".to_string(), |e| e.to_string())
+        .into_response()
 }
 
 /// The answer when the owner cannot be reached: it is dying, or the table is moving; the

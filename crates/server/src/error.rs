@@ -69,9 +69,10 @@ pub enum ApiError {
         /// The limit's name in `/metrics`.
         limit: &'static str,
     },
-    /// 503 with `Retry-After: 1`: the server cannot serve this now, and soon will. Code:
+    /// 503 with `Retry-After: 1`: the server cannot serve this now, and soon will. Codes:
     /// `table_moving` (the table is changing servers: its owner stopped or is
-    /// unreachable, and another takes it within seconds).
+    /// unreachable, and another takes it within seconds), `server_draining` (this server
+    /// is shutting down and makes no new table: another server will).
     #[error("{1}")]
     Unavailable(&'static str, String),
     /// 500 `internal`: logged, not explained.

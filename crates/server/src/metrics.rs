@@ -207,7 +207,7 @@ impl Metrics {
             &mut s,
             "fib_cluster_events_total",
             "event",
-            "Between this node and the others: lease renewals (and failures), tables claimed from dead or draining nodes, handed over while draining, stepped down after another node took them, requests and sockets forwarded to a table's owner.",
+            "Between this node and the others: lease renewals (and failures), tables claimed from dead or draining nodes, handed over while draining, stepped down after another node took them, requests and sockets forwarded to a table's owner, tables taken over by (adopted) or handed to (released) the node their first socket reached.",
         );
         counter(
             &mut s,

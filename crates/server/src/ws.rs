@@ -105,10 +105,13 @@ pub async fn table_socket(
     };
     let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
     let start = (q.since, q.updates, session);
+    // From before the client hears the upgrade until the table has the connection: the
+    // table is not handed to another node meanwhile (`cluster::adopt`).
+    let opening = handle.opening();
     Ok(limits(ws).on_upgrade(move |socket| async move {
         // The address's place is held as long as the socket runs.
         let _slot = slot;
-        run_table_socket(socket, app, handle, who, start).await
+        run_table_socket(socket, app, handle, who, start, opening).await
     }))
 }
 
@@ -201,6 +204,7 @@ async fn run_table_socket(
     table: TableHandle,
     who: Option<Who>,
     (since, updates, session): (Option<u64>, Updates, Option<String>),
+    opening: crate::table::Opening,
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let mut revoked = app.revoked.subscribe();
@@ -218,7 +222,10 @@ async fn run_table_socket(
         })
         .await;
     let conn = match (connected, rx.await) {
-        (Ok(()), Ok(conn)) => conn,
+        (Ok(()), Ok(conn)) => {
+            drop(opening);
+            conn
+        }
         _ => {
             let text = error_text("table_closed", "this table has closed".into());
             let _ =

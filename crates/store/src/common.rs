@@ -1495,6 +1495,27 @@ macro_rules! impl_store {
                 Ok(done.rows_affected() > 0)
             }
 
+            async fn transfer_table(
+                &self,
+                table: ::uuid::Uuid,
+                from: &str,
+                epoch: i64,
+                to: &str,
+            ) -> $crate::Result<Option<i64>> {
+                let row: Option<(i64,)> = sqlx::query_as(
+                    "UPDATE game_tables SET owner = $4, lease_epoch = lease_epoch + 1 \
+                     WHERE id = $1 AND owner = $2 AND lease_epoch = $3 \
+                     RETURNING lease_epoch",
+                )
+                .bind(table.to_string())
+                .bind(from)
+                .bind(epoch)
+                .bind(to)
+                .fetch_optional(&self.write)
+                .await?;
+                Ok(row.map(|(e,)| e))
+            }
+
             async fn table_owner(
                 &self,
                 table: ::uuid::Uuid,

@@ -665,6 +665,16 @@ pub trait Store: Send + Sync + 'static {
     /// Gives up `node`'s ownership of `table` at `epoch` (a later claim is not undone);
     /// whether it held it.
     async fn release_table(&self, table: Uuid, node: &str, epoch: i64) -> Result<bool>;
+    /// Hands `table` from `from` (at `epoch`) straight to node `to`, under a new epoch
+    /// (returned), with no moment in which nobody owns it; `None` if `from` no longer holds
+    /// it at `epoch`.
+    async fn transfer_table(
+        &self,
+        table: Uuid,
+        from: &str,
+        epoch: i64,
+        to: &str,
+    ) -> Result<Option<i64>>;
     /// Who owns `table`; `None` for an unknown table.
     async fn table_owner(&self, table: Uuid) -> Result<Option<TableOwner>>;
     /// Claims up to `limit` open or playing tables that no live node owns (and, with

@@ -419,6 +419,15 @@ mod tests {
         async fn release_table(&self, table: Uuid, node: &str, epoch: i64) -> Result<bool> {
             self.inner.release_table(table, node, epoch).await
         }
+        async fn transfer_table(
+            &self,
+            table: Uuid,
+            from: &str,
+            epoch: i64,
+            to: &str,
+        ) -> Result<Option<i64>> {
+            self.inner.transfer_table(table, from, epoch, to).await
+        }
         async fn table_owner(&self, table: Uuid) -> Result<Option<crate::TableOwner>> {
             self.inner.table_owner(table).await
         }

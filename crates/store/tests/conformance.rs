@@ -2032,15 +2032,34 @@ async fn ownership_and_fencing(s: &dyn Store) {
             .is_empty()
     );
     assert!(s.chat_history(t.id, 10).await.unwrap().is_empty());
-    // The new owner writes at its epoch; the old one cannot release what it lost.
+    // The new owner writes at its epoch; the old one cannot release or hand over what it
+    // lost. A hand-over goes straight to the other node, under a new epoch.
     s.write_group(&[unit(1, 2)]).await.unwrap();
+    assert_eq!(s.transfer_table(t.id, "n1", 1, "n3").await.unwrap(), None);
+    assert_eq!(
+        s.transfer_table(t.id, "n2", 2, "n3").await.unwrap(),
+        Some(3)
+    );
+    assert_eq!(
+        s.table_owner(t.id).await.unwrap().unwrap().node.as_deref(),
+        Some("n3")
+    );
+    assert!(matches!(
+        s.write_group(&[unit(2, 2)]).await,
+        Err(StoreError::Fenced(_))
+    ));
+    assert_eq!(
+        s.transfer_table(t.id, "n3", 3, "n2").await.unwrap(),
+        Some(4)
+    );
+    s.write_group(&[unit(2, 4)]).await.unwrap();
     assert!(!s.release_table(t.id, "n1", 1).await.unwrap());
-    assert!(s.release_table(t.id, "n2", 2).await.unwrap());
+    assert!(s.release_table(t.id, "n2", 4).await.unwrap());
     let o = s.table_owner(t.id).await.unwrap().unwrap();
-    assert_eq!((o.node, o.epoch), (None, 2));
+    assert_eq!((o.node, o.epoch), (None, 4));
     // Released tables are orphans; epochs only grow.
     let taken = s.claim_orphans("n2", 100, false).await.unwrap();
-    assert!(taken.contains(&(t.id, 3)), "{taken:?}");
+    assert!(taken.contains(&(t.id, 5)), "{taken:?}");
     // A restart under the same id takes its own tables back only when asked to.
     assert!(
         !s.claim_orphans("n2", 100, false)
@@ -2053,7 +2072,7 @@ async fn ownership_and_fencing(s: &dyn Store) {
         s.claim_orphans("n2", 100, true)
             .await
             .unwrap()
-            .contains(&(t.id, 4))
+            .contains(&(t.id, 6))
     );
 
     // Queue entries of dead nodes go; those of live nodes stay.

@@ -145,6 +145,14 @@ pub enum Cmd {
     HandOver {
         reply: oneshot::Sender<()>,
     },
+    /// Node `to` asks for the table, because a socket for it reached that node first
+    /// (`cluster::adopt`): if nobody is connected here (nor connecting), the task ends and
+    /// hands the table straight to `to`, answering the new epoch; otherwise it answers
+    /// `None` and goes on.
+    Release {
+        to: String,
+        reply: oneshot::Sender<Option<i64>>,
+    },
     /// Table chat, reactions and mutes ([`chat`]): never a change of the table's version.
     Chat {
         conn: u64,
@@ -164,7 +172,19 @@ pub struct TableHandle {
     pub epoch: i64,
     /// When the task started: a check of ownership made before it knows nothing of it.
     pub claimed_at: Instant,
+    /// Sockets accepted whose connection has not reached the task yet ([`Opening`]).
+    pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     tx: mpsc::Sender<Cmd>,
+}
+
+/// A socket accepted for a table, until its connection reaches the table's task: the
+/// table is not handed to another node meanwhile (`Cmd::Release`).
+pub struct Opening(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 impl TableHandle {
@@ -189,6 +209,13 @@ impl TableHandle {
         self.send(Cmd::State { who, reply: tx }).await?;
         rx.await
             .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+    }
+
+    /// Notes a socket accepted for this table until the returned guard drops.
+    pub fn opening(&self) -> Opening {
+        self.pending
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Opening(self.pending.clone())
     }
 
     pub async fn info(&self) -> Result<TableInfo, ApiError> {
@@ -249,6 +276,9 @@ pub struct Table {
     fenced: std::sync::atomic::AtomicBool,
     /// Why the task is ending, when it was asked to.
     ending: Option<Ending>,
+    /// Sockets accepted for this table whose connection has not reached the task yet
+    /// (shared with the handle): a table with one is not released to another node.
+    pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     app: AppState,
 }
 
@@ -256,6 +286,7 @@ pub struct Table {
 enum Ending {
     SteppedDown,
     HandedOver(oneshot::Sender<()>),
+    Released(String, oneshot::Sender<Option<i64>>),
 }
 
 pub fn to_proto_status(s: TableStatus) -> protocol::TableStatus {
@@ -305,6 +336,7 @@ impl Table {
             epoch: 0,
             fenced: std::sync::atomic::AtomicBool::new(false),
             ending: None,
+            pending: Default::default(),
             app,
         })
     }
@@ -477,6 +509,18 @@ impl Table {
             }
             Cmd::StepDown => self.ending = Some(Ending::SteppedDown),
             Cmd::HandOver { reply } => self.ending = Some(Ending::HandedOver(reply)),
+            Cmd::Release { to, reply } => {
+                let opening = self.pending.load(std::sync::atomic::Ordering::Acquire);
+                if self.fan.is_empty()
+                    && opening == 0
+                    && self.ending.is_none()
+                    && self.online.parked.is_none()
+                {
+                    self.ending = Some(Ending::Released(to, reply));
+                } else {
+                    let _ = reply.send(None);
+                }
+            }
             Cmd::TestPanic => {
                 if self.app.config.test_hooks {
                     panic!("test hook: a forced panic in table {}", self.record.id);
@@ -600,6 +644,21 @@ impl Table {
         if stepped_down {
             // The new owner holds the table: nothing of it is this node's to change.
             self.app.metrics.cluster("stepped_down");
+        } else if let Some(Ending::Released(to, reply)) = self.ending.take() {
+            // Straight to the node that asked: nobody else can claim it in between.
+            let handed = self
+                .app
+                .store
+                .transfer_table(id, &self.app.cluster.node, self.epoch, &to)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!(table = %id, error = %e, "could not hand a table over");
+                    None
+                });
+            if handed.is_some() {
+                self.app.metrics.cluster("released");
+            }
+            let _ = reply.send(handed);
         } else if !gave_up {
             // Over, idle, or handed over: any node may take it when it is wanted again.
             if let Err(e) = self
@@ -711,6 +770,7 @@ pub fn spawn(table: Table) -> TableHandle {
         invite_code: table.record.invite_code.clone(),
         epoch: table.epoch,
         claimed_at: Instant::now(),
+        pending: table.pending.clone(),
         tx,
     };
     let app = table.app.clone();
