@@ -451,9 +451,14 @@ async function tablePage(visit, id, invite) {
   let latest = { ...first, events: [] }; // the latest state message: the only thing rendered
   let receivedAt = performance.now(); // when `latest` last changed: clocks count from here
   let resyncing = false; // a `sync` was sent for a missed or broken patch: wait for the state
-  // The first message of a (re)opened socket is the whole truth, even at a lower version:
-  // the table may have moved to another server, which counts versions from its own epoch.
+  // The first state of a (re)opened socket may come from a table that moved to another
+  // server: its versions count from the table's new epoch (version / 2^32), so a higher
+  // epoch wins even at a lower count. (Versions of a server from before epochs were
+  // microsecond times, above 2^50: the first epoch's state replaces them once.)
   let justOpened = false;
+  const epochOf = (v) => Math.floor(v / 2 ** 32);
+  const newer = (m) => m.version >= latest.version
+    || (justOpened && (latest.version >= 2 ** 50 || epochOf(m.version) > epochOf(latest.version)));
   let connected = false;
   let everConnected = false; // the socket has opened once (after that, down means lost)
   let everSynced = false; // a state or patch has come over the socket (the HTTP state is older)
@@ -792,7 +797,7 @@ async function tablePage(visit, id, invite) {
       if (chat.onMessage(m)) return;
       if (m.type === 'state') {
         // The whole truth: replace. Ignore a late older one.
-        if (latest && !resyncing && !justOpened && m.version < latest.version && m.table.id === latest.table.id) return;
+        if (latest && !resyncing && !newer(m) && m.table.id === latest.table.id) return;
         justOpened = false;
         latest = m;
         everSynced = true;

@@ -377,4 +377,19 @@ async fn the_lobby_and_quick_play_span_the_nodes() {
     let mut b = bob.connect(&table).await;
     let v = a.next_state().await["version"].as_u64().unwrap();
     play(&mut a, &mut b, v, 2).await;
+
+    // Cy's daily Solitaire, started on n3, moves to n2 with its first socket; asking for
+    // the day's game again through n3 (a path that names no table) still finds it.
+    let (s, daily) = cy.post("/api/daily/solitaire", json!({"target": 13})).await;
+    assert_eq!(s, 200, "{daily}");
+    let daily_table = daily["id"].as_str().unwrap().to_string();
+    let mut d = cy
+        .at(&nodes[1].base, &nodes[1].ws)
+        .connect(&daily_table)
+        .await;
+    d.next_state().await;
+    assert_eq!(owner_of(&db, &daily_table).await.0.as_deref(), Some("n2"));
+    let (s, again) = cy.post("/api/daily/solitaire", json!({"target": 13})).await;
+    assert_eq!(s, 200, "{again}");
+    assert_eq!(again["id"], daily["id"]);
 }

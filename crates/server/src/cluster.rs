@@ -117,6 +117,8 @@ pub struct Cluster {
     pub opening: tokio::sync::Mutex<()>,
     /// Tables claimed here whose restore failed: the beat leaves them (a visit retries).
     broken: Mutex<HashSet<Uuid>>,
+    /// Tables this node is asking their owners for ([`adopt`]).
+    adopting: Mutex<HashSet<Uuid>>,
     /// Notes to send to the other nodes, in order, by one task ([`send_notes`]).
     notes: tokio::sync::mpsc::Sender<Note>,
     notes_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Note>>>,
@@ -148,6 +150,7 @@ impl Cluster {
             remote: Mutex::new(HashMap::new()),
             opening: tokio::sync::Mutex::new(()),
             broken: Mutex::new(HashSet::new()),
+            adopting: Mutex::new(HashSet::new()),
             notes,
             notes_rx: Mutex::new(Some(notes_rx)),
         }
@@ -427,6 +430,7 @@ async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
     match crate::table::restore(app.clone(), st, epoch) {
         Ok(t) => {
             let h = crate::table::spawn(t);
+            app.cluster.mark_broken(id, false);
             if h.epoch != epoch {
                 // The stepping-down task still holds the registry: the next beat starts
                 // the table (`check_owned`).
@@ -760,6 +764,28 @@ async fn locate(app: &AppState, id: Uuid) -> Place {
     }
 }
 
+/// A table's info from its owner on another node, asked with the client's own
+/// credentials (`headers`): for a request that names no table and so is not forwarded.
+pub async fn remote_info(app: &AppState, id: Uuid, headers: &HeaderMap) -> Option<TableInfo> {
+    let Place::There(address) = locate(app, id).await else {
+        return None;
+    };
+    let client = std::net::IpAddr::from([0, 0, 0, 0]);
+    let res = app
+        .cluster
+        .http
+        .get(format!("{address}/api/tables/{id}"))
+        .headers(forwarded_headers(app, headers, client))
+        .send()
+        .await
+        .ok()?;
+    if !res.status().is_success() {
+        return None;
+    }
+    app.metrics.cluster("forwarded_http");
+    res.json::<TableInfo>().await.ok()
+}
+
 /// The table id in a path that names one (`/api/tables/{id}/…`, `/table/{id}…`,
 /// `/ws/table/{id}`).
 fn table_of(path: &str) -> Option<Uuid> {
@@ -807,7 +833,9 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
         .headers()
         .get(header::UPGRADE)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
-    if is_ws && adopt(&app, &address, id).await {
+    let mut req = req;
+    if is_ws && let Some(opening) = adopt(&app, &address, id).await {
+        req.extensions_mut().insert(std::sync::Arc::new(opening));
         return next.run(req).await;
     }
     let result = if is_ws {
@@ -829,26 +857,33 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
 /// id, that is the node every later socket reaches too. The owner's task ends and releases
 /// the table (nothing in flight: it answers between two commands), then this node claims
 /// it at a new epoch and restores it. `false`: forward as usual.
-async fn adopt(app: &AppState, address: &str, id: Uuid) -> bool {
+async fn adopt(app: &AppState, address: &str, id: Uuid) -> Option<crate::table::Opening> {
     if app.cluster.draining() {
-        return false;
+        return None;
     }
-    let Some(secret) = app.cluster.secret.get() else {
-        return false;
-    };
-    // Held across the hand-over: nothing else starts this table here meanwhile.
-    let _one = app.cluster.opening.lock().await;
-    if app.table(id).is_some() {
-        return true;
+    let secret = app.cluster.secret.get()?;
+    // One request for a table at a time from this node; another socket meanwhile is
+    // forwarded. No lock is held while the owner is asked.
+    if !lock(&app.cluster.adopting).insert(id) {
+        return None;
     }
+    struct Asking<'a>(&'a AppState, Uuid);
+    impl Drop for Asking<'_> {
+        fn drop(&mut self) {
+            lock(&self.0.cluster.adopting).remove(&self.1);
+        }
+    }
+    let _asking = Asking(app, id);
     let asked = app
         .cluster
         .http
         .post(format!("{address}{RELEASE_PATH}{id}"))
         .header(NODE_HEADER, secret.as_str())
         .header(NODE_ID_HEADER, app.cluster.node.as_str())
-        // The node's `opening` lock is held: a slow owner only costs a forwarded socket.
-        .timeout(Duration::from_secs(3))
+        // The owner refuses a request older than RELEASE_WITHIN; this waits a little more,
+        // so that a hand-over it did not hear of is rare (and the beat starts such a table,
+        // `check_owned`).
+        .timeout(RELEASE_WITHIN + Duration::from_secs(1))
         .send()
         .await;
     let epoch = match asked {
@@ -856,29 +891,34 @@ async fn adopt(app: &AppState, address: &str, id: Uuid) -> bool {
             res.text().await.ok().and_then(|t| t.parse::<i64>().ok())
         }
         _ => None,
-    };
-    let Some(epoch) = epoch else {
-        return false;
-    };
-    // The table is this node's at `epoch` now.
+    }?;
+    // The table is this node's at `epoch` now; it is started under `opening`, like every
+    // table this node starts.
+    let _one = app.cluster.opening.lock().await;
     let restored = match app.store.load_table(id).await {
         Ok(Some(st)) => crate::table::restore(app.clone(), st, epoch).ok(),
         _ => None,
     };
     match restored {
         Some(t) => {
-            crate::table::spawn(t);
+            let h = crate::table::spawn(t);
+            app.cluster.mark_broken(id, false);
             app.metrics.cluster("adopted");
-            true
+            // Held by the request until its socket reaches the table: no third node takes
+            // the table in between.
+            Some(h.opening())
         }
         None => {
             tracing::error!(table = %id, "could not start a table handed over to this node");
             // Any node may take it now.
             let _ = app.store.release_table(id, &app.cluster.node, epoch).await;
-            false
+            None
         }
     }
 }
+
+/// How long after a node asked for a table its owner still hands it over.
+const RELEASE_WITHIN: Duration = Duration::from_secs(2);
 
 /// The owner's side of [`adopt`]: the new epoch once the table is the asking node's, or
 /// `none`.
@@ -897,6 +937,7 @@ async fn release(app: &AppState, id: &str, headers: &HeaderMap) -> Response {
             let sent = h
                 .send(crate::table::Cmd::Release {
                     to: to.clone(),
+                    before: Instant::now() + RELEASE_WITHIN,
                     reply: tx,
                 })
                 .await;

@@ -1273,6 +1273,26 @@ pub async fn not_found_api() -> ApiError {
     ApiError::NotFound("no such endpoint; see docs/protocol.md".into())
 }
 
+/// The info of a player's daily table, wherever it runs: this path names no table, so the
+/// request is not forwarded to another node that runs it; that node is asked instead.
+async fn daily_info(
+    app: &AppState,
+    id: Uuid,
+    headers: &HeaderMap,
+) -> Result<Option<TableInfo>, ApiError> {
+    match table::open(app, id).await {
+        Ok(Some(h)) => Ok(Some(h.info().await?)),
+        Ok(None) => Ok(None),
+        Err(e @ ApiError::Unavailable(..)) => {
+            match crate::cluster::remote_info(app, id, headers).await {
+                Some(info) => Ok(Some(info)),
+                None => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The daily Solitaire deal of `target` on `day`: its key in the store.
 fn daily_key(target: u32, day: &str) -> String {
     format!("solitaire-{target}/{day}")
@@ -1309,6 +1329,7 @@ fn daily_target(target: u32) -> Result<u32, ApiError> {
 pub async fn start_daily(
     State(app): State<AppState>,
     Me(who): Me,
+    headers: HeaderMap,
     Body(req): Body<protocol::DailyRequest>,
 ) -> Result<Json<TableInfo>, ApiError> {
     let target = daily_target(req.target)?;
@@ -1316,9 +1337,9 @@ pub async fn start_daily(
     let key = daily_key(target, &crate::state::utc_day(now));
     // The common case, a player coming back to their game, needs no insert.
     if let Some(existing) = app.store.daily_table_of(&key, who.id).await?
-        && let Some(h) = table::open(&app, existing).await?
+        && let Some(info) = daily_info(&app, existing, &headers).await?
     {
-        return Ok(Json(h.info().await?));
+        return Ok(Json(info));
     }
     let options = games::check_options("rummy", &serde_json::json!({ "target": target }), 1)
         .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
@@ -1368,10 +1389,10 @@ pub async fn start_daily(
                     tracing::error!(key, "a daily table conflicted but none is stored");
                     ApiError::Internal
                 })?;
-            let h = table::open(&app, existing)
+            let info = daily_info(&app, existing, &headers)
                 .await?
                 .ok_or_else(|| ApiError::conflict("table_closed", "this table has closed"))?;
-            return Ok(Json(h.info().await?));
+            return Ok(Json(info));
         }
         Err(e) => return Err(e.into()),
     };

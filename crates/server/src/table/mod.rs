@@ -151,6 +151,8 @@ pub enum Cmd {
     /// `None` and goes on.
     Release {
         to: String,
+        /// The asking node waits no longer: a request found later is refused.
+        before: Instant,
         reply: oneshot::Sender<Option<i64>>,
     },
     /// Table chat, reactions and mutes ([`chat`]): never a change of the table's version.
@@ -509,9 +511,10 @@ impl Table {
             }
             Cmd::StepDown => self.ending = Some(Ending::SteppedDown),
             Cmd::HandOver { reply } => self.ending = Some(Ending::HandedOver(reply)),
-            Cmd::Release { to, reply } => {
+            Cmd::Release { to, before, reply } => {
                 let opening = self.pending.load(std::sync::atomic::Ordering::Acquire);
-                if self.fan.is_empty()
+                if Instant::now() < before
+                    && self.fan.is_empty()
                     && opening == 0
                     && self.ending.is_none()
                     && self.online.parked.is_none()
