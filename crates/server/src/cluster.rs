@@ -185,14 +185,6 @@ impl Cluster {
         }
     }
 
-    /// The client a node forwarded this request for, if it came from a node.
-    pub fn forwarded_client(&self, headers: &HeaderMap) -> Option<std::net::IpAddr> {
-        if !self.from_node(headers) {
-            return None;
-        }
-        headers.get(CLIENT_HEADER)?.to_str().ok()?.parse().ok()
-    }
-
     /// Sends a lobby change of a table of this node to the other nodes.
     pub fn publish(&self, epoch: i64, id: Uuid, info: Option<&TableInfo>) {
         if !self.multi {
@@ -954,9 +946,9 @@ async fn release(app: &AppState, id: &str, headers: &HeaderMap) -> Response {
         .into_response()
 }
 
-/// The answer when the owner cannot be reached: it is dying, or the table is moving; the
-/// client tries again in a moment.
-fn moving() -> ApiError {
+/// The answer when a table's owner cannot be reached or the table is changing owners
+/// (`table::open`): the client tries again in a moment.
+pub fn moving() -> ApiError {
     ApiError::Unavailable(
         "table_moving",
         "this table is moving to another server: try again in a moment".into(),

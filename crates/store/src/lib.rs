@@ -95,7 +95,7 @@ pub enum StoreError {
     /// The unit's table was claimed by another node since its writer claimed it: the unit
     /// carries an older fencing epoch than the table's, and the database refused it
     /// (nothing of it was written). The writer is no longer the table's owner and must stop
-    /// serving it (client sees close code 4010: the table moved; reconnect).
+    /// serving it (client sees its socket closed with 1013, and reconnects to the new owner).
     #[error("fenced: {0}")]
     Fenced(String),
 }

@@ -794,12 +794,6 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
     if let Some(h) = app.table(id) {
         return Ok(Some(h));
     }
-    let moving = || {
-        ApiError::Unavailable(
-            "table_moving",
-            "this table is moving to another server: try again in a moment".into(),
-        )
-    };
     // One claim at a time on this node: two claims of one table here would leave the
     // task holding the older epoch.
     let _one = app.cluster.opening.lock().await;
@@ -809,13 +803,13 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
     if app.cluster.draining() {
         return match app.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(moving()),
+            Some(_) => Err(crate::cluster::moving()),
         };
     }
     let Some(epoch) = app.store.claim_table(id, &app.cluster.node).await? else {
         return match app.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(moving()),
+            Some(_) => Err(crate::cluster::moving()),
         };
     };
     // Read after the claim: whatever the previous owner wrote is in, and it can write
