@@ -177,10 +177,21 @@ async fn bad_input_is_refused_specifically() {
     let mut b = bob.connect(&table).await;
     ada.post(&format!("/api/tables/{table}/start"), json!({}))
         .await;
-    let st = a
-        .until(|s| status(s) == "playing" && !s["view"].is_null())
-        .await;
-    b.until(|s| status(s) == "playing" && !s["view"].is_null())
+    // Both connections registered (a socket's upgrade is answered before the table has
+    // its connection, and that registration is a change of its own): nothing but what
+    // the test sends moves the version from here.
+    let ready = |s: &Value| {
+        status(s) == "playing"
+            && !s["view"].is_null()
+            && s["table"]["seats"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|seat| seat["connected"] == true)
+    };
+    let st = a.until(ready).await;
+    let at = st["version"].as_u64().unwrap();
+    b.until(|s| ready(s) && s["version"].as_u64().unwrap() >= at)
         .await;
     let version = st["version"].as_u64().unwrap();
     let turn = st["table"]["to_act"][0].as_u64().unwrap();
