@@ -9,6 +9,12 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use loadgen::{Mode, Options, Target};
 
+/// jemalloc, as in the server: the clients allocate and free a document's worth of small
+/// values per move, and the load generator's own cost is taken from the cores the server
+/// is measured on.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(
     name = "loadgen",

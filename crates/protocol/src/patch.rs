@@ -404,38 +404,47 @@ fn elements(text: &str) -> Vec<&str> {
 /// Applies `ops` to `doc` in order. On error `doc` may be partly patched: a client then
 /// asks for a full state (`sync`).
 pub fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
+    apply_owned(doc, ops.iter().cloned())
+}
+
+/// [`apply`] for operations the caller owns: their values move into `doc` instead of
+/// being copied (what a client that has just parsed a patch wants).
+pub fn apply_owned(
+    doc: &mut Value,
+    ops: impl IntoIterator<Item = PatchOp>,
+) -> Result<(), PatchError> {
     for op in ops {
         match op {
-            PatchOp::Replace { path, value } if path.is_empty() => *doc = value.clone(),
+            PatchOp::Replace { path, value } if path.is_empty() => *doc = value,
             PatchOp::Replace { path, value } => {
-                *pointer_mut(doc, path)? = value.clone();
+                *pointer_mut(doc, &path)? = value;
             }
             PatchOp::Add { path, value } => {
-                let (parent, last) = split(doc, path)?;
+                let (parent, last) = split(doc, &path)?;
                 match parent {
                     Value::Object(m) => {
-                        m.insert(last, value.clone());
+                        m.insert(last, value);
                     }
                     Value::Array(v) => {
                         let i = if last == "-" {
                             v.len()
                         } else {
-                            index(&last, v.len() + 1, path)?
+                            index(&last, v.len() + 1, &path)?
                         };
-                        v.insert(i, value.clone());
+                        v.insert(i, value);
                     }
                     _ => return Err(PatchError(format!("{path}: parent is not a container"))),
                 }
             }
             PatchOp::Remove { path } => {
-                let (parent, last) = split(doc, path)?;
+                let (parent, last) = split(doc, &path)?;
                 match parent {
                     Value::Object(m) => {
                         m.remove(&last)
                             .ok_or_else(|| PatchError(format!("{path}: no such member")))?;
                     }
                     Value::Array(v) => {
-                        let i = index(&last, v.len(), path)?;
+                        let i = index(&last, v.len(), &path)?;
                         v.remove(i);
                     }
                     _ => return Err(PatchError(format!("{path}: parent is not a container"))),

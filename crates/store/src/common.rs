@@ -15,7 +15,8 @@
 //! A group of [`TableWrite`]s is first split by [`Plan`]: the ops other than actions run
 //! in order (shared SQL, in the macro), then each backend writes the group's actions and
 //! the tables' `updated_at` its own way (`write_tail`: one statement on Postgres, two on
-//! SQLite).
+//! SQLite). A group of actions alone, the common case, is written in one call to the
+//! database (`write_plain`).
 
 use std::collections::BTreeMap;
 
@@ -337,6 +338,28 @@ impl<'a> Plan<'a> {
         plan.touches = touched.into_iter().collect();
         plan.fences = fences.into_iter().collect();
         plan
+    }
+
+    /// Whether every fenced table is also touched: then the touch can carry the fence
+    /// (`write_plain`).
+    pub fn fences_touched(&self) -> bool {
+        self.fences
+            .iter()
+            .all(|(k, _)| self.touches.iter().any(|(t, _)| t == k))
+    }
+
+    /// The epoch each touched table's writer holds, in the order of `touches` (`None`:
+    /// unfenced).
+    pub fn touch_epochs(&self) -> Vec<Option<i64>> {
+        self.touches
+            .iter()
+            .map(|(key, _)| {
+                self.fences
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, epoch)| *epoch)
+            })
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -727,9 +750,8 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 /// answers.
 ///
 /// The backend module provides, on `$store`: `begin_write` (a write transaction),
-/// `write_tail` (a [`Plan`]'s actions and touches, on a connection) and
-/// `TAIL_IS_ONE_STATEMENT` (whether a plan without steps needs no transaction around its
-/// tail, a single statement being atomic by itself).
+/// `write_tail` (a [`Plan`]'s actions and touches, on a connection) and `write_plain` (a
+/// plan without steps, fenced and committed, in one call to the database).
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
@@ -1747,11 +1769,11 @@ macro_rules! impl_store {
                 if plan.is_empty() {
                     return Ok(());
                 }
-                if plan.steps.is_empty() && Self::TAIL_IS_ONE_STATEMENT {
-                    // One statement is atomic (and durable when it returns) by itself: no
-                    // BEGIN and COMMIT round trips.
+                if plan.steps.is_empty() && plan.fences_touched() {
+                    // Actions alone: one call, no separate BEGIN, fence and COMMIT (each a
+                    // round trip on Postgres, a hand-off to another thread on SQLite).
                     let mut conn = self.write.acquire().await?;
-                    return Self::write_tail(&mut conn, &plan).await;
+                    return self.write_plain(&mut conn, &plan).await;
                 }
                 let mut tx = self.begin_write().await?;
                 Self::write_fence(&mut tx, &plan).await?;

@@ -167,8 +167,11 @@ impl PgStore {
         Ok(())
     }
 
-    /// See `impl_store!`: [`APPEND_AND_TOUCH`] is the whole tail.
-    const TAIL_IS_ONE_STATEMENT: bool = true;
+    /// See `impl_store!`: [`APPEND_AND_TOUCH`] is one statement, atomic and durable when
+    /// it returns by itself, and it carries the fence: no BEGIN and COMMIT round trips.
+    async fn write_plain(&self, conn: &mut PgConnection, plan: &Plan<'_>) -> Result<()> {
+        Self::write_tail(conn, plan).await
+    }
 
     /// What `impl_store!` appends to a read it must keep until its commit: the rows stay
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
@@ -196,16 +199,7 @@ impl PgStore {
             .iter()
             .map(|(key, at)| (key.as_str(), *at))
             .unzip();
-        let epochs: Vec<Option<i64>> = plan
-            .touches
-            .iter()
-            .map(|(key, _)| {
-                plan.fences
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, epoch)| *epoch)
-            })
-            .collect();
+        let epochs = plan.touch_epochs();
         sqlx::query(APPEND_AND_TOUCH)
             .bind(tables)
             .bind(rounds)

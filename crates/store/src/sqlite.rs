@@ -73,7 +73,10 @@ impl SqliteStore {
             .clone()
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full);
+            .synchronous(SqliteSynchronous::Full)
+            // A statement of many rows inside a transaction keeps an undo journal of its
+            // own (in case it fails half-way): in memory, not in a temporary file.
+            .pragma("temp_store", "memory");
         if let Some(dir) = write_options.get_filename().parent()
             && !dir.as_os_str().is_empty()
         {
@@ -152,9 +155,56 @@ impl SqliteStore {
         }
     }
 
-    /// See `impl_store!`: the tail is several statements, so it always runs in the
-    /// group's transaction.
-    const TAIL_IS_ONE_STATEMENT: bool = false;
+    /// See `impl_store!`: the whole transaction as one script ([`PLAIN`]), which sqlx's
+    /// connection thread runs in one go. Run as five calls (BEGIN, fence, actions, touches,
+    /// COMMIT), each a hand-off to that thread and back, a commit under load spent most of
+    /// its time waiting for the two threads to be scheduled in turn. The touch carries the
+    /// fence, as on Postgres.
+    ///
+    /// A script that fails part-way leaves its transaction open: it is rolled back here,
+    /// and a connection that cannot roll back is closed (the pool opens another).
+    async fn write_plain(
+        &self,
+        conn: &mut sqlx::pool::PoolConnection<Sqlite>,
+        plan: &Plan<'_>,
+    ) -> Result<()> {
+        let touches: Vec<_> = plan
+            .touches
+            .iter()
+            .zip(plan.touch_epochs())
+            .map(|((key, at), epoch)| (key, at, epoch))
+            .collect();
+        let done = sqlx::query(PLAIN)
+            .bind(json(&Self::append_rows(plan))?)
+            .bind(json(&touches)?)
+            .execute(&mut **conn)
+            .await;
+        let Err(e) = done else {
+            return Ok(());
+        };
+        let rolled_back = match sqlx::raw_sql("ROLLBACK").execute(&mut **conn).await {
+            Ok(_) => true,
+            // The script failed before its BEGIN took (busy): nothing to roll back.
+            Err(sqlx::Error::Database(d)) => d.message().contains("no transaction is active"),
+            Err(_) => false,
+        };
+        if !rolled_back {
+            conn.close_on_drop();
+        }
+        if let sqlx::Error::Database(d) = &e
+            && d.message().contains("game_tables.lease_epoch")
+        {
+            // Which table, for the log: read after the rollback, outside the lock.
+            if rolled_back {
+                Self::write_fence(conn, plan).await?;
+            }
+            return Err(crate::StoreError::Fenced(
+                "a table of the group is at another epoch than its write: another node claimed it"
+                    .into(),
+            ));
+        }
+        Err(common::fk_as_not_found(e, || plan.missing_round()))
+    }
 
     /// What `impl_store!` appends to a read it must keep until its commit: nothing, since
     /// every write transaction holds SQLite's one write lock from its start.
@@ -172,23 +222,8 @@ impl SqliteStore {
     /// made a group of 500 actions take ten times longer.
     async fn write_tail(conn: &mut SqliteConnection, plan: &Plan<'_>) -> Result<()> {
         if !plan.appends.is_empty() {
-            let rows: Vec<_> = plan
-                .appends
-                .iter()
-                .map(|a| {
-                    let action = a.action.action.to_string();
-                    (
-                        &a.key,
-                        a.action.round_no,
-                        a.action.seq,
-                        a.action.seat,
-                        action,
-                        a.now,
-                    )
-                })
-                .collect();
             sqlx::query(APPEND)
-                .bind(json(&rows)?)
+                .bind(json(&Self::append_rows(plan))?)
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| common::fk_as_not_found(e, || plan.missing_round()))?;
@@ -200,6 +235,42 @@ impl SqliteStore {
         Ok(())
     }
 }
+
+impl SqliteStore {
+    /// The rows [`APPEND`] reads.
+    #[allow(clippy::type_complexity)]
+    fn append_rows<'p>(plan: &'p Plan<'_>) -> Vec<(&'p String, i32, i64, i32, String, i64)> {
+        plan.appends
+            .iter()
+            .map(|a| {
+                let action = a.action.action.to_string();
+                (
+                    &a.key,
+                    a.action.round_no,
+                    a.action.seq,
+                    a.action.seat,
+                    action,
+                    a.now,
+                )
+            })
+            .collect()
+    }
+}
+
+/// A group of actions alone, as one script: `$1` as [`APPEND`]'s, `$2` a JSON array of
+/// `[table, Unix ms, epoch or null]` rows. The touch comes first and is the fence: a
+/// table at another epoch than its row's gets a NULL `lease_epoch`, which the column
+/// refuses (NOT NULL), and the script stops before its actions.
+const PLAIN: &str = "BEGIN IMMEDIATE; \
+     UPDATE game_tables SET updated_at = touched.value ->> 1, \
+         lease_epoch = CASE WHEN touched.value ->> 2 IS NULL \
+                              OR game_tables.lease_epoch = touched.value ->> 2 \
+                            THEN game_tables.lease_epoch ELSE NULL END \
+     FROM json_each($2) AS touched WHERE game_tables.id = touched.value ->> 0; \
+     INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
+     FROM json_each($1); \
+     COMMIT";
 
 /// Appends the actions of `$1`, a JSON array of `[table, round, seq, seat, action text,
 /// Unix ms]` rows, in order. `->>` gives SQL values: integers stay integers, and a JSON
