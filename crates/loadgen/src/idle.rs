@@ -46,6 +46,12 @@ pub struct IdleReport {
     /// round's figures, memory kept after closing is reused, not leaked.
     pub rss_reopen_kib: u64,
     pub rss_reclosed_kib: u64,
+    /// The server's heap still allocated (`fib_heap_allocated_bytes`, KiB) before, with
+    /// every socket open, and after closing: tells memory still in use from memory only
+    /// not yet returned (absent when the server does not run on jemalloc).
+    pub heap_before_kib: Option<f64>,
+    pub heap_open_kib: Option<f64>,
+    pub heap_closed_kib: Option<f64>,
     /// How much of the growth was given back after closing: (open − closed) / (open − before).
     pub returned_fraction: Option<f64>,
     /// The load generator's own VmRSS growth per socket, bytes.
@@ -73,6 +79,14 @@ struct Round {
     idle_cores: Option<f64>,
     server_ws_open: Option<f64>,
     server_ws_closed: Option<f64>,
+    heap_open_kib: Option<f64>,
+    heap_closed_kib: Option<f64>,
+}
+
+/// The server's `fib_heap_allocated_bytes`, in KiB.
+async fn heap_kib(conn: &Connector) -> Option<f64> {
+    let m = conn.metrics().await.ok()?;
+    m.value("fib_heap_allocated_bytes").map(|b| b / 1024.0)
 }
 
 /// Opens `sockets` spectator sockets over `tables`, holds them quiet for `hold` seconds,
@@ -150,6 +164,7 @@ async fn round(
     tokio::time::sleep(Duration::from_secs_f64(hold)).await;
     let open = proc::sample(pid).ok_or("the server is gone")?;
     let me_open = proc::sample(None);
+    let heap_open_kib = heap_kib(conn).await;
 
     let _ = close_tx.send(true);
     for h in holders {
@@ -170,7 +185,10 @@ async fn round(
     // over 10 s): read after that.
     tokio::time::sleep(Duration::from_secs(12)).await;
     let closed = proc::sample(pid).ok_or("the server is gone")?;
+    let heap_closed_kib = heap_kib(conn).await;
     Ok(Round {
+        heap_open_kib,
+        heap_closed_kib,
         opened: opened.load(Relaxed),
         seconds_to_open,
         open,
@@ -229,6 +247,7 @@ pub async fn run(
     }
     settle().await;
     let before = proc::sample(pid).ok_or("cannot read the server's /proc")?;
+    let heap_before_kib = heap_kib(&conn).await;
     let me_before = proc::sample(None);
     let first = round(&conn, pid, &tables, sockets, seconds, &mut failures).await?;
     // A second round on the same tables: if the memory kept after the first close is
@@ -247,6 +266,9 @@ pub async fn run(
         rss_closed_kib: first.closed.rss_kib,
         rss_reopen_kib: second.open.rss_kib,
         rss_reclosed_kib: second.closed.rss_kib,
+        heap_before_kib,
+        heap_open_kib: first.heap_open_kib,
+        heap_closed_kib: first.heap_closed_kib,
         server_bytes_per_socket: per,
         server_rss_at_50k_mib: per
             .map(|p| (before.rss_kib as f64 * 1024.0 + p * 50_000.0) / 1048576.0),

@@ -805,6 +805,17 @@ impl std::fmt::Display for Report {
                 i.rss_reopen_kib as f64 / 1024.0,
                 i.rss_reclosed_kib as f64 / 1024.0,
             )?;
+            if let (Some(b), Some(o), Some(c)) =
+                (i.heap_before_kib, i.heap_open_kib, i.heap_closed_kib)
+            {
+                writeln!(
+                    f,
+                    "server heap:         {:.1} MiB allocated before, {:.1} MiB open, {:.1} MiB after closing (the rest of RSS: pages the allocator has not returned)",
+                    b / 1024.0,
+                    o / 1024.0,
+                    c / 1024.0,
+                )?;
+            }
             writeln!(
                 f,
                 "per idle socket:     {} on the server (client {}); at 50k sockets ≈ {} (extrapolated); idle CPU {} cores",

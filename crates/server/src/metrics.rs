@@ -203,6 +203,20 @@ impl Metrics {
             "Tables with a running table task on this node: the tables it owns.",
             self.live_tables.load(Relaxed),
         );
+        if let Some((allocated, resident)) = heap() {
+            gauge(
+                &mut s,
+                "fib_heap_allocated_bytes",
+                "Bytes the server holds allocated (jemalloc's stats.allocated).",
+                allocated,
+            );
+            gauge(
+                &mut s,
+                "fib_heap_resident_bytes",
+                "Bytes of memory the allocator keeps resident, its own bookkeeping and freed pages not yet returned included (jemalloc's stats.resident).",
+                resident,
+            );
+        }
         self.cluster.render(
             &mut s,
             "fib_cluster_events_total",
@@ -303,6 +317,18 @@ impl WriteObserver for Metrics {
         tracing::error!(error = %error, units, "store write failed");
         self.write_failures.fetch_add(units as u64, Relaxed);
     }
+}
+
+/// `(allocated, resident)` bytes of the heap, as jemalloc counts them; `None` when jemalloc
+/// is not the allocator (tests), whose counters then stay at zero. What RSS alone cannot
+/// say: whether memory kept after sockets close is still in use or only not yet returned.
+fn heap() -> Option<(i64, i64)> {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    // The statistics are a snapshot, refreshed by advancing the epoch.
+    epoch::advance().ok()?;
+    let allocated = stats::allocated::read().ok()?;
+    let resident = stats::resident::read().ok()?;
+    (allocated > 0).then_some((allocated as i64, resident as i64))
 }
 
 #[cfg(test)]
