@@ -459,9 +459,22 @@ mod tests {
                             .zip(held_raw.iter_mut())
                         {
                             let new = raw(g.as_ref(), *v);
-                            let mut ops = Vec::new();
-                            protocol::patch::diff_raw_at("/view", &old.0, &new.0, &mut ops);
-                            protocol::patch::diff_raw_at("/legal", &old.1, &new.1, &mut ops);
+                            let mut raw_ops = Vec::new();
+                            protocol::patch::diff_raw_text_at(
+                                "/view",
+                                &old.0,
+                                &new.0,
+                                &mut raw_ops,
+                            );
+                            protocol::patch::diff_raw_text_at(
+                                "/legal",
+                                &old.1,
+                                &new.1,
+                                &mut raw_ops,
+                            );
+                            // As a client reads it off the wire.
+                            let wire = serde_json::to_string(&raw_ops).unwrap();
+                            let ops: Vec<protocol::PatchOp> = serde_json::from_str(&wire).unwrap();
                             protocol::patch::apply(doc, &ops).unwrap_or_else(|e| {
                                 panic!("{} seed {seed} step {steps} (text): {e}", info.kind)
                             });

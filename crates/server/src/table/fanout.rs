@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::ws::Utf8Bytes;
-use protocol::{PatchOp, RoundFairness, Viewer, patch};
+use protocol::patch::RawPatchOp;
+use protocol::{RoundFairness, Viewer, patch};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::{RawValue, to_raw_value};
@@ -154,11 +155,11 @@ struct PatchOut<'a> {
     r#type: &'static str,
     from: u64,
     version: u64,
-    ops: &'a [PatchOp],
+    ops: &'a [RawPatchOp],
     events: &'a [Value],
 }
 
-fn patch_text_of(from: u64, version: u64, ops: &[PatchOp], events: &[Value]) -> Utf8Bytes {
+fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &[Value]) -> Utf8Bytes {
     let msg = PatchOut {
         r#type: "patch",
         from,
@@ -251,8 +252,8 @@ impl Table {
         &mut self,
         viewer: Viewer,
         table: &Arc<RawValue>,
-        table_ops: Option<(&Arc<RawValue>, &[PatchOp])>,
-    ) -> Option<(u64, Vec<PatchOp>)> {
+        table_ops: Option<(&Arc<RawValue>, &[RawPatchOp])>,
+    ) -> Option<(u64, Vec<RawPatchOp>)> {
         let Some(h) = self.fan.held.get(&viewer) else {
             let (view, legal) = self.game_part(viewer);
             let fairness = self.fairness();
@@ -279,14 +280,14 @@ impl Table {
         let mut ops = Vec::new();
         match table_ops {
             Some((prev, shared)) if Arc::ptr_eq(prev, &h.table) => ops.extend_from_slice(shared),
-            _ => patch::diff_raw_at("/table", &h.table, table, &mut ops),
+            _ => patch::diff_raw_text_at("/table", &h.table, table, &mut ops),
         }
         h.table = table.clone();
         if let (Some((view, legal)), Some(fairness)) = (game, fairness) {
-            patch::diff_raw_at("/view", &h.view, &view, &mut ops);
-            patch::diff_raw_at("/legal", &h.legal, &legal, &mut ops);
+            patch::diff_raw_text_at("/view", &h.view, &view, &mut ops);
+            patch::diff_raw_text_at("/legal", &h.legal, &legal, &mut ops);
             if !Arc::ptr_eq(&h.fairness, &fairness) {
-                patch::diff_raw_at("/fairness", &h.fairness, &fairness, &mut ops);
+                patch::diff_raw_text_at("/fairness", &h.fairness, &fairness, &mut ops);
             }
             (h.view, h.legal, h.fairness) = (view, legal, fairness);
             h.game_at = self.moved;
@@ -308,9 +309,9 @@ impl Table {
         let table: Arc<RawValue> = to_raw_value(&info).expect("serializes").into();
         // The table's part is the same for every viewer: diffed once.
         let prev = self.fan.table.replace(table.clone());
-        let shared_ops: Option<(Arc<RawValue>, Vec<PatchOp>)> = prev.map(|p| {
+        let shared_ops: Option<(Arc<RawValue>, Vec<RawPatchOp>)> = prev.map(|p| {
             let mut ops = Vec::new();
-            patch::diff_raw_at("/table", &p, &table, &mut ops);
+            patch::diff_raw_text_at("/table", &p, &table, &mut ops);
             (p, ops)
         });
         let mut viewers: Vec<(u64, Viewer)> = self
@@ -456,9 +457,15 @@ mod tests {
     /// The messages written from borrowed parts are the protocol's own messages.
     #[test]
     fn borrowed_messages_are_server_messages() {
-        let ops = vec![PatchOp::Remove {
-            path: "/view/hand/0".into(),
-        }];
+        let ops = vec![
+            RawPatchOp::Remove {
+                path: "/view/hand/0".into(),
+            },
+            RawPatchOp::Add {
+                path: "/view/trick/-".into(),
+                value: to_raw_value(&json!({"card": 3, "seat": 1})).unwrap(),
+            },
+        ];
         let events = vec![json!({"type": "card_played"})];
         let text = patch_text_of(4, 5, &ops, &events);
         let msg: ServerMsg = serde_json::from_str(text.as_str()).unwrap();
@@ -467,7 +474,15 @@ mod tests {
             ServerMsg::Patch {
                 from: 4,
                 version: 5,
-                ops,
+                ops: vec![
+                    protocol::PatchOp::Remove {
+                        path: "/view/hand/0".into()
+                    },
+                    protocol::PatchOp::Add {
+                        path: "/view/trick/-".into(),
+                        value: json!({"card": 3, "seat": 1})
+                    },
+                ],
                 events: events.clone()
             }
         );
