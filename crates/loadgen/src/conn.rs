@@ -288,11 +288,11 @@ fn ws_config() -> WebSocketConfig {
 }
 
 /// The echo server's sockets, configured as the game server configures its own (axum's
-/// `read_buffer_size(1024)`, `write_buffer_size(4096)`, the same message limits), so the
+/// `read_buffer_size(256)`, `write_buffer_size(4096)`, the same message limits), so the
 /// baseline is the same stack doing the least possible work.
 pub fn echo_server_config() -> WebSocketConfig {
     WebSocketConfig::default()
-        .read_buffer_size(1024)
+        .read_buffer_size(256)
         .write_buffer_size(4 * 1024)
         .max_message_size(Some(protocol::MAX_WS_MESSAGE))
         .max_frame_size(Some(protocol::MAX_WS_MESSAGE))
