@@ -1,7 +1,8 @@
 //! What the server does per viewer after each move, timed two ways in one process: the
 //! view and legal actions built as a tree of `serde_json::Value`s and diffed as trees (how
-//! the server worked until 2026-11-25), and built as JSON text and diffed by comparing text
-//! (`protocol::patch::diff_raw_at`, how it works now). Both make the same patches.
+//! the server worked until 2026-11-25), and built as JSON text and diffed by comparing text,
+//! the patch's values left as text (`protocol::patch::diff_raw_text_at`, how it works now).
+//! Both make the same patches, byte for byte.
 //!
 //! ```sh
 //! cargo run --release -p games --example view_diff_bench -- [game] [players] [matches]
@@ -51,11 +52,11 @@ fn viewers(players: usize) -> Vec<Viewer> {
 
 /// Builds each viewer's document at every position with `build`, diffs it against the
 /// one before with `diff` and writes the patch: the time taken and the patches' bytes.
-fn timed<D>(
+fn timed<D, O: serde::Serialize>(
     games: &[Box<dyn DynGame>],
     players: usize,
     build: impl Fn(&dyn DynGame, Viewer) -> D,
-    diff: impl Fn(&D, &D, &mut Vec<PatchOp>),
+    diff: impl Fn(&D, &D, &mut Vec<O>),
 ) -> (Duration, usize) {
     let start = Instant::now();
     let mut bytes = 0;
@@ -83,7 +84,7 @@ fn as_values(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
         }
         Viewer::Spectator => (g.view_json(v), Value::Array(vec![])),
     };
-    timed(games, players, build, |old, new, ops| {
+    timed(games, players, build, |old, new, ops: &mut Vec<PatchOp>| {
         patch::diff_at("/view", &old.0, &new.0, ops);
         patch::diff_at("/legal", &old.1, &new.1, ops);
     })
@@ -100,9 +101,9 @@ fn as_text(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
         games,
         players,
         build,
-        |old: &(Box<RawValue>, Box<RawValue>), new, ops| {
-            patch::diff_raw_at("/view", &old.0, &new.0, ops);
-            patch::diff_raw_at("/legal", &old.1, &new.1, ops);
+        |old: &(Box<RawValue>, Box<RawValue>), new, ops: &mut Vec<patch::RawPatchOp>| {
+            patch::diff_raw_text_at("/view", &old.0, &new.0, ops);
+            patch::diff_raw_text_at("/legal", &old.1, &new.1, ops);
         },
     )
 }

@@ -111,7 +111,7 @@ pub trait DynGame: Send + Sync {
     /// connection is sent after every change).
     fn seat_json(&self, seat: Seat) -> (Value, Vec<Value>);
     /// `seat_json` as JSON text (the view, and the legal actions as one array): what the
-    /// server holds and diffs per viewer (`protocol::patch::diff_raw_at`), made without a
+    /// server holds and diffs per viewer (`protocol::patch::diff_raw_text_at`), made without a
     /// tree of values.
     fn seat_raw(&self, seat: Seat) -> (Box<RawValue>, Box<RawValue>) {
         let (view, legal) = self.seat_json(seat);

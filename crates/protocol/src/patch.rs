@@ -131,13 +131,23 @@ impl Written for Cow<'_, str> {
     }
 }
 
-/// `{"op":"replace","path":"","value":},`: what an operation adds to a patch besides its
-/// path and value.
-const OP_FRAME: usize = 36;
+/// What an operation adds to a patch besides its path and value: `{"op":"add","path":"",
+/// "value":},` and the like (escapes in paths are not counted).
+fn frame<V>(op: &Op<V>) -> usize {
+    match op {
+        Op::Add { .. } => 32,
+        Op::Remove { .. } => 26,
+        Op::Replace { .. } => 36,
+    }
+}
+
+/// The frame of the one `replace` that could stand for a container's operations.
+const REPLACE_FRAME: usize = 36;
 
 /// When the operations appended after `start` (a container's changes) would make the
 /// patch longer than one `replace` of the whole container, whose new text is `new_len`
-/// bytes, puts that replace instead: a hand emptied at the end of a trick is one `[]`, not
+/// bytes (as far as an estimate that leaves out escapes can tell), puts that replace
+/// instead: a hand emptied at the end of a trick is one `[]`, not
 /// a `remove` per card, and a record whose every field changed is one value, not a path
 /// per field. Both diffs measure alike (values as their compact text), so they choose
 /// alike.
@@ -151,11 +161,11 @@ fn or_replace<V: Written>(
     if ops.len() - start < 2 {
         return;
     }
-    let whole = OP_FRAME + path.len() + new_len;
+    let whole = REPLACE_FRAME + path.len() + new_len;
     // The paths alone are a lower bound, found without measuring any value.
     let bare: usize = ops[start..]
         .iter()
-        .map(|op| OP_FRAME + op.path().len())
+        .map(|op| frame(op) + op.path().len())
         .sum();
     let longer = bare > whole || {
         let values: usize = ops[start..]
@@ -334,7 +344,8 @@ pub fn diff_raw_at(path: &str, old: &RawValue, new: &RawValue, ops: &mut Vec<Pat
 }
 
 /// [`diff_raw_at`] with the values left as the text they were found as: what a server
-/// writes straight into its messages, with nothing parsed and written again.
+/// writes straight into its messages. Nothing is built as a tree of values and written
+/// again; each value kept is only checked as JSON (`RawValue::from_string`).
 pub fn diff_raw_text_at(path: &str, old: &RawValue, new: &RawValue, ops: &mut Vec<RawPatchOp>) {
     let mut path = path.to_string();
     let mut made = Vec::new();
@@ -623,9 +634,7 @@ fn unescape(token: &str) -> Cow<'_, str> {
 }
 
 fn index(token: &str, bound: usize, path: &str) -> Result<usize, PatchError> {
-    token
-        .parse::<usize>()
-        .ok()
+    array_index(token)
         .filter(|&i| i < bound)
         .ok_or_else(|| PatchError(format!("{path}: index out of range")))
 }

@@ -1772,8 +1772,8 @@ macro_rules! impl_store {
                 if plan.steps.is_empty() && plan.fences_touched() {
                     // Actions alone: one call, no separate BEGIN, fence and COMMIT (each a
                     // round trip on Postgres, a hand-off to another thread on SQLite).
-                    let mut conn = self.write.acquire().await?;
-                    return self.write_plain(&mut conn, &plan).await;
+                    let conn = self.write.acquire().await?;
+                    return self.write_plain(conn, &plan).await;
                 }
                 let mut tx = self.begin_write().await?;
                 Self::write_fence(&mut tx, &plan).await?;

@@ -169,8 +169,12 @@ impl PgStore {
 
     /// See `impl_store!`: [`APPEND_AND_TOUCH`] is one statement, atomic and durable when
     /// it returns by itself, and it carries the fence: no BEGIN and COMMIT round trips.
-    async fn write_plain(&self, conn: &mut PgConnection, plan: &Plan<'_>) -> Result<()> {
-        Self::write_tail(conn, plan).await
+    async fn write_plain(
+        &self,
+        mut conn: sqlx::pool::PoolConnection<Postgres>,
+        plan: &Plan<'_>,
+    ) -> Result<()> {
+        Self::write_tail(&mut conn, plan).await
     }
 
     /// What `impl_store!` appends to a read it must keep until its commit: the rows stay

@@ -56,7 +56,7 @@ struct Held {
     table: Arc<RawValue>,
     /// Held as JSON text, not as a tree of values: building, comparing and dropping trees
     /// was most of the server's work per move; text is made in one buffer and diffed by
-    /// comparing text (`patch::diff_raw_at`).
+    /// comparing text (`patch::diff_raw_text_at`).
     view: Box<RawValue>,
     legal: Box<RawValue>,
     fairness: Arc<RawValue>,
