@@ -280,7 +280,7 @@ pub(crate) struct Plan<'a> {
     /// which is where touching it after every op would leave `updated_at`.
     pub touches: Vec<(String, i64)>,
     /// `(table id, epoch)` of every table of the group, once: the fence the group must
-    /// pass before anything of it lands.
+    /// pass before anything of it lands. Sorted by table id, like `touches`.
     pub fences: Vec<(String, i64)>,
 }
 
@@ -341,11 +341,14 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether every fenced table is also touched: then the touch can carry the fence
-    /// (`write_plain`).
+    /// (`write_plain`). Both lists are sorted by table id (made from ordered maps), so
+    /// each lookup is a binary search: a group may hold hundreds of tables.
     pub fn fences_touched(&self) -> bool {
-        self.fences
-            .iter()
-            .all(|(k, _)| self.touches.iter().any(|(t, _)| t == k))
+        self.fences.iter().all(|(k, _)| {
+            self.touches
+                .binary_search_by(|(t, _)| t.as_str().cmp(k))
+                .is_ok()
+        })
     }
 
     /// The epoch each touched table's writer holds, in the order of `touches` (`None`:
@@ -355,9 +358,9 @@ impl<'a> Plan<'a> {
             .iter()
             .map(|(key, _)| {
                 self.fences
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, epoch)| *epoch)
+                    .binary_search_by(|(k, _)| k.as_str().cmp(key))
+                    .ok()
+                    .map(|i| self.fences[i].1)
             })
             .collect()
     }
