@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// Number of cards in the deck.
 pub const DECK_SIZE: usize = 50;
@@ -103,11 +104,28 @@ const SYMBOL_MASKS: [u64; 5] = {
 ///
 /// On the wire a card is `{"colour":"red","number":7,"symbol":"star"}`. When read, the
 /// symbol may be left out; if present it must be the card's printed symbol.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(try_from = "CardWire", into = "CardWire")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
+#[serde(try_from = "CardWire")]
 pub struct Card(u8);
+
+/// Each card's wire form, written once: a view holds dozens of cards and is written after
+/// every move for every viewer, and writing a card field by field was about a twentieth of
+/// the server's CPU under the flat load (perf). The workspace serializes only with
+/// `serde_json`, whose serializers take a [`RawValue`] as the text it is (into a `Value`,
+/// it is parsed); another format would see serde_json's private raw-value struct.
+static CARD_TEXT: std::sync::LazyLock<[Box<RawValue>; DECK_SIZE]> =
+    std::sync::LazyLock::new(|| {
+        std::array::from_fn(|i| {
+            serde_json::value::to_raw_value(&CardWire::from(Card(i as u8)))
+                .expect("a card serializes")
+        })
+    });
+
+impl Serialize for Card {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CARD_TEXT[self.index()].serialize(serializer)
+    }
+}
 
 impl Card {
     /// The card of `colour` and `number` (1..=10). Panics on a number out of range.
