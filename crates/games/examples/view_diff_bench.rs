@@ -1,7 +1,8 @@
 //! What the server does per viewer after each move, timed two ways in one process: the
 //! view and legal actions built as a tree of `serde_json::Value`s and diffed as trees (how
 //! the server worked until 2026-11-25), and built as JSON text and diffed by comparing text,
-//! the patch's values left as text (`protocol::patch::diff_raw_text_at`, how it works now).
+//! the patch's values left as text, every viewer's view diffed together
+//! (`protocol::patch::diff_docs_at`, how it works now).
 //! Both make the same patches, byte for byte.
 //!
 //! ```sh
@@ -15,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use game_core::{Phase, Seed, Viewer};
 use games::{BotLevel, DynGame, new_match};
+use protocol::patch::Doc;
 use protocol::{PatchOp, patch};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 /// Every position of `matches` seeded matches, played by easy bots.
 fn positions(kind: &str, players: usize, matches: u64) -> Vec<Box<dyn DynGame>> {
@@ -90,22 +91,36 @@ fn as_values(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
     })
 }
 
-/// JSON text (view, legal actions), as the server holds them.
+/// JSON text (view, legal actions), as the server holds them: every viewer's view diffed
+/// together (`patch::diff_docs_at`, changes that viewers share diffed once), each viewer's
+/// patch written as text (`patch::write_ops`).
 fn as_text(games: &[Box<dyn DynGame>], players: usize) -> (Duration, usize) {
-    let none = serde_json::value::to_raw_value(&[0u8; 0]).expect("serializes");
+    let none = Doc::of(&[0u8; 0]);
     let build = |g: &dyn DynGame, v: Viewer| match v {
-        Viewer::Player(s) => g.seat_raw(s),
-        Viewer::Spectator => (g.view_raw(v), none.clone()),
+        Viewer::Player(s) => g.seat_doc(s),
+        Viewer::Spectator => (g.view_doc(v), none.clone()),
     };
-    timed(
-        games,
-        players,
-        build,
-        |old: &(Box<RawValue>, Box<RawValue>), new, ops: &mut Vec<patch::RawPatchOp>| {
-            patch::diff_raw_text_at("/view", &old.0, &new.0, ops);
-            patch::diff_raw_text_at("/legal", &old.1, &new.1, ops);
-        },
-    )
+    let viewers = viewers(players);
+    let start = Instant::now();
+    let mut bytes = 0;
+    let mut held: Option<Vec<(Doc, Doc)>> = None;
+    for g in games {
+        let now: Vec<(Doc, Doc)> = viewers.iter().map(|&v| build(g.as_ref(), v)).collect();
+        if let Some(old) = &held {
+            let mut ops = vec![Vec::new(); viewers.len()];
+            let views: Vec<(&Doc, &Doc)> =
+                old.iter().zip(&now).map(|(o, n)| (&o.0, &n.0)).collect();
+            patch::diff_docs_at("/view", &views, &mut ops);
+            for ((o, n), ops) in old.iter().zip(&now).zip(ops.iter_mut()) {
+                patch::diff_docs_at("/legal", &[(&o.1, &n.1)], std::slice::from_mut(ops));
+                let mut text = String::new();
+                patch::write_ops(&mut text, ops);
+                bytes += text.len();
+            }
+        }
+        held = Some(now);
+    }
+    (start.elapsed(), bytes)
 }
 
 /// Building one seat's view alone, both ways.
@@ -118,7 +133,7 @@ fn build_only(games: &[Box<dyn DynGame>]) {
     let t = Instant::now();
     let mut len = 0;
     for g in games {
-        len += g.seat_raw(0).0.get().len();
+        len += g.seat_doc(0).0.text().len();
     }
     let b = t.elapsed();
     println!(

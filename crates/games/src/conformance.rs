@@ -24,7 +24,6 @@ use std::collections::BTreeSet;
 
 use game_core::{Phase, Seat, Seed, Viewer};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::{ActionError, DynGame, SetupError, new_match};
 
@@ -388,17 +387,17 @@ impl Session {
                 "{kind} step {step}: seat_json's legal"
             );
             // The text the server holds and diffs is the same view and legal actions.
-            let (raw_view, raw_legal) = g.seat_raw(v);
-            let parse = |r: &RawValue| serde_json::from_str::<Value>(r.get()).unwrap();
+            let (doc_view, doc_legal) = g.seat_doc(v);
+            let parse = |d: &protocol::patch::Doc| serde_json::from_str::<Value>(d.text()).unwrap();
             assert_eq!(
-                parse(&raw_view),
+                parse(&doc_view),
                 view,
-                "{kind} step {step}: seat_raw's view"
+                "{kind} step {step}: seat_doc's view"
             );
             assert_eq!(
-                parse(&raw_legal),
+                parse(&doc_legal),
                 Value::Array(legal.clone()),
-                "{kind} step {step}: seat_raw's legal"
+                "{kind} step {step}: seat_doc's legal"
             );
             assert_eq!(
                 g.has_legal(v),

@@ -10,9 +10,9 @@
 /// A hard bot's thinking budget (re-exported for the server).
 pub use bots::Budget as BotBudget;
 use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
+use protocol::patch::Doc;
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 pub mod conformance;
 mod strict;
@@ -111,15 +111,15 @@ pub trait DynGame: Send + Sync {
     /// connection is sent after every change).
     fn seat_json(&self, seat: Seat) -> (Value, Vec<Value>);
     /// `seat_json` as JSON text (the view, and the legal actions as one array): what the
-    /// server holds and diffs per viewer (`protocol::patch::diff_raw_text_at`), made without a
-    /// tree of values.
-    fn seat_raw(&self, seat: Seat) -> (Box<RawValue>, Box<RawValue>) {
+    /// server holds and diffs per viewer (`protocol::patch::diff_docs_at`), made without a
+    /// tree of values, the view's members' places recorded as it is written.
+    fn seat_doc(&self, seat: Seat) -> (Doc, Doc) {
         let (view, legal) = self.seat_json(seat);
-        (to_raw(&view), to_raw(&legal))
+        (Doc::of(&view), Doc::of(&legal))
     }
     /// `view_json` as JSON text.
-    fn view_raw(&self, viewer: Viewer) -> Box<RawValue> {
-        to_raw(&self.view_json(viewer))
+    fn view_doc(&self, viewer: Viewer) -> Doc {
+        Doc::of(&self.view_json(viewer))
     }
     /// Whether `seat` has any legal action now (no JSON made).
     fn has_legal(&self, seat: Seat) -> bool;
@@ -175,10 +175,6 @@ fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("game types serialize to JSON")
 }
 
-fn to_raw<T: Serialize + ?Sized>(v: &T) -> Box<RawValue> {
-    serde_json::value::to_raw_value(v).expect("game types serialize to JSON")
-}
-
 impl<G: bots::BotGame> DynGame for Erased<G> {
     fn kind(&self) -> &'static str {
         G::KIND
@@ -217,12 +213,12 @@ impl<G: bots::BotGame> DynGame for Erased<G> {
         let legal = G::legal_actions(&view).iter().map(to_json).collect();
         (to_json(&view), legal)
     }
-    fn seat_raw(&self, seat: Seat) -> (Box<RawValue>, Box<RawValue>) {
+    fn seat_doc(&self, seat: Seat) -> (Doc, Doc) {
         let view = self.0.view_for(Viewer::Player(seat));
-        (to_raw(&view), to_raw(&G::legal_actions(&view)))
+        (Doc::of(&view), Doc::of(&G::legal_actions(&view)))
     }
-    fn view_raw(&self, viewer: Viewer) -> Box<RawValue> {
-        to_raw(&self.0.view_for(viewer))
+    fn view_doc(&self, viewer: Viewer) -> Doc {
+        Doc::of(&self.0.view_for(viewer))
     }
     fn has_legal(&self, seat: Seat) -> bool {
         !self.0.legal_actions_for(seat).is_empty()
@@ -420,12 +416,12 @@ mod tests {
                         .map(|&v| serde_json::json!({"view": g.view_json(v), "legal": []}))
                         .collect();
                     // What the server holds per viewer: the view and legal actions as text.
-                    let raw = |g: &dyn DynGame, v: Viewer| match v {
-                        Viewer::Player(s) => g.seat_raw(s),
-                        Viewer::Spectator => (g.view_raw(v), to_raw(&[0u8; 0])),
+                    let docs = |g: &dyn DynGame, v: Viewer| match v {
+                        Viewer::Player(s) => g.seat_doc(s),
+                        Viewer::Spectator => (g.view_doc(v), Doc::of(&[0u8; 0])),
                     };
-                    let mut held_raw: Vec<_> =
-                        viewers.iter().map(|&v| raw(g.as_ref(), v)).collect();
+                    let mut held_docs: Vec<_> =
+                        viewers.iter().map(|&v| docs(g.as_ref(), v)).collect();
                     let mut held_by_text = held.clone();
                     let mut steps = 0u64;
                     while g.phase() != Phase::Finished && steps < 300 {
@@ -452,28 +448,29 @@ mod tests {
                             });
                             assert_eq!(*doc, full, "{} seed {seed} step {steps}", info.kind);
                         }
-                        // The same from the text (what the server sends).
-                        for ((v, doc), old) in viewers
+                        // The same from the text, every viewer's views diffed together as
+                        // the server does (changes that viewers share diffed once).
+                        let new: Vec<_> = viewers.iter().map(|&v| docs(g.as_ref(), v)).collect();
+                        let mut raw_ops = vec![Vec::new(); viewers.len()];
+                        let views: Vec<(&Doc, &Doc)> = held_docs
                             .iter()
-                            .zip(held_by_text.iter_mut())
-                            .zip(held_raw.iter_mut())
-                        {
-                            let new = raw(g.as_ref(), *v);
-                            let mut raw_ops = Vec::new();
-                            protocol::patch::diff_raw_text_at(
-                                "/view",
-                                &old.0,
-                                &new.0,
-                                &mut raw_ops,
-                            );
-                            protocol::patch::diff_raw_text_at(
+                            .zip(&new)
+                            .map(|(o, n)| (&o.0, &n.0))
+                            .collect();
+                        protocol::patch::diff_docs_at("/view", &views, &mut raw_ops);
+                        for ((o, n), ops) in held_docs.iter().zip(&new).zip(raw_ops.iter_mut()) {
+                            protocol::patch::diff_docs_at(
                                 "/legal",
-                                &old.1,
-                                &new.1,
-                                &mut raw_ops,
+                                &[(&o.1, &n.1)],
+                                std::slice::from_mut(ops),
                             );
+                        }
+                        for ((v, doc), raw_ops) in
+                            viewers.iter().zip(held_by_text.iter_mut()).zip(&raw_ops)
+                        {
                             // As a client reads it off the wire.
-                            let wire = serde_json::to_string(&raw_ops).unwrap();
+                            let mut wire = String::new();
+                            protocol::patch::write_ops(&mut wire, raw_ops);
                             let ops: Vec<protocol::PatchOp> = serde_json::from_str(&wire).unwrap();
                             protocol::patch::apply(doc, &ops).unwrap_or_else(|e| {
                                 panic!("{} seed {seed} step {steps} (text): {e}", info.kind)
@@ -484,8 +481,8 @@ mod tests {
                                 "{} seed {seed} step {steps} (text)",
                                 info.kind
                             );
-                            *old = new;
                         }
+                        held_docs = new;
                     }
                 }
             }

@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+mod doc;
+pub use doc::{Doc, diff_docs_at};
+
 /// One operation of a patch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
@@ -78,6 +81,7 @@ fn push_token(path: &mut String, token: &str) {
 /// An operation being made. Its value is a [`Value`] (the value diff) or the value's JSON
 /// text (the text diff), which is parsed, or copied as it is, only once the operation is
 /// sure to be kept ([`or_replace`] may drop it).
+#[derive(Clone)]
 enum Op<V> {
     Add { path: String, value: V },
     Remove { path: String },
@@ -346,36 +350,75 @@ pub fn diff_raw_at(path: &str, old: &RawValue, new: &RawValue, ops: &mut Vec<Pat
 }
 
 /// [`diff_raw_at`] with the values left as the text they were found as: what a server
-/// writes straight into its messages. Nothing is built as a tree of values and written
-/// again; each value kept is only checked as JSON (`RawValue::from_string`).
+/// writes straight into its messages ([`write_ops`]). Nothing is built as a tree of values,
+/// written again or checked again: each value is a part of `new`, valid JSON.
 pub fn diff_raw_text_at(path: &str, old: &RawValue, new: &RawValue, ops: &mut Vec<RawPatchOp>) {
     let mut path = path.to_string();
     let mut made = Vec::new();
     diff_text(old.get().trim(), new.get().trim(), &mut path, &mut made);
-    ops.extend(made.into_iter().map(|op| {
-        op.finish(|t| {
-            RawValue::from_string(t.into_owned()).expect("a part of a RawValue is valid JSON")
-        })
-        .into()
-    }));
+    ops.extend(made.into_iter().map(RawPatchOp::from));
 }
 
-/// A [`PatchOp`] whose value is JSON text, written as it is: the same message on the wire.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+/// A [`PatchOp`] whose value is JSON text (a part of a valid document), written as it is by
+/// [`write_ops`]: the same message on the wire. It has no `Serialize`: serde would write
+/// the text as a string.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RawPatchOp {
-    Add { path: String, value: Box<RawValue> },
+    Add { path: String, value: String },
     Remove { path: String },
-    Replace { path: String, value: Box<RawValue> },
+    Replace { path: String, value: String },
 }
 
-impl From<Op<Box<RawValue>>> for RawPatchOp {
-    fn from(op: Op<Box<RawValue>>) -> Self {
+impl From<Op<Cow<'_, str>>> for RawPatchOp {
+    fn from(op: Op<Cow<'_, str>>) -> Self {
         match op {
-            Op::Add { path, value } => RawPatchOp::Add { path, value },
+            Op::Add { path, value } => RawPatchOp::Add {
+                path,
+                value: value.into_owned(),
+            },
             Op::Remove { path } => RawPatchOp::Remove { path },
-            Op::Replace { path, value } => RawPatchOp::Replace { path, value },
+            Op::Replace { path, value } => RawPatchOp::Replace {
+                path,
+                value: value.into_owned(),
+            },
         }
+    }
+}
+
+/// Appends `ops` as a JSON array, byte for byte what serde writes for the same
+/// [`PatchOp`]s (`{"op":"add","path":…,"value":…}`, compact).
+pub fn write_ops(out: &mut String, ops: &[RawPatchOp]) {
+    out.push('[');
+    for (i, op) in ops.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let (kind, path, value) = match op {
+            RawPatchOp::Add { path, value } => ("add", path, Some(value)),
+            RawPatchOp::Remove { path } => ("remove", path, None),
+            RawPatchOp::Replace { path, value } => ("replace", path, Some(value)),
+        };
+        out.push_str("{\"op\":\"");
+        out.push_str(kind);
+        out.push_str("\",\"path\":");
+        push_json_str(out, path);
+        if let Some(value) = value {
+            out.push_str(",\"value\":");
+            out.push_str(value);
+        }
+        out.push('}');
+    }
+    out.push(']');
+}
+
+/// Appends `s` as a JSON string, escaped as serde_json escapes it.
+pub fn push_json_str(out: &mut String, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(&serde_json::to_string(s).expect("a string serializes"));
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
     }
 }
 
@@ -815,7 +858,9 @@ mod tests {
             // And with the values left as text: the same message on the wire.
             let mut text_ops = Vec::new();
             diff_raw_text_at("", &ra, &rb, &mut text_ops);
-            prop_assert_eq!(serde_json::to_string(&text_ops).unwrap(), wire);
+            let mut written = String::new();
+            write_ops(&mut written, &text_ops);
+            prop_assert_eq!(written, wire);
             // And from text with whitespace between its tokens.
             let pretty = |v: &Value| RawValue::from_string(serde_json::to_string_pretty(v).unwrap()).unwrap();
             let mut pretty_ops = Vec::new();

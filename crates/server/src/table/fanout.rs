@@ -15,9 +15,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::ws::Utf8Bytes;
-use protocol::patch::RawPatchOp;
+use protocol::patch::{Doc, RawPatchOp};
 use protocol::{RoundFairness, Viewer, patch};
-use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::{RawValue, to_raw_value};
 use tokio::sync::mpsc;
@@ -55,10 +54,10 @@ struct Held {
     /// part is diffed once per change, not once per viewer.
     table: Arc<RawValue>,
     /// Held as JSON text, not as a tree of values: building, comparing and dropping trees
-    /// was most of the server's work per move; text is made in one buffer and diffed by
-    /// comparing text (`patch::diff_raw_text_at`).
-    view: Box<RawValue>,
-    legal: Box<RawValue>,
+    /// was most of the server's work per move; text is made in one buffer, with the places
+    /// of the view's members, and diffed by comparing text (`patch::diff_docs_at`).
+    view: Doc,
+    legal: Doc,
     fairness: Arc<RawValue>,
 }
 
@@ -136,56 +135,57 @@ impl Fanout {
     }
 }
 
-/// A `state` message written straight from a held document (no copies of its parts).
-#[derive(Serialize)]
-struct StateOut<'a> {
-    r#type: &'static str,
-    version: u64,
-    table: &'a RawValue,
-    you: Viewer,
-    view: &'a RawValue,
-    legal: &'a RawValue,
-    events: &'a [Value],
-    fairness: &'a RawValue,
-}
-
-/// A `patch` message written from borrowed parts (`ServerMsg::Patch` would own copies).
-#[derive(Serialize)]
-struct PatchOut<'a> {
-    r#type: &'static str,
-    from: u64,
-    version: u64,
-    ops: &'a [RawPatchOp],
-    events: &'a [Value],
-}
-
+/// A `patch` message (`ServerMsg::Patch`), written as text: its operations' values are
+/// parts of held documents, valid JSON that need not be parsed or checked again.
 fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &[Value]) -> Utf8Bytes {
-    let msg = PatchOut {
-        r#type: "patch",
-        from,
-        version,
-        ops,
-        events,
-    };
-    serde_json::to_string(&msg)
-        .expect("server messages serialize")
-        .into()
+    let mut out = String::with_capacity(
+        96 + ops
+            .iter()
+            .map(|op| match op {
+                RawPatchOp::Add { path, value } | RawPatchOp::Replace { path, value } => {
+                    path.len() + value.len() + 40
+                }
+                RawPatchOp::Remove { path } => path.len() + 30,
+            })
+            .sum::<usize>(),
+    );
+    out.push_str(&format!(
+        "{{\"type\":\"patch\",\"from\":{from},\"version\":{version},\"ops\":"
+    ));
+    patch::write_ops(&mut out, ops);
+    out.push_str(",\"events\":");
+    out.push_str(&serde_json::to_string(events).expect("events serialize"));
+    out.push('}');
+    out.into()
 }
 
+/// A `state` message (`ServerMsg::State`) written from a held document's text.
 fn state_text(h: &Held, you: Viewer, events: &[Value]) -> Utf8Bytes {
-    let msg = StateOut {
-        r#type: "state",
-        version: h.version,
-        table: &h.table,
-        you,
-        view: &h.view,
-        legal: &h.legal,
-        events,
-        fairness: &h.fairness,
-    };
-    serde_json::to_string(&msg)
-        .expect("server messages serialize")
-        .into()
+    let you = serde_json::to_string(&you).expect("a viewer serializes");
+    let events = serde_json::to_string(events).expect("events serialize");
+    let mut out = String::with_capacity(
+        128 + h.table.get().len()
+            + h.view.text().len()
+            + h.legal.text().len()
+            + h.fairness.get().len()
+            + events.len(),
+    );
+    out.push_str(&format!(
+        "{{\"type\":\"state\",\"version\":{},\"table\":",
+        h.version
+    ));
+    for (part, key) in [
+        (h.table.get(), ",\"you\":"),
+        (&you, ",\"view\":"),
+        (h.view.text(), ",\"legal\":"),
+        (h.legal.text(), ",\"events\":"),
+        (&events, ",\"fairness\":"),
+        (h.fairness.get(), "}"),
+    ] {
+        out.push_str(part);
+        out.push_str(key);
+    }
+    out.into()
 }
 
 impl Table {
@@ -226,74 +226,109 @@ impl Table {
     }
 
     /// The game's part of a viewer's document: its view and legal actions.
-    fn game_part(&self, viewer: Viewer) -> (Box<RawValue>, Box<RawValue>) {
-        let none = || RawValue::from_string("[]".into()).expect("valid JSON");
+    fn game_part(&self, viewer: Viewer) -> (Doc, Doc) {
+        let none = || Doc::of(&[0u8; 0]);
         if self.rounds.is_empty() {
-            return (
-                RawValue::from_string("null".into()).expect("valid JSON"),
-                none(),
-            );
+            return (Doc::of(&()), none());
         }
         match viewer {
             Viewer::Player(s) => {
-                let (view, legal) = self.game.seat_raw(s);
+                let (view, legal) = self.game.seat_doc(s);
                 let playing = self.record.status == store::TableStatus::Playing;
                 (view, if playing { legal } else { none() })
             }
-            Viewer::Spectator => (self.game.view_raw(game_core::Viewer::Spectator), none()),
+            Viewer::Spectator => (self.game.view_doc(game_core::Viewer::Spectator), none()),
         }
     }
 
-    /// Brings `viewer`'s held document to the current version, whose table part is
-    /// `table` (`table_ops`: the patch from the previous broadcast's table part, shared by
-    /// every viewer that held it). Returns the patch from the version it was at, or `None`
-    /// when it was made afresh.
+    /// Brings `viewer`'s held document to the current version (see [`Self::refresh_all`]).
     fn refresh(
         &mut self,
         viewer: Viewer,
         table: &Arc<RawValue>,
         table_ops: Option<(&Arc<RawValue>, &[RawPatchOp])>,
     ) -> Option<(u64, Vec<RawPatchOp>)> {
-        let Some(h) = self.fan.held.get(&viewer) else {
-            let (view, legal) = self.game_part(viewer);
-            let fairness = self.fairness();
-            self.fan.held.insert(
-                viewer,
-                Held {
-                    version: self.version,
-                    game_at: self.moved,
-                    table: table.clone(),
-                    view,
-                    legal,
-                    fairness,
-                },
-            );
-            return None;
-        };
-        let from = h.version;
-        if from == self.version {
-            return Some((from, vec![]));
-        }
-        let game = (h.game_at != self.moved).then(|| self.game_part(viewer));
-        let fairness = game.is_some().then(|| self.fairness());
-        let h = self.fan.held.get_mut(&viewer).expect("checked above");
-        let mut ops = Vec::new();
-        match table_ops {
-            Some((prev, shared)) if Arc::ptr_eq(prev, &h.table) => ops.extend_from_slice(shared),
-            _ => patch::diff_raw_text_at("/table", &h.table, table, &mut ops),
-        }
-        h.table = table.clone();
-        if let (Some((view, legal)), Some(fairness)) = (game, fairness) {
-            patch::diff_raw_text_at("/view", &h.view, &view, &mut ops);
-            patch::diff_raw_text_at("/legal", &h.legal, &legal, &mut ops);
-            if !Arc::ptr_eq(&h.fairness, &fairness) {
-                patch::diff_raw_text_at("/fairness", &h.fairness, &fairness, &mut ops);
+        self.refresh_all(&[viewer], table, table_ops)
+            .pop()
+            .expect("one per viewer")
+    }
+
+    /// Brings the held documents of `viewers` (each named once) to the current version,
+    /// whose table part is `table` (`table_ops`: the patch from the previous broadcast's
+    /// table part, shared by every viewer that held it). Returns, per viewer, the patch
+    /// from the version it was at, or `None` when its document was made afresh. The views
+    /// are diffed together: what changed alike for several viewers (the trick, the cards
+    /// played, the scores) is diffed once.
+    fn refresh_all(
+        &mut self,
+        viewers: &[Viewer],
+        table: &Arc<RawValue>,
+        table_ops: Option<(&Arc<RawValue>, &[RawPatchOp])>,
+    ) -> Vec<Option<(u64, Vec<RawPatchOp>)>> {
+        let mut out = Vec::with_capacity(viewers.len());
+        // (index in `viewers`, new view, new legal actions) of those whose game moved.
+        let mut moved: Vec<(usize, Doc, Doc)> = Vec::new();
+        for (i, &viewer) in viewers.iter().enumerate() {
+            let held = self.fan.held.get(&viewer).map(|h| (h.version, h.game_at));
+            let Some((from, game_at)) = held else {
+                let (view, legal) = self.game_part(viewer);
+                let fairness = self.fairness();
+                self.fan.held.insert(
+                    viewer,
+                    Held {
+                        version: self.version,
+                        game_at: self.moved,
+                        table: table.clone(),
+                        view,
+                        legal,
+                        fairness,
+                    },
+                );
+                out.push(None);
+                continue;
+            };
+            if from == self.version {
+                out.push(Some((from, vec![])));
+                continue;
             }
-            (h.view, h.legal, h.fairness) = (view, legal, fairness);
+            let h = self.fan.held.get_mut(&viewer).expect("checked above");
+            let mut ops = Vec::new();
+            match table_ops {
+                Some((prev, shared)) if Arc::ptr_eq(prev, &h.table) => {
+                    ops.extend_from_slice(shared)
+                }
+                _ => patch::diff_raw_text_at("/table", &h.table, table, &mut ops),
+            }
+            h.table = table.clone();
+            h.version = self.version;
+            out.push(Some((from, ops)));
+            if game_at != self.moved {
+                let (view, legal) = self.game_part(viewer);
+                moved.push((i, view, legal));
+            }
+        }
+        if moved.is_empty() {
+            return out;
+        }
+        let fairness = self.fairness();
+        let mut view_ops = vec![Vec::new(); moved.len()];
+        let pairs: Vec<(&Doc, &Doc)> = moved
+            .iter()
+            .map(|(i, view, _)| (&self.fan.held[&viewers[*i]].view, view))
+            .collect();
+        patch::diff_docs_at("/view", &pairs, &mut view_ops);
+        for ((i, view, legal), view_ops) in moved.into_iter().zip(view_ops) {
+            let h = self.fan.held.get_mut(&viewers[i]).expect("refreshed above");
+            let (_, ops) = out[i].as_mut().expect("a held document");
+            ops.extend(view_ops);
+            patch::diff_docs_at("/legal", &[(&h.legal, &legal)], std::slice::from_mut(ops));
+            if !Arc::ptr_eq(&h.fairness, &fairness) {
+                patch::diff_raw_text_at("/fairness", &h.fairness, &fairness, ops);
+            }
+            (h.view, h.legal, h.fairness) = (view, legal, fairness.clone());
             h.game_at = self.moved;
         }
-        h.version = self.version;
-        Some((from, ops))
+        out
     }
 
     /// Sends every connection what changed (a patch, or its full state when it holds
@@ -321,14 +356,16 @@ impl Table {
             .map(|(id, c)| (*id, self.viewer_for(c.who)))
             .collect();
         viewers.sort_unstable_by_key(|(_, v)| *v);
+        let groups: Vec<&[(u64, Viewer)]> = viewers.chunk_by(|a, b| a.1 == b.1).collect();
+        let distinct: Vec<Viewer> = groups.iter().map(|g| g[0].1).collect();
+        let changes = self.refresh_all(
+            &distinct,
+            &table,
+            shared_ops.as_ref().map(|(p, o)| (p, o.as_slice())),
+        );
         let mut slow = Vec::new();
-        for group in viewers.chunk_by(|a, b| a.1 == b.1) {
+        for (group, change) in groups.into_iter().zip(changes) {
             let viewer = group[0].1;
-            let change = self.refresh(
-                viewer,
-                &table,
-                shared_ops.as_ref().map(|(p, o)| (p, o.as_slice())),
-            );
             let h = &self.fan.held[&viewer];
             let mut patch_text: Option<Utf8Bytes> = None;
             let mut full_text: Option<Utf8Bytes> = None;
@@ -463,7 +500,7 @@ mod tests {
             },
             RawPatchOp::Add {
                 path: "/view/trick/-".into(),
-                value: to_raw_value(&json!({"card": 3, "seat": 1})).unwrap(),
+                value: json!({"card": 3, "seat": 1}).to_string(),
             },
         ];
         let events = vec![json!({"type": "card_played"})];
@@ -490,8 +527,8 @@ mod tests {
             version: 7,
             game_at: 6,
             table: to_raw_value(&json!({"id": "x"})).unwrap().into(),
-            view: to_raw_value(&Value::Null).unwrap(),
-            legal: to_raw_value(&json!([])).unwrap(),
+            view: Doc::of(&json!({"hand": [1, 2]})),
+            legal: Doc::of(&json!([])),
             fairness: to_raw_value(&json!([])).unwrap().into(),
         };
         let text = state_text(&held, Viewer::Spectator, &events);
@@ -500,5 +537,16 @@ mod tests {
         assert_eq!(v["version"], 7);
         assert_eq!(v["you"], json!({"kind": "spectator"}));
         assert_eq!(v["events"], json!(events));
+        assert_eq!(v["view"], json!({"hand": [1, 2]}));
+        assert_eq!(v["table"], json!({"id": "x"}));
+        assert_eq!(v["fairness"], json!([]));
+        assert_eq!(v["legal"], json!([]));
+        // The members of the protocol's state message, none other.
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut expected = [
+            "type", "version", "table", "you", "view", "legal", "events", "fairness",
+        ];
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
     }
 }
