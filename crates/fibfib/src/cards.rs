@@ -15,6 +15,7 @@ use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// Number of cards in the deck.
 pub const DECK_SIZE: usize = 26;
@@ -68,9 +69,26 @@ const SUITED: [Rank; 5] = [Rank::Two, Rank::Three, Rank::Five, Rank::Seven, Rank
 
 /// One card of the deck, identified by its id `0..26` (see the module header). Copy and
 /// one byte, so hands and piles are cheap.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-#[serde(try_from = "CardWire", into = "CardWire")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize, JsonSchema)]
+#[serde(try_from = "CardWire")]
 pub struct Card(u8);
+
+/// Each card's wire form, written once (as Trump's cards are): views hold many cards and are
+/// written for every viewer after every move. The workspace serializes only with
+/// `serde_json`, whose serializers take a [`RawValue`] as the text it is.
+static CARD_TEXT: std::sync::LazyLock<[Box<RawValue>; DECK_SIZE]> =
+    std::sync::LazyLock::new(|| {
+        std::array::from_fn(|i| {
+            serde_json::value::to_raw_value(&CardWire::from(Card(i as u8)))
+                .expect("a card serializes")
+        })
+    });
+
+impl Serialize for Card {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CARD_TEXT[self.0 as usize].serialize(serializer)
+    }
+}
 
 impl Card {
     /// The card with this id, if it exists.
@@ -179,5 +197,27 @@ impl TryFrom<CardWire> for Card {
             ));
         }
         Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+
+    /// The precomputed text of every card is its wire form, as text and as a value, and
+    /// reads back as the card.
+    #[test]
+    fn every_card_is_written_as_its_wire_form() {
+        for id in 0..DECK_SIZE as u8 {
+            let c = Card::from_id(id).unwrap();
+            let wire = CardWire::from(c);
+            let text = serde_json::to_string(&c).unwrap();
+            assert_eq!(text, serde_json::to_string(&wire).unwrap());
+            assert_eq!(
+                serde_json::to_value(c).unwrap(),
+                serde_json::to_value(wire).unwrap()
+            );
+            assert_eq!(serde_json::from_str::<Card>(&text).unwrap(), c);
+        }
     }
 }

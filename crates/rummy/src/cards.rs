@@ -25,11 +25,33 @@ pub enum CardKind {
 }
 
 /// One physical card, e.g. `{"id":17,"kind":"base","number":13}`, `{"id":84,"kind":"wild"}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 pub struct Card {
     pub id: u8,
     #[serde(flatten)]
     pub kind: CardKind,
+}
+
+/// Written as the flattened form reads, member by member: serde writes a flattened field
+/// through a map of its own, which made writing a view's cards most of writing the view.
+impl Serialize for Card {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (kind, number) = match self.kind {
+            CardKind::Base { number } => ("base", Some(number)),
+            CardKind::Standard { number } => ("standard", Some(number)),
+            CardKind::Wild => ("wild", None),
+            CardKind::Bonus => ("bonus", None),
+        };
+        let mut s = serializer.serialize_struct("Card", 2 + usize::from(number.is_some()))?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("kind", kind)?;
+        match number {
+            Some(n) => s.serialize_field("number", &n)?,
+            None => s.skip_field("number")?,
+        }
+        s.end()
+    }
 }
 
 /// What the bonus card counts toward T (base 2 + 3 + 3, R-11).
@@ -140,4 +162,49 @@ pub fn deck(target: u8) -> Vec<Card> {
 /// Rank of a card when drawing for the first dealer: its number (bonus 2, wild 0).
 pub fn dealer_draw_rank(card: Card) -> u8 {
     card.number().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Written member by member, a card is what its flattened form reads.
+    #[test]
+    fn cards_are_written_as_they_read() {
+        for (card, wire) in [
+            (
+                Card {
+                    id: 17,
+                    kind: CardKind::Base { number: 13 },
+                },
+                json!({"id": 17, "kind": "base", "number": 13}),
+            ),
+            (
+                Card {
+                    id: 3,
+                    kind: CardKind::Standard { number: 5 },
+                },
+                json!({"id": 3, "kind": "standard", "number": 5}),
+            ),
+            (
+                Card {
+                    id: 84,
+                    kind: CardKind::Wild,
+                },
+                json!({"id": 84, "kind": "wild"}),
+            ),
+            (
+                Card {
+                    id: 90,
+                    kind: CardKind::Bonus,
+                },
+                json!({"id": 90, "kind": "bonus"}),
+            ),
+        ] {
+            let text = serde_json::to_string(&card).unwrap();
+            assert_eq!(text, wire.to_string());
+            assert_eq!(serde_json::from_str::<Card>(&text).unwrap(), card);
+        }
+    }
 }

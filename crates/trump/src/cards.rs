@@ -259,6 +259,22 @@ mod tests {
         }
     }
 
+    /// The precomputed text of every card is its wire form, as text and as a value.
+    #[test]
+    fn every_card_is_written_as_its_wire_form() {
+        for c in Card::canonical_deck() {
+            let wire = CardWire::from(c);
+            assert_eq!(
+                serde_json::to_string(&c).unwrap(),
+                serde_json::to_string(&wire).unwrap()
+            );
+            assert_eq!(
+                serde_json::to_value(c).unwrap(),
+                serde_json::to_value(wire).unwrap()
+            );
+        }
+    }
+
     #[test]
     fn card_wire_format() {
         let c = Card::new(Colour::Red, 7);
