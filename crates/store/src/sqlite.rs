@@ -12,6 +12,8 @@
 //! instead, and `BEGIN IMMEDIATE` takes the lock up front, where the busy timeout does
 //! apply (another process, such as a second server by mistake, still just waits). Reads
 //! use a pool of read-only connections, which WAL lets run while the writer commits.
+//! One more connection only copies the WAL into the database file ([`checkpoints`]), so
+//! that no commit does it on its players' time.
 //!
 //! An in-memory database lives in one connection, which serves reads and writes alike.
 
@@ -33,6 +35,34 @@ const WRITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Read-only connections of a file database.
 const READ_CONNECTIONS: u32 = 8;
 
+/// How often the checkpointer copies the WAL into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+/// The WAL's size (pages) at which the writer checkpoints by itself.
+const CHECKPOINT_FALLBACK_PAGES: &str = "8000";
+
+/// Copies the WAL into the database file every [`CHECKPOINT_EVERY`], on a connection of its
+/// own (`PRAGMA wal_checkpoint(PASSIVE)`, which never waits for the writer or readers), so
+/// that no commit pays for a checkpoint: with SQLite's default, the commit that takes the
+/// WAL past 1000 pages copies them all before its players hear of their moves. Stops once
+/// the store is gone.
+async fn checkpoints(conn: SqlitePool, alive: std::sync::Weak<()>) {
+    let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if alive.upgrade().is_none() || conn.is_closed() {
+            break;
+        }
+        if let Err(e) = sqlx::raw_sql("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&conn)
+            .await
+        {
+            tracing::warn!("WAL checkpoint: {e}");
+        }
+    }
+    conn.close().await;
+}
+
 /// The [`Store`](crate::Store) on SQLite.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
@@ -42,6 +72,9 @@ pub struct SqliteStore {
     write: SqlitePool,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,
+    /// Held by every clone: the checkpointer task ([`checkpoints`]) stops once the last
+    /// clone is gone.
+    _alive: std::sync::Arc<()>,
 }
 
 impl SqliteStore {
@@ -68,6 +101,7 @@ impl SqliteStore {
                 pool: pool.clone(),
                 write: pool,
                 in_memory: true,
+                _alive: std::sync::Arc::new(()),
             };
             crate::Store::rerate(&store, false).await?;
             return Ok(store);
@@ -79,7 +113,11 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             // A statement of many rows inside a transaction keeps an undo journal of its
             // own (in case it fails half-way): in memory, not in a temporary file.
-            .pragma("temp_store", "memory");
+            .pragma("temp_store", "memory")
+            // The WAL is copied into the database by another connection ([`checkpoints`]),
+            // not by whichever commit crosses the threshold; this only bounds the WAL
+            // should that task ever stop.
+            .pragma("wal_autocheckpoint", CHECKPOINT_FALLBACK_PAGES);
         if let Some(dir) = write_options.get_filename().parent()
             && !dir.as_os_str().is_empty()
         {
@@ -101,12 +139,22 @@ impl SqliteStore {
         // The journal mode is a property of the file, set by the writer above.
         let pool = SqlitePoolOptions::new()
             .max_connections(READ_CONNECTIONS)
-            .connect_with(options.read_only(true))
+            .connect_with(options.clone().read_only(true))
             .await?;
+        let alive = std::sync::Arc::new(());
+        let checkpointer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options.clone())
+            .await?;
+        tokio::spawn(checkpoints(checkpointer, std::sync::Arc::downgrade(&alive)));
         let store = Self {
             pool,
             write,
             in_memory: false,
+            _alive: alive,
         };
         // Ratings computed under other rules are rebuilt from the history.
         crate::Store::rerate(&store, false).await?;
@@ -361,6 +409,43 @@ mod tests {
             .await
             .expect_err("the read pool is read-only");
         assert!(refused.to_string().contains("readonly"), "{refused}");
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Commits do not checkpoint the WAL themselves (below the fallback size): the
+    /// checkpointer task copies it into the database file on its own connection.
+    #[tokio::test]
+    async fn the_wal_is_checkpointed_by_its_own_task() {
+        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
+        let file = dir.join("fib.db");
+        let store = SqliteStore::connect(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let (pages,): (i64,) = sqlx::query_as("PRAGMA wal_autocheckpoint")
+            .fetch_one(&store.write)
+            .await
+            .unwrap();
+        assert_eq!(pages.to_string(), CHECKPOINT_FALLBACK_PAGES);
+        // Let a checkpoint of the migrations pass, then write about 100 pages.
+        tokio::time::sleep(CHECKPOINT_EVERY * 2).await;
+        let before = std::fs::metadata(&file).unwrap().len();
+        sqlx::raw_sql(
+            "CREATE TABLE filler (x BLOB); \
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) \
+             INSERT INTO filler SELECT randomblob(4000) FROM n",
+        )
+        .execute(&store.write)
+        .await
+        .unwrap();
+        let grown = async {
+            while std::fs::metadata(&file).unwrap().len() < before + 100 * 4000 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(CHECKPOINT_EVERY * 25, grown)
+            .await
+            .expect("the rows reach the database file without a commit checkpointing");
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -89,7 +89,10 @@ impl Doc {
     fn aligned(&self, other: &Doc) -> bool {
         match (&self.members, &other.members) {
             (Some(a), Some(b)) => {
-                a.len() == b.len() && (0..a.len()).all(|i| self.key(i) == other.key(i))
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|((ka, _), (kb, _))| self.text[ka.clone()] == other.text[kb.clone()])
             }
             _ => false,
         }
