@@ -52,7 +52,7 @@ struct Held {
     game_at: u64,
     /// Shared between viewers brought up to date by the same broadcast, so that the table's
     /// part is diffed once per change, not once per viewer.
-    table: Arc<RawValue>,
+    table: Arc<Doc>,
     /// Held as JSON text, not as a tree of values: building, comparing and dropping trees
     /// was most of the server's work per move; text is made in one buffer, with the places
     /// of the view's members, and diffed by comparing text (`patch::diff_docs_at`).
@@ -67,7 +67,7 @@ pub(super) struct Fanout {
     next: u64,
     held: HashMap<Viewer, Held>,
     /// The table's part as of the latest broadcast, and the patch from the one before it.
-    table: Option<Arc<RawValue>>,
+    table: Option<Arc<Doc>>,
     /// The fairness records, rebuilt only when a round starts or ends: (rounds, rounds
     /// ended) they were made for.
     fairness: Option<((usize, usize), Arc<RawValue>)>,
@@ -137,7 +137,7 @@ impl Fanout {
 
 /// A `patch` message (`ServerMsg::Patch`), written as text: its operations' values are
 /// parts of held documents, valid JSON that need not be parsed or checked again.
-fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &[Value]) -> Utf8Bytes {
+fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> Utf8Bytes {
     let mut out = String::with_capacity(
         96 + ops
             .iter()
@@ -154,17 +154,16 @@ fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &[Value]) 
     ));
     patch::write_ops(&mut out, ops);
     out.push_str(",\"events\":");
-    out.push_str(&serde_json::to_string(events).expect("events serialize"));
+    out.push_str(events);
     out.push('}');
     out.into()
 }
 
 /// A `state` message (`ServerMsg::State`) written from a held document's text.
-fn state_text(h: &Held, you: Viewer, events: &[Value]) -> Utf8Bytes {
+fn state_text(h: &Held, you: Viewer, events: &str) -> Utf8Bytes {
     let you = serde_json::to_string(&you).expect("a viewer serializes");
-    let events = serde_json::to_string(events).expect("events serialize");
     let mut out = String::with_capacity(
-        128 + h.table.get().len()
+        128 + h.table.text().len()
             + h.view.text().len()
             + h.legal.text().len()
             + h.fairness.get().len()
@@ -175,11 +174,11 @@ fn state_text(h: &Held, you: Viewer, events: &[Value]) -> Utf8Bytes {
         h.version
     ));
     for (part, key) in [
-        (h.table.get(), ",\"you\":"),
+        (h.table.text(), ",\"you\":"),
         (&you, ",\"view\":"),
         (h.view.text(), ",\"legal\":"),
         (h.legal.text(), ",\"events\":"),
-        (&events, ",\"fairness\":"),
+        (events, ",\"fairness\":"),
         (h.fairness.get(), "}"),
     ] {
         out.push_str(part);
@@ -245,8 +244,8 @@ impl Table {
     fn refresh(
         &mut self,
         viewer: Viewer,
-        table: &Arc<RawValue>,
-        table_ops: Option<(&Arc<RawValue>, &[RawPatchOp])>,
+        table: &Arc<Doc>,
+        table_ops: Option<(&Arc<Doc>, &[RawPatchOp])>,
     ) -> Option<(u64, Vec<RawPatchOp>)> {
         self.refresh_all(&[viewer], table, table_ops)
             .pop()
@@ -262,8 +261,8 @@ impl Table {
     fn refresh_all(
         &mut self,
         viewers: &[Viewer],
-        table: &Arc<RawValue>,
-        table_ops: Option<(&Arc<RawValue>, &[RawPatchOp])>,
+        table: &Arc<Doc>,
+        table_ops: Option<(&Arc<Doc>, &[RawPatchOp])>,
     ) -> Vec<Option<(u64, Vec<RawPatchOp>)>> {
         let mut out = Vec::with_capacity(viewers.len());
         // (index in `viewers`, new view, new legal actions) of those whose game moved.
@@ -297,7 +296,11 @@ impl Table {
                 Some((prev, shared)) if Arc::ptr_eq(prev, &h.table) => {
                     ops.extend_from_slice(shared)
                 }
-                _ => patch::diff_raw_text_at("/table", &h.table, table, &mut ops),
+                _ => patch::diff_docs_at(
+                    "/table",
+                    &[(&h.table, table)],
+                    std::slice::from_mut(&mut ops),
+                ),
             }
             h.table = table.clone();
             h.version = self.version;
@@ -341,14 +344,16 @@ impl Table {
             // documents keep their own table part, so a later patch is still exact.
             return self.publish(info);
         }
-        let table: Arc<RawValue> = to_raw_value(&info).expect("serializes").into();
+        let table = Arc::new(Doc::of(&info));
         // The table's part is the same for every viewer: diffed once.
         let prev = self.fan.table.replace(table.clone());
-        let shared_ops: Option<(Arc<RawValue>, Vec<RawPatchOp>)> = prev.map(|p| {
-            let mut ops = Vec::new();
-            patch::diff_raw_text_at("/table", &p, &table, &mut ops);
-            (p, ops)
+        let shared_ops: Option<(Arc<Doc>, Vec<RawPatchOp>)> = prev.map(|p| {
+            let mut ops = vec![Vec::new()];
+            patch::diff_docs_at("/table", &[(&p, &table)], &mut ops);
+            (p, ops.pop().expect("one"))
         });
+        // The same events for every viewer: written once.
+        let events = serde_json::to_string(events).expect("events serialize");
         let mut viewers: Vec<(u64, Viewer)> = self
             .fan
             .conns
@@ -376,11 +381,11 @@ impl Table {
                         if held_viewer == viewer && at == *from =>
                     {
                         patch_text
-                            .get_or_insert_with(|| patch_text_of(*from, h.version, ops, events))
+                            .get_or_insert_with(|| patch_text_of(*from, h.version, ops, &events))
                             .clone()
                     }
                     _ => full_text
-                        .get_or_insert_with(|| state_text(h, viewer, events))
+                        .get_or_insert_with(|| state_text(h, viewer, &events))
                         .clone(),
                 };
                 c.holds = Some((viewer, h.version));
@@ -445,9 +450,9 @@ impl Table {
     /// is kept at this version: a socket that connects next with `since` gets a patch.
     pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Utf8Bytes {
         let viewer = self.viewer_for(who);
-        let table = to_raw_value(&self.info()).expect("serializes").into();
+        let table = Arc::new(Doc::of(&self.info()));
         self.refresh(viewer, &table, None);
-        state_text(&self.fan.held[&viewer], viewer, &[])
+        state_text(&self.fan.held[&viewer], viewer, "[]")
     }
 
     /// Sends one connection its full state (on `sync`, after a stale action).
@@ -460,10 +465,10 @@ impl Table {
         // broadcast's table); this only makes one for a viewer that has none yet.
         let table = match &self.fan.table {
             Some(t) => t.clone(),
-            None => to_raw_value(&self.info()).expect("serializes").into(),
+            None => Arc::new(Doc::of(&self.info())),
         };
         self.refresh(viewer, &table, None);
-        let text = state_text(&self.fan.held[&viewer], viewer, &[]);
+        let text = state_text(&self.fan.held[&viewer], viewer, "[]");
         let version = self.version;
         let lost = match self.fan.conns.get_mut(&conn) {
             Some(c) => {
@@ -504,7 +509,7 @@ mod tests {
             },
         ];
         let events = vec![json!({"type": "card_played"})];
-        let text = patch_text_of(4, 5, &ops, &events);
+        let text = patch_text_of(4, 5, &ops, &serde_json::to_string(&events).unwrap());
         let msg: ServerMsg = serde_json::from_str(text.as_str()).unwrap();
         assert_eq!(
             msg,
@@ -526,12 +531,16 @@ mod tests {
         let held = Held {
             version: 7,
             game_at: 6,
-            table: to_raw_value(&json!({"id": "x"})).unwrap().into(),
+            table: Arc::new(Doc::of(&json!({"id": "x"}))),
             view: Doc::of(&json!({"hand": [1, 2]})),
             legal: Doc::of(&json!([])),
             fairness: to_raw_value(&json!([])).unwrap().into(),
         };
-        let text = state_text(&held, Viewer::Spectator, &events);
+        let text = state_text(
+            &held,
+            Viewer::Spectator,
+            &serde_json::to_string(&events).unwrap(),
+        );
         let v: Value = serde_json::from_str(text.as_str()).unwrap();
         assert_eq!(v["type"], "state");
         assert_eq!(v["version"], 7);
