@@ -21,10 +21,38 @@ use super::{Op, RawPatchOp, diff_text, members, or_replace, push_token};
 /// JSON text, and where its top-level members are when it is an object.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Doc {
-    text: String,
-    /// Each top-level member's key (inside its quotes) and value, as ranges of `text`, in
+    /// Boxed, as the members are: no spare capacity is held for as long as the document
+    /// is (a table holds one per viewer, connected or not).
+    text: Box<str>,
+    /// Each top-level member's key (inside its quotes) and value, as places in `text`, in
     /// order; `None` when the text is not an object, or a key is written with escapes.
-    members: Option<Vec<(Range<usize>, Range<usize>)>>,
+    members: Option<Box<[Member]>>,
+}
+
+/// Where a member's key (inside its quotes) and value are: byte offsets, start and end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Member {
+    key: (u32, u32),
+    value: (u32, u32),
+}
+
+impl Member {
+    fn new(key: Range<usize>, value: Range<usize>) -> Member {
+        let at = |r: Range<usize>| {
+            (
+                u32::try_from(r.start).expect("a document under 4 GiB"),
+                u32::try_from(r.end).expect("a document under 4 GiB"),
+            )
+        };
+        Member {
+            key: at(key),
+            value: at(value),
+        }
+    }
+}
+
+fn part(text: &str, (start, end): (u32, u32)) -> &str {
+    &text[start as usize..end as usize]
 }
 
 impl Doc {
@@ -42,8 +70,10 @@ impl Doc {
         };
         match value.serialize(top) {
             Ok(()) => Doc {
-                text: String::from_utf8(buf).expect("serde_json writes UTF-8"),
-                members: plain.then_some(spans),
+                text: String::from_utf8(buf)
+                    .expect("serde_json writes UTF-8")
+                    .into_boxed_str(),
+                members: plain.then(|| spans.into_boxed_slice()),
             },
             Err(_) => Doc::scanned(serde_json::to_string(value).expect("serializes to JSON")),
         }
@@ -65,9 +95,12 @@ impl Doc {
                     let start = s.as_ptr() as usize - text.as_ptr() as usize;
                     start..start + s.len()
                 };
-                ms.iter().map(|(k, v)| (at(k), at(v))).collect()
+                ms.iter().map(|(k, v)| Member::new(at(k), at(v))).collect()
             });
-        Doc { text, members }
+        Doc {
+            text: text.into_boxed_str(),
+            members,
+        }
     }
 
     /// The JSON text.
@@ -77,12 +110,12 @@ impl Doc {
 
     fn key(&self, i: usize) -> &str {
         let m = self.members.as_ref().expect("an object's members");
-        &self.text[m[i].0.clone()]
+        part(&self.text, m[i].key)
     }
 
     fn value(&self, i: usize) -> &str {
         let m = self.members.as_ref().expect("an object's members");
-        &self.text[m[i].1.clone()]
+        part(&self.text, m[i].value)
     }
 
     /// Whether both are objects with the same keys in the same order.
@@ -92,7 +125,7 @@ impl Doc {
                 a.len() == b.len()
                     && a.iter()
                         .zip(b)
-                        .all(|((ka, _), (kb, _))| self.text[ka.clone()] == other.text[kb.clone()])
+                        .all(|(a, b)| part(&self.text, a.key) == part(&other.text, b.key))
             }
             _ => false,
         }
@@ -118,7 +151,7 @@ pub fn diff_docs_at(path: &str, pairs: &[(&Doc, &Doc)], ops: &mut [Vec<RawPatchO
         } else if !old.aligned(new) {
             diff_text(&old.text, &new.text, &mut at, &mut mine);
         } else {
-            spots = vec![None; old.members.as_ref().map_or(0, Vec::len)];
+            spots = vec![None; old.members.as_ref().map_or(0, |m| m.len())];
             for (m, spot) in spots.iter_mut().enumerate() {
                 let (va, vb) = (old.value(m), new.value(m));
                 if va == vb {
@@ -144,7 +177,7 @@ pub fn diff_docs_at(path: &str, pairs: &[(&Doc, &Doc)], ops: &mut [Vec<RawPatchO
             // As `diff_text` does for every container: the whole of it when shorter.
             let before = mine.len();
             or_replace(&mut mine, 0, path, new.text.len(), || {
-                Cow::Borrowed(new.text.as_str())
+                Cow::Borrowed(&*new.text)
             });
             if mine.len() != before {
                 spots.clear();
@@ -162,7 +195,7 @@ pub fn diff_docs_at(path: &str, pairs: &[(&Doc, &Doc)], ops: &mut [Vec<RawPatchO
 /// recorded; anything else is refused (and then written whole).
 struct TopLevel<'a> {
     buf: &'a mut Vec<u8>,
-    spans: &'a mut Vec<(Range<usize>, Range<usize>)>,
+    spans: &'a mut Vec<Member>,
     /// False once a key needed escapes.
     plain: &'a mut bool,
 }
@@ -209,7 +242,7 @@ impl ser::SerializeStruct for Members<'_> {
         top.buf.push(b':');
         let v = top.buf.len();
         serde_json::to_writer(&mut *top.buf, value).map_err(|_| NotAStruct)?;
-        top.spans.push((key_at, v..top.buf.len()));
+        top.spans.push(Member::new(key_at, v..top.buf.len()));
         Ok(())
     }
 
@@ -369,7 +402,7 @@ mod tests {
             json!("s"),
             json!(null),
         ] {
-            assert_eq!(Doc::of(&v).text, serde_json::to_string(&v).unwrap());
+            assert_eq!(&*Doc::of(&v).text, serde_json::to_string(&v).unwrap());
         }
         let view = View {
             hand: vec![3, 4],
@@ -377,11 +410,11 @@ mod tests {
             weird: 1,
         };
         let d = Doc::of(&view);
-        assert_eq!(d.text, serde_json::to_string(&view).unwrap());
+        assert_eq!(&*d.text, serde_json::to_string(&view).unwrap());
         // An escaped key: the places are not used.
         assert_eq!(d.members, None);
         let d = plain(json!([1]), json!({"x": "}"}), json!(null));
-        assert_eq!(d.text, r#"{"a":[1],"b":{"x":"}"},"c":null}"#);
+        assert_eq!(&*d.text, r#"{"a":[1],"b":{"x":"}"},"c":null}"#);
         assert_eq!(
             (0..3).map(|i| (d.key(i), d.value(i))).collect::<Vec<_>>(),
             [("a", "[1]"), ("b", r#"{"x":"}"}"#), ("c", "null")]
@@ -420,7 +453,7 @@ mod tests {
             let mut together = vec![Vec::new(); pairs.len()];
             diff_docs_at("/view", &refs, &mut together);
             for ((old, new), got) in pairs.iter().zip(&together) {
-                let raw = |d: &Doc| RawValue::from_string(d.text.clone()).unwrap();
+                let raw = |d: &Doc| RawValue::from_string(d.text.to_string()).unwrap();
                 let mut alone = Vec::new();
                 diff_raw_text_at("/view", &raw(old), &raw(new), &mut alone);
                 prop_assert_eq!(got, &alone);
