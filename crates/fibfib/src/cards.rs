@@ -73,16 +73,9 @@ const SUITED: [Rank; 5] = [Rank::Two, Rank::Three, Rank::Five, Rank::Seven, Rank
 #[serde(try_from = "CardWire")]
 pub struct Card(u8);
 
-/// Each card's wire form, written once (as Trump's cards are): views hold many cards and are
-/// written for every viewer after every move. The workspace serializes only with
-/// `serde_json`, whose serializers take a [`RawValue`] as the text it is.
+/// Each card's wire form, written once ([`game_core::json_texts`]).
 static CARD_TEXT: std::sync::LazyLock<[Box<RawValue>; DECK_SIZE]> =
-    std::sync::LazyLock::new(|| {
-        std::array::from_fn(|i| {
-            serde_json::value::to_raw_value(&CardWire::from(Card(i as u8)))
-                .expect("a card serializes")
-        })
-    });
+    std::sync::LazyLock::new(|| game_core::json_texts(|i| CardWire::from(Card(i as u8))));
 
 impl Serialize for Card {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -108,6 +108,19 @@ impl fmt::Display for RuleError {
 
 impl std::error::Error for RuleError {}
 
+/// The JSON text of each of `N` values, written once: for a type of few values (a deck's
+/// cards) that every view writes dozens of times, after every move, for every viewer. Its
+/// `Serialize` then hands serde the text ([`RawValue`], which serde_json writes as it is,
+/// and parses into a `Value`); another format would see serde_json's private raw-value
+/// struct, and the workspace uses no other.
+pub fn json_texts<T: Serialize, const N: usize>(
+    value: impl Fn(usize) -> T,
+) -> [Box<serde_json::value::RawValue>; N] {
+    std::array::from_fn(|i| {
+        serde_json::value::to_raw_value(&value(i)).expect("plain data serializes to JSON")
+    })
+}
+
 /// Error codes shared by all games. Games add their own, documented in their crates.
 pub mod codes {
     pub const NOT_YOUR_TURN: &str = "not_your_turn";

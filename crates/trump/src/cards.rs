@@ -108,18 +108,10 @@ const SYMBOL_MASKS: [u64; 5] = {
 #[serde(try_from = "CardWire")]
 pub struct Card(u8);
 
-/// Each card's wire form, written once: a view holds dozens of cards and is written after
-/// every move for every viewer, and writing a card field by field was about a twentieth of
-/// the server's CPU under the flat load (perf). The workspace serializes only with
-/// `serde_json`, whose serializers take a [`RawValue`] as the text it is (into a `Value`,
-/// it is parsed); another format would see serde_json's private raw-value struct.
+/// Each card's wire form, written once ([`game_core::json_texts`]): writing a card field by
+/// field was about a twentieth of the server's CPU under the flat load (perf).
 static CARD_TEXT: std::sync::LazyLock<[Box<RawValue>; DECK_SIZE]> =
-    std::sync::LazyLock::new(|| {
-        std::array::from_fn(|i| {
-            serde_json::value::to_raw_value(&CardWire::from(Card(i as u8)))
-                .expect("a card serializes")
-        })
-    });
+    std::sync::LazyLock::new(|| game_core::json_texts(|i| CardWire::from(Card(i as u8))));
 
 impl Serialize for Card {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
