@@ -72,8 +72,11 @@ pub struct SqliteStore {
     write: SqlitePool,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,
-    /// Held by every clone: the checkpointer task ([`checkpoints`]) stops once the last
-    /// clone is gone.
+    /// The connection of the checkpointer task ([`checkpoints`]), closed first by
+    /// [`Self::close`] (a file database only).
+    checkpointer: Option<SqlitePool>,
+    /// Held by every clone: the checkpointer task stops once the last clone is gone, if
+    /// the store was never closed.
     _alive: std::sync::Arc<()>,
 }
 
@@ -101,6 +104,7 @@ impl SqliteStore {
                 pool: pool.clone(),
                 write: pool,
                 in_memory: true,
+                checkpointer: None,
                 _alive: std::sync::Arc::new(()),
             };
             crate::Store::rerate(&store, false).await?;
@@ -149,11 +153,15 @@ impl SqliteStore {
             .max_lifetime(None)
             .connect_with(options.clone())
             .await?;
-        tokio::spawn(checkpoints(checkpointer, std::sync::Arc::downgrade(&alive)));
+        tokio::spawn(checkpoints(
+            checkpointer.clone(),
+            std::sync::Arc::downgrade(&alive),
+        ));
         let store = Self {
             pool,
             write,
             in_memory: false,
+            checkpointer: Some(checkpointer),
             _alive: alive,
         };
         // Ratings computed under other rules are rebuilt from the history.
@@ -161,9 +169,13 @@ impl SqliteStore {
         Ok(store)
     }
 
-    /// Closes the pools, waiting for connections in use; the writer closes last, so that
-    /// it checkpoints the WAL into the database file (a read-only connection cannot).
+    /// Closes the pools, waiting for connections in use (the checkpointer's task ends with
+    /// its pool); the writer closes last, so that it checkpoints the WAL into the database
+    /// file and removes it (SQLite does that when the file's last connection closes).
     pub async fn close(&self) {
+        if let Some(c) = &self.checkpointer {
+            c.close().await;
+        }
         self.pool.close().await;
         self.write.close().await;
     }
@@ -446,7 +458,11 @@ mod tests {
         tokio::time::timeout(CHECKPOINT_EVERY * 25, grown)
             .await
             .expect("the rows reach the database file without a commit checkpointing");
+        // Closed, the writer is the file's last connection: the WAL is folded in and gone.
+        let wal = dir.join("fib.db-wal");
+        assert!(wal.exists());
         store.close().await;
+        assert!(!wal.exists(), "close leaves no WAL behind");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -191,6 +191,9 @@ pub fn diff_docs_at(path: &str, pairs: &[(&Doc, &Doc)], ops: &mut [Vec<RawPatchO
     }
 }
 
+/// The name under which serde_json's `RawValue` serializes itself (serde_json 1.x).
+const RAW_VALUE: &str = "$serde_json::private::RawValue";
+
 /// The top level of a [`Doc::of`]: a struct's members are written one by one, their places
 /// recorded; anything else is refused (and then written whole).
 struct TopLevel<'a> {
@@ -347,9 +350,14 @@ impl<'a> ser::Serializer for TopLevel<'a> {
 
     fn serialize_struct(
         self,
-        _: &'static str,
+        name: &'static str,
         _: usize,
     ) -> Result<Self::SerializeStruct, NotAStruct> {
+        // A `RawValue` (or what serializes as one, as cards do) is serde_json's private
+        // struct of one member, its text: written whole, as it is.
+        if name == RAW_VALUE {
+            return Err(NotAStruct);
+        }
         self.buf.push(b'{');
         Ok(Members(self))
     }
@@ -419,6 +427,11 @@ mod tests {
             (0..3).map(|i| (d.key(i), d.value(i))).collect::<Vec<_>>(),
             [("a", "[1]"), ("b", r#"{"x":"}"}"#), ("c", "null")]
         );
+        // Raw text (cards are written so) is written as it is, its members scanned.
+        let raw_object = serde_json::value::to_raw_value(&json!({"k": [1]})).unwrap();
+        let r = Doc::of(&raw_object);
+        assert_eq!(&*r.text, r#"{"k":[1]}"#);
+        assert_eq!(r.key(0), "k");
         // Found by scanning, the same places.
         let raw = serde_json::value::to_raw_value(&json!({"a": [1], "b": {"x": "}"}, "c": null}))
             .unwrap();
