@@ -156,16 +156,16 @@ const REPLACE_FRAME: usize = 36;
 /// instead: a hand emptied at the end of a trick is one `[]`, not
 /// a `remove` per card, and a record whose every field changed is one value, not a path
 /// per field. Both diffs measure alike (values as their compact text), so they choose
-/// alike.
+/// alike. Whether it replaced them.
 fn or_replace<V: Written>(
     ops: &mut Vec<Op<V>>,
     start: usize,
     path: &str,
     new_len: usize,
     new: impl FnOnce() -> V,
-) {
+) -> bool {
     if ops.len() - start < 2 {
-        return;
+        return false;
     }
     let whole = REPLACE_FRAME + path.len() + new_len;
     // The paths alone are a lower bound, found without measuring any value.
@@ -190,6 +190,7 @@ fn or_replace<V: Written>(
             value: new(),
         });
     }
+    longer
 }
 
 fn diff_into(old: &Value, new: &Value, path: &mut String, ops: &mut Vec<Op<Value>>) {
@@ -412,7 +413,7 @@ pub fn write_ops(out: &mut String, ops: &[RawPatchOp]) {
 }
 
 /// Appends `s` as a JSON string, escaped as serde_json escapes it.
-pub fn push_json_str(out: &mut String, s: &str) {
+fn push_json_str(out: &mut String, s: &str) {
     if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
         out.push_str(&serde_json::to_string(s).expect("a string serializes"));
     } else {

@@ -14,12 +14,11 @@ use std::ops::Range;
 
 use serde::Serialize;
 use serde::ser::{self, Impossible};
-use serde_json::value::RawValue;
 
 use super::{Op, RawPatchOp, diff_text, members, or_replace, push_token};
 
 /// JSON text, and where its top-level members are when it is an object.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Doc {
     /// Boxed, as the members are: no spare capacity is held for as long as the document
     /// is (a table holds one per viewer, connected or not).
@@ -77,11 +76,6 @@ impl Doc {
             },
             Err(_) => Doc::scanned(serde_json::to_string(value).expect("serializes to JSON")),
         }
-    }
-
-    /// The text of `raw`, its members found by scanning it once.
-    pub fn from_raw(raw: &RawValue) -> Doc {
-        Doc::scanned(raw.get().trim().to_string())
     }
 
     /// `text` must be valid JSON without surrounding whitespace.
@@ -148,6 +142,7 @@ pub fn diff_docs_at(path: &str, pairs: &[(&Doc, &Doc)], ops: &mut [Vec<RawPatchO
         let mut mine = Vec::new();
         let mut spots = Vec::new();
         if old.text == new.text {
+            // Nothing to do.
         } else if !old.aligned(new) {
             diff_text(&old.text, &new.text, &mut at, &mut mine);
         } else {
@@ -175,19 +170,17 @@ pub fn diff_docs_at(path: &str, pairs: &[(&Doc, &Doc)], ops: &mut [Vec<RawPatchO
                 *spot = Some(start..mine.len());
             }
             // As `diff_text` does for every container: the whole of it when shorter.
-            let before = mine.len();
-            or_replace(&mut mine, 0, path, new.text.len(), || {
+            if or_replace(&mut mine, 0, path, new.text.len(), || {
                 Cow::Borrowed(&*new.text)
-            });
-            if mine.len() != before {
+            }) {
                 spots.clear();
             }
         }
         made.push(mine);
         places.push(spots);
     }
-    for (out, mine) in ops.iter_mut().zip(&made) {
-        out.extend(mine.iter().cloned().map(RawPatchOp::from));
+    for (out, mine) in ops.iter_mut().zip(made) {
+        out.extend(mine.into_iter().map(RawPatchOp::from));
     }
 }
 
@@ -378,6 +371,7 @@ mod tests {
     use super::super::diff_raw_text_at;
     use super::*;
     use proptest::prelude::*;
+    use serde_json::value::RawValue;
     use serde_json::{Value, json};
 
     #[derive(Serialize)]
@@ -432,10 +426,8 @@ mod tests {
         let r = Doc::of(&raw_object);
         assert_eq!(&*r.text, r#"{"k":[1]}"#);
         assert_eq!(r.key(0), "k");
-        // Found by scanning, the same places.
-        let raw = serde_json::value::to_raw_value(&json!({"a": [1], "b": {"x": "}"}, "c": null}))
-            .unwrap();
-        assert_eq!(Doc::from_raw(&raw), d);
+        // Found by scanning (a map is written whole), the same places.
+        assert_eq!(Doc::of(&json!({"a": [1], "b": {"x": "}"}, "c": null})), d);
     }
 
     fn leaf() -> impl Strategy<Value = Value> {

@@ -12,13 +12,13 @@
 //! message is dropped, and its socket closes with 1013 (reconnect to resync).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::ws::Utf8Bytes;
 use protocol::patch::{Doc, RawPatchOp};
 use protocol::{RoundFairness, Viewer, patch};
 use serde_json::Value;
-use serde_json::value::{RawValue, to_raw_value};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
@@ -58,7 +58,7 @@ struct Held {
     /// of the view's members, and diffed by comparing text (`patch::diff_docs_at`).
     view: Doc,
     legal: Doc,
-    fairness: Arc<RawValue>,
+    fairness: Arc<Doc>,
 }
 
 #[derive(Default)]
@@ -70,7 +70,7 @@ pub(super) struct Fanout {
     table: Option<Arc<Doc>>,
     /// The fairness records, rebuilt only when a round starts or ends: (rounds, rounds
     /// ended) they were made for.
-    fairness: Option<((usize, usize), Arc<RawValue>)>,
+    fairness: Option<((usize, usize), Arc<Doc>)>,
 }
 
 impl Fanout {
@@ -149,9 +149,10 @@ fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> U
             })
             .sum::<usize>(),
     );
-    out.push_str(&format!(
+    let _ = write!(
+        out,
         "{{\"type\":\"patch\",\"from\":{from},\"version\":{version},\"ops\":"
-    ));
+    );
     patch::write_ops(&mut out, ops);
     out.push_str(",\"events\":");
     out.push_str(events);
@@ -166,20 +167,21 @@ fn state_text(h: &Held, you: Viewer, events: &str) -> Utf8Bytes {
         128 + h.table.text().len()
             + h.view.text().len()
             + h.legal.text().len()
-            + h.fairness.get().len()
+            + h.fairness.text().len()
             + events.len(),
     );
-    out.push_str(&format!(
+    let _ = write!(
+        out,
         "{{\"type\":\"state\",\"version\":{},\"table\":",
         h.version
-    ));
+    );
     for (part, key) in [
         (h.table.text(), ",\"you\":"),
         (&you, ",\"view\":"),
         (h.view.text(), ",\"legal\":"),
         (h.legal.text(), ",\"events\":"),
         (events, ",\"fairness\":"),
-        (h.fairness.get(), "}"),
+        (h.fairness.text(), "}"),
     ] {
         out.push_str(part);
         out.push_str(key);
@@ -197,7 +199,7 @@ impl Table {
 
     /// The fairness records, rebuilt when a round started or ended since the last
     /// time (a daily deal's every time: its seed is published when the day ends).
-    fn fairness(&mut self) -> Arc<RawValue> {
+    fn fairness(&mut self) -> Arc<Doc> {
         let key = (
             self.rounds.len(),
             self.rounds.iter().filter(|r| r.ended).count(),
@@ -219,7 +221,7 @@ impl Table {
                 seed: seed_public(r.ended, self.record.daily.as_deref()).then(|| r.seed.to_hex()),
             })
             .collect();
-        let f: Arc<RawValue> = to_raw_value(&rounds).expect("serializes").into();
+        let f = Arc::new(Doc::of(&rounds));
         self.fan.fairness = Some((key, f.clone()));
         f
     }
@@ -326,7 +328,11 @@ impl Table {
             ops.extend(view_ops);
             patch::diff_docs_at("/legal", &[(&h.legal, &legal)], std::slice::from_mut(ops));
             if !Arc::ptr_eq(&h.fairness, &fairness) {
-                patch::diff_raw_text_at("/fairness", &h.fairness, &fairness, ops);
+                patch::diff_docs_at(
+                    "/fairness",
+                    &[(&h.fairness, &fairness)],
+                    std::slice::from_mut(ops),
+                );
             }
             (h.view, h.legal, h.fairness) = (view, legal, fairness.clone());
             h.game_at = self.moved;
@@ -534,7 +540,7 @@ mod tests {
             table: Arc::new(Doc::of(&json!({"id": "x"}))),
             view: Doc::of(&json!({"hand": [1, 2]})),
             legal: Doc::of(&json!([])),
-            fairness: to_raw_value(&json!([])).unwrap().into(),
+            fairness: Arc::new(Doc::of(&json!([]))),
         };
         let text = state_text(
             &held,
