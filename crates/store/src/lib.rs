@@ -161,6 +161,13 @@ impl From<sqlx::Error> for StoreError {
         {
             return StoreError::Conflict(d.message().to_string());
         }
+        // SQLite's action log (migration 0013) refuses a duplicate action by a trigger,
+        // whose error is not a unique violation to sqlx.
+        if let sqlx::Error::Database(d) = &e
+            && d.message().starts_with("fib_duplicate_action")
+        {
+            return StoreError::Conflict(d.message().to_string());
+        }
         // Postgres' fib_fence (migration 0012) refuses a write under a stale epoch, and so
         // does the `game_tables_fence` check in a group of plain actions.
         if let sqlx::Error::Database(d) = &e
