@@ -659,7 +659,8 @@ async fn health_and_client_are_served() {
     server.stop().await;
 }
 
-/// SIGTERM shuts the server down gracefully: sockets are told (1001) and it exits 0.
+/// SIGTERM shuts the server down gracefully: sockets are told (1001), it exits 0, and
+/// it closes its database: on SQLite every move is in `actions` and no WAL is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_shuts_down_gracefully() {
     let db = sqlite_db();
@@ -668,6 +669,17 @@ async fn sigterm_shuts_down_gracefully() {
     let table = ada.create_trump(2, true).await;
     let mut a = ada.connect(&table).await;
     a.next_state().await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let playing = a.until(|s| status(s) == "playing").await;
+    let from = playing["version"].as_u64().unwrap();
+    let (_, moves) = play_until(&mut a, first, |s| {
+        s["version"].as_u64().unwrap_or(0) >= from + 6
+    })
+    .await;
+    assert!(moves > 0);
     let mut lobby = Sock::open(&format!("{}/ws/lobby", proc.ws), None, None).await;
     lobby.next().await;
     let pid = proc.child.id().unwrap().to_string();
@@ -687,6 +699,33 @@ async fn sigterm_shuts_down_gracefully() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "{status:?}");
+    let file = db.url.trim_start_matches("sqlite://").to_string();
+    assert!(
+        !std::path::Path::new(&format!("{file}-wal")).exists(),
+        "the WAL is folded into the database file"
+    );
+    let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+    let count = |sql: &'static str| {
+        let pool = pool.clone();
+        let table = table.clone();
+        async move {
+            let (n,): (i64,) = sqlx::query_as(sql)
+                .bind(table)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            n
+        }
+    };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM action_log WHERE table_id = $1").await,
+        0
+    );
+    assert!(
+        count("SELECT COUNT(*) FROM actions WHERE table_id = $1").await >= moves as i64,
+        "every move is in actions"
+    );
+    pool.close().await;
 }
 
 /// the `verify-deal` command recomputes from a revealed seed exactly the deal the

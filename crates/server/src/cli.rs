@@ -71,7 +71,11 @@ async fn serve(config: crate::Config) -> std::process::ExitCode {
     };
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     tracing::info!("listening on http://{local}");
-    match crate::serve(listener, state, shutdown_signal()).await {
+    let store = state.store.clone();
+    let served = crate::serve(listener, state, shutdown_signal()).await;
+    // The tables are handed over and the sockets closed: nothing writes any more.
+    store.close().await;
+    match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "server failed");

@@ -1124,6 +1124,10 @@ macro_rules! impl_store {
                 $backend
             }
 
+            async fn close(&self) {
+                <$store>::close(self).await
+            }
+
             async fn ping(&self) -> $crate::Result<()> {
                 sqlx::query("SELECT 1").execute(&self.pool).await?;
                 Ok(())

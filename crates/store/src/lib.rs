@@ -595,6 +595,11 @@ pub trait Store: Send + Sync + 'static {
     /// A cheap round trip, for `/healthz`.
     async fn ping(&self) -> Result<()>;
 
+    /// Closes the store at shutdown, once nothing writes any more: SQLite folds its action
+    /// log into `actions` and, its last connection closing, the WAL into the database file
+    /// (which it removes). Later calls fail.
+    async fn close(&self);
+
     // ---- players ----
 
     /// Creates a guest and its first session (device `label`). `token_hash` is the hex
