@@ -337,6 +337,9 @@ mod tests {
         async fn ping(&self) -> Result<()> {
             self.inner.ping().await
         }
+        async fn close(&self) {
+            self.inner.close().await
+        }
         async fn create_player(
             &self,
             id: Uuid,
