@@ -350,9 +350,8 @@ async fn a_table_that_panics_is_restored_from_its_log_and_play_goes_on() {
 async fn break_actions(db: &Db, on: bool) {
     if db.label == "sqlite" {
         let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-        // A move's write lands in the action log on SQLite (crates/store/src/sqlite.rs).
         let sql = if on {
-            "CREATE TRIGGER fail_actions BEFORE INSERT ON action_log \
+            "CREATE TRIGGER fail_actions BEFORE INSERT ON actions \
              BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
         } else {
             "DROP TRIGGER fail_actions"

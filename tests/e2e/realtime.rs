@@ -498,11 +498,6 @@ async fn stored_actions(url: &str, tables: &[String]) -> Vec<Vec<(i64, Value)>> 
     let mut out = Vec::new();
     let sql = "SELECT seat, action FROM actions WHERE table_id = $1 ORDER BY round_no, seq";
     if url.starts_with("sqlite:") {
-        // After a SIGKILL the latest actions are still in the log the store folds into
-        // `actions` every quarter second (crates/store/src/sqlite.rs).
-        let sql = "SELECT seat, action FROM (SELECT round_no, seq, seat, action FROM actions \
-                   WHERE table_id = $1 UNION ALL SELECT round_no, seq, seat, action \
-                   FROM action_log WHERE table_id = $1) ORDER BY round_no, seq";
         let pool = sqlx::SqlitePool::connect(url).await.unwrap();
         for t in tables {
             let rows: Vec<(i32, String)> =
@@ -550,11 +545,10 @@ async fn a_write_with_an_unknown_outcome_reloads_the_table() {
     let legal = st["legal"].as_array().unwrap().clone();
     assert!(legal.len() >= 2, "a choice of cards: {legal:?}");
 
-    // The first card "lands" without the server hearing of it: where a group commit
-    // puts it (SQLite's action log, crates/store/src/sqlite.rs).
+    // The first card "lands" without the server hearing of it.
     let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
     sqlx::query(
-        "INSERT INTO action_log (table_id, round_no, seq, seat, action, created_at) \
+        "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
          VALUES ($1, 1, 0, $2, $3, 0)",
     )
     .bind(&table)
@@ -563,12 +557,6 @@ async fn a_write_with_an_unknown_outcome_reloads_the_table() {
     .execute(&pool)
     .await
     .unwrap();
-    // And raises the table's highest stored action, as the commit's touch does.
-    sqlx::query("UPDATE game_tables SET action_head = 4294967296 WHERE id = $1")
-        .bind(&table)
-        .execute(&pool)
-        .await
-        .unwrap();
     pool.close().await;
 
     // The player plays another card: the server's write collides with the stored move.

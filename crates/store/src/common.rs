@@ -754,9 +754,7 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 ///
 /// The backend module provides, on `$store`: `begin_write` (a write transaction),
 /// `write_tail` (a [`Plan`]'s actions and touches, on a connection) and `write_plain` (a
-/// plan without steps, fenced and committed, in one call to the database),
-/// `before_group` and `after_group` (called around each group: SQLite's action log), and
-/// `SELECT_ACTIONS` (a table's actions in order).
+/// plan without steps, fenced and committed, in one call to the database).
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
@@ -1100,7 +1098,10 @@ macro_rules! impl_store {
                     .into_iter()
                     .map(c::round)
                     .collect::<$crate::Result<Vec<_>>>()?;
-                let actions = sqlx::query_as::<_, c::ActionRow>(Self::SELECT_ACTIONS)
+                let actions = sqlx::query_as::<_, c::ActionRow>(
+                    "SELECT round_no, seq, seat, action FROM actions \
+                     WHERE table_id = $1 ORDER BY round_no, seq",
+                )
                 .bind(&key)
                 .fetch_all(&mut *conn)
                 .await?
@@ -1775,14 +1776,11 @@ macro_rules! impl_store {
                 if plan.is_empty() {
                     return Ok(());
                 }
-                self.before_group().await;
                 if plan.steps.is_empty() && plan.fences_touched() {
                     // Actions alone: one call, no separate BEGIN, fence and COMMIT (each a
                     // round trip on Postgres, a hand-off to another thread on SQLite).
                     let conn = self.write.acquire().await?;
-                    self.write_plain(conn, &plan).await?;
-                    self.after_group(plan.appends.len());
-                    return Ok(());
+                    return self.write_plain(conn, &plan).await;
                 }
                 let mut tx = self.begin_write().await?;
                 Self::write_fence(&mut tx, &plan).await?;
@@ -1794,7 +1792,6 @@ macro_rules! impl_store {
                 // default synchronous_commit=on. Dropping an uncommitted transaction (an
                 // error above) rolls it back before the connection is used again.
                 tx.commit().await?;
-                self.after_group(plan.appends.len());
                 Ok(())
             }
 

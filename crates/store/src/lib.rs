@@ -161,13 +161,6 @@ impl From<sqlx::Error> for StoreError {
         {
             return StoreError::Conflict(d.message().to_string());
         }
-        // SQLite's action log (migration 0013) refuses a duplicate action by a trigger,
-        // whose error is not a unique violation to sqlx.
-        if let sqlx::Error::Database(d) = &e
-            && d.message().starts_with("fib_duplicate_action")
-        {
-            return StoreError::Conflict(d.message().to_string());
-        }
         // Postgres' fib_fence (migration 0012) refuses a write under a stale epoch, and so
         // does the `game_tables_fence` check in a group of plain actions.
         if let sqlx::Error::Database(d) = &e
@@ -595,9 +588,9 @@ pub trait Store: Send + Sync + 'static {
     /// A cheap round trip, for `/healthz`.
     async fn ping(&self) -> Result<()>;
 
-    /// Closes the store at shutdown, once nothing writes any more: SQLite folds its action
-    /// log into `actions` and, its last connection closing, the WAL into the database file
-    /// (which it removes). Later calls fail.
+    /// Closes the store at shutdown, once nothing writes any more: on SQLite the last
+    /// connection to close copies the WAL into the database file and removes it, so the
+    /// file is whole by itself. Later calls fail.
     async fn close(&self);
 
     // ---- players ----

@@ -181,14 +181,6 @@ impl PgStore {
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
     const LOCK: &str = " FOR UPDATE";
 
-    /// A table's actions: `actions` holds them all (no log, unlike SQLite's).
-    const SELECT_ACTIONS: &str = "SELECT round_no, seq, seat, action FROM actions \
-         WHERE table_id = $1 ORDER BY round_no, seq";
-
-    /// Nothing to do around a group on Postgres.
-    async fn before_group(&self) {}
-    fn after_group(&self, _appends: usize) {}
-
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
         Ok(self.write.begin().await?)
     }

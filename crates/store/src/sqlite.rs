@@ -16,20 +16,6 @@
 //! that no commit does it on its players' time.
 //!
 //! An in-memory database lives in one connection, which serves reads and writes alike.
-//!
-//! # The action log
-//!
-//! A group commit's actions go to `action_log` (migration 0013), a rowid table that grows
-//! at its end, not into `actions`, whose key (table, round, seq) gives every playing
-//! table's next action a leaf page of its own: a commit of 20 moves from 20 tables wrote
-//! 20-odd 4 KiB pages to the WAL (twice, counting the checkpoint), about 10 KiB of disk
-//! writes per move. Every [`FOLD_EVERY`] (50 ms) the writer moves the log into `actions` in one
-//! transaction of its own ([`FOLD`]), sorted by key, so that a table's page is written once
-//! per fold instead of once per move. Reads of a table's actions read both
-//! ([`SqliteStore::SELECT_ACTIONS`]); a fold is atomic, so a row is in exactly one of them.
-//! Duplicates are refused on insert into the log, as `actions`' key would (a trigger,
-//! `action_log_unique`, which looks only when the action is not above the table's highest
-//! stored one). The log is folded when the store opens and before it closes.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -54,35 +40,6 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 /// The WAL's size (pages) at which the writer checkpoints by itself.
 const CHECKPOINT_FALLBACK_PAGES: &str = "8000";
 
-/// How often the writer moves the action log into `actions` ([`FOLD`]). A fold costs the
-/// writer about 3 µs per action whatever the period, and delays the groups behind it by
-/// its own length: a short period keeps that delay short (about 1.5 ms for 500 actions)
-/// while a table's page is still written once for several of its moves.
-const FOLD_EVERY: Duration = Duration::from_millis(50);
-/// Logged actions at which a fold is due before [`FOLD_EVERY`] has passed: bounds the
-/// log, which reads and the duplicate check scan, and a fold's length.
-const FOLD_AT_ROWS: usize = 4096;
-/// How long after a failed fold the next is tried (the log keeps working meanwhile).
-const FOLD_RETRY: Duration = Duration::from_secs(5);
-
-/// Moves every logged action into `actions`, in key order, and empties the log: one
-/// transaction, so readers see each row in one place or the other.
-const FOLD: &str = "BEGIN IMMEDIATE; \
-     INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
-     SELECT table_id, round_no, seq, seat, action, created_at FROM action_log \
-     ORDER BY table_id, round_no, seq; \
-     DELETE FROM action_log; \
-     COMMIT";
-
-/// When the action log is folded next, and how much it holds.
-#[derive(Debug)]
-struct Fold {
-    /// Actions logged since the last fold (an upper bound: counted per committed group).
-    rows: std::sync::atomic::AtomicUsize,
-    /// Not before this instant, unless the log holds [`FOLD_AT_ROWS`].
-    next: std::sync::Mutex<std::time::Instant>,
-}
-
 /// Copies the WAL into the database file every [`CHECKPOINT_EVERY`], on a connection of its
 /// own (`PRAGMA wal_checkpoint(PASSIVE)`, which never waits for the writer or readers), so
 /// that no commit pays for a checkpoint: with SQLite's default, the commit that takes the
@@ -106,15 +63,6 @@ async fn checkpoints(conn: SqlitePool, alive: std::sync::Weak<()>) {
     conn.close().await;
 }
 
-impl Fold {
-    fn new() -> std::sync::Arc<Self> {
-        std::sync::Arc::new(Fold {
-            rows: std::sync::atomic::AtomicUsize::new(0),
-            next: std::sync::Mutex::new(std::time::Instant::now() + FOLD_EVERY),
-        })
-    }
-}
-
 /// The [`Store`](crate::Store) on SQLite.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
@@ -130,8 +78,6 @@ pub struct SqliteStore {
     /// Held by every clone: the checkpointer task stops once the last clone is gone, if
     /// the store was never closed.
     _alive: std::sync::Arc<()>,
-    /// The action log's fold (see the module's header).
-    fold: std::sync::Arc<Fold>,
 }
 
 impl SqliteStore {
@@ -160,9 +106,7 @@ impl SqliteStore {
                 in_memory: true,
                 checkpointer: None,
                 _alive: std::sync::Arc::new(()),
-                fold: Fold::new(),
             };
-            store.fold_log().await?;
             crate::Store::rerate(&store, false).await?;
             return Ok(store);
         }
@@ -219,10 +163,7 @@ impl SqliteStore {
             in_memory: false,
             checkpointer: Some(checkpointer),
             _alive: alive,
-            fold: Fold::new(),
         };
-        // What a crash left in the log goes where a restored table reads it first.
-        store.fold_log().await?;
         // Ratings computed under other rules are rebuilt from the history.
         crate::Store::rerate(&store, false).await?;
         Ok(store)
@@ -232,79 +173,11 @@ impl SqliteStore {
     /// its pool); the writer closes last, so that it checkpoints the WAL into the database
     /// file and removes it (SQLite does that when the file's last connection closes).
     pub async fn close(&self) {
-        // Leaves the file with every action in `actions`, for tools that read it.
-        if let Err(e) = self.fold_log().await {
-            tracing::warn!("folding the action log on close: {e}");
-        }
         if let Some(c) = &self.checkpointer {
             c.close().await;
         }
         self.pool.close().await;
         self.write.close().await;
-    }
-
-    /// A table's actions, from `actions` and the log not yet folded into it.
-    const SELECT_ACTIONS: &str = "SELECT round_no, seq, seat, action FROM actions \
-         WHERE table_id = $1 UNION ALL SELECT round_no, seq, seat, action FROM action_log \
-         WHERE table_id = $1 ORDER BY round_no, seq";
-
-    /// Called before every group: folds the action log if it is due ([`FOLD_EVERY`],
-    /// [`FOLD_AT_ROWS`]). A failed fold is logged and tried again after [`FOLD_RETRY`];
-    /// the group goes on either way, since the log keeps every action it holds.
-    async fn before_group(&self) {
-        use std::sync::atomic::Ordering;
-        let rows = self.fold.rows.load(Ordering::Relaxed);
-        if rows == 0 {
-            return;
-        }
-        let now = std::time::Instant::now();
-        {
-            let mut next = self.fold.next.lock().unwrap_or_else(|p| p.into_inner());
-            if now < *next && rows < FOLD_AT_ROWS {
-                return;
-            }
-            *next = now + FOLD_RETRY;
-        }
-        match self.fold_log().await {
-            Ok(()) => {
-                let mut next = self.fold.next.lock().unwrap_or_else(|p| p.into_inner());
-                *next = std::time::Instant::now() + FOLD_EVERY;
-            }
-            Err(e) => tracing::warn!("folding the action log (tried again in 5 s): {e}"),
-        }
-    }
-
-    /// Called after a group committed with `appends` actions.
-    fn after_group(&self, appends: usize) {
-        use std::sync::atomic::Ordering;
-        self.fold.rows.fetch_add(appends, Ordering::Relaxed);
-    }
-
-    /// Moves the action log into `actions` ([`FOLD`]), in a task of its own for the same
-    /// reason as [`Self::write_plain`]'s script: a script cut off by its caller could leave
-    /// the write lock held.
-    async fn fold_log(&self) -> Result<()> {
-        use std::sync::atomic::Ordering;
-        let rows = self.fold.rows.swap(0, Ordering::Relaxed);
-        let mut conn = self.write.acquire().await?;
-        let may_close = !self.in_memory;
-        let done = tokio::spawn(async move {
-            let done = sqlx::raw_sql(FOLD).execute(&mut *conn).await;
-            if done.is_err() && sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_err() {
-                // Still inside a transaction, or unknown: not for the next write.
-                if may_close {
-                    conn.close_on_drop();
-                }
-            }
-            done
-        })
-        .await
-        .map_err(|e| crate::StoreError::Unavailable(format!("the fold task failed: {e}")))?;
-        if let Err(e) = done {
-            self.fold.rows.fetch_add(rows.max(1), Ordering::Relaxed);
-            return Err(e.into());
-        }
-        Ok(())
     }
 
     /// The clock leases are measured on, in Unix ms (one node, so its own).
@@ -366,13 +239,11 @@ impl SqliteStore {
         mut conn: sqlx::pool::PoolConnection<Sqlite>,
         plan: &Plan<'_>,
     ) -> Result<()> {
-        let heads = Self::heads(plan)?;
         let touches: Vec<_> = plan
             .touches
             .iter()
             .zip(plan.touch_epochs())
-            .zip(heads)
-            .map(|(((key, at), epoch), head)| (key, at, epoch, head))
+            .map(|((key, at), epoch)| (key, at, epoch))
             .collect();
         let (actions, touches) = (json(&Self::append_rows(plan))?, json(&touches)?);
         // In memory, the connection is the database: closing it would lose everything.
@@ -443,9 +314,8 @@ impl SqliteStore {
                 .await
                 .map_err(|e| common::fk_as_not_found(e, || plan.missing_round()))?;
         }
-        let touches: Vec<_> = plan.touches.iter().zip(Self::heads(plan)?).collect();
         sqlx::query(TOUCH)
-            .bind(json(&touches)?)
+            .bind(json(&plan.touches)?)
             .execute(&mut *conn)
             .await?;
         Ok(())
@@ -453,42 +323,6 @@ impl SqliteStore {
 }
 
 impl SqliteStore {
-    /// For each touched table of `plan` (in `touches`' order), the key of its highest
-    /// action in the group (`round * 2^32 + seq`, what `game_tables.action_head` holds),
-    /// if it has any; and a `Conflict` if the group holds one action twice, which the
-    /// log's trigger would not see (it looks only at or below the head stored before the
-    /// group).
-    fn heads(plan: &Plan<'_>) -> Result<Vec<Option<i64>>> {
-        let mut keys: Vec<(&str, i64)> = plan
-            .appends
-            .iter()
-            .map(|a| {
-                (
-                    a.key.as_str(),
-                    (i64::from(a.action.round_no) << 32) + a.action.seq,
-                )
-            })
-            .collect();
-        keys.sort_unstable();
-        if keys.windows(2).any(|w| w[0] == w[1]) {
-            return Err(crate::StoreError::Conflict(
-                "the group holds the same action twice".into(),
-            ));
-        }
-        Ok(plan
-            .touches
-            .iter()
-            .map(|(table, _)| {
-                // The last of the table's keys, sorted, is its highest.
-                let end = keys.partition_point(|(t, _)| *t <= table.as_str());
-                keys[..end]
-                    .last()
-                    .filter(|(t, _)| *t == table.as_str())
-                    .map(|(_, k)| *k)
-            })
-            .collect())
-    }
-
     /// The rows [`APPEND`] reads.
     #[allow(clippy::type_complexity)]
     fn append_rows<'p>(plan: &'p Plan<'_>) -> Vec<(&'p String, i32, i64, i32, String, i64)> {
@@ -510,40 +344,36 @@ impl SqliteStore {
 }
 
 /// A group of actions alone, as one script: `$1` as [`APPEND`]'s, `$2` a JSON array of
-/// `[table, Unix ms, epoch or null, head or null]` rows. The actions go to the log, then
-/// the touch raises each table's `action_head` and is the fence: a table at another epoch
-/// than its row's gets a NULL `lease_epoch`, which the column refuses (NOT NULL), and the
-/// script stops there (the caller rolls it back).
+/// `[table, Unix ms, epoch or null]` rows. The touch comes first and is the fence: a
+/// table at another epoch than its row's gets a NULL `lease_epoch`, which the column
+/// refuses (NOT NULL), and the script stops before its actions.
 ///
 /// sqlx 0.9 still runs several statements in one SQLite query (it splits them itself and
 /// binds `$N` by number in each), though it documents that as deprecated: the store's
 /// conformance tests (fencing, all-or-nothing groups, on a file and in memory) are what
 /// would catch a later version that stops doing so. Parameters here must stay numbered.
 const PLAIN: &str = "BEGIN IMMEDIATE; \
-     INSERT INTO action_log (table_id, round_no, seq, seat, action, created_at) \
-     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
-     FROM json_each($1); \
      UPDATE game_tables SET updated_at = touched.value ->> 1, \
-         action_head = max(game_tables.action_head, coalesce(touched.value ->> 3, -1)), \
          lease_epoch = CASE WHEN touched.value ->> 2 IS NULL \
                               OR game_tables.lease_epoch = touched.value ->> 2 \
                             THEN game_tables.lease_epoch ELSE NULL END \
      FROM json_each($2) AS touched WHERE game_tables.id = touched.value ->> 0; \
+     INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
+     FROM json_each($1); \
      COMMIT";
 
 /// Appends the actions of `$1`, a JSON array of `[table, round, seq, seat, action text,
 /// Unix ms]` rows, in order. `->>` gives SQL values: integers stay integers, and a JSON
 /// string gives back exactly the text that was put in.
-const APPEND: &str = "INSERT INTO action_log (table_id, round_no, seq, seat, action, created_at) \
+const APPEND: &str = "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
      FROM json_each($1)";
 
-/// Sets `updated_at` of the tables of `$1`, a JSON array of `[[table, Unix ms], head or
-/// null]` rows, and raises their `action_head`; the plan reads the array once and finds
-/// each table by its key. Runs after the group's actions went to the log.
-const TOUCH: &str = "UPDATE game_tables SET updated_at = touched.value ->> '$[0][1]', \
-     action_head = max(game_tables.action_head, coalesce(touched.value ->> 1, -1)) \
-     FROM json_each($1) AS touched WHERE game_tables.id = touched.value ->> '$[0][0]'";
+/// Sets `updated_at` of the tables of `$1`, a JSON array of `[table, Unix ms]` rows; the
+/// plan reads the array once and finds each table by its key.
+const TOUCH: &str = "UPDATE game_tables SET updated_at = touched.value ->> 1 \
+     FROM json_each($1) AS touched WHERE game_tables.id = touched.value ->> 0";
 
 /// The first table of `$1` (a JSON array of `[table, epoch]`) whose epoch is not the one
 /// the group holds.
@@ -559,175 +389,6 @@ crate::common::impl_store!(SqliteStore, SqliteConnection, "sqlite");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ActionRecord, Occupant, RoundRecord, Store, StoreError, TableRecord, TableStatus};
-
-    /// A playing table of two bots with round 0 started.
-    async fn playing_table(store: &SqliteStore) -> uuid::Uuid {
-        let record = TableRecord {
-            id: uuid::Uuid::new_v4(),
-            game: "trump".into(),
-            options: serde_json::json!({}),
-            rules_version: 1,
-            seat_count: 2,
-            private: true,
-            invite_code: None,
-            created_by: uuid::Uuid::nil(),
-            created_at: 0,
-            status: TableStatus::Playing,
-            bots: None,
-            daily: None,
-            pace: serde_json::json!({"kind": "untimed"}),
-            clock: None,
-            updated_at: 0,
-        };
-        let bot = Occupant::Bot {
-            level: "easy".into(),
-        };
-        store
-            .create_table(&record, &[bot.clone(), bot])
-            .await
-            .unwrap();
-        let round = RoundRecord {
-            round_no: 0,
-            seed_hex: "00".repeat(32),
-            commitment: "11".repeat(32),
-            started_at: 0,
-            ended_at: None,
-            result: None,
-        };
-        store.start_round(record.id, &round).await.unwrap();
-        record.id
-    }
-
-    fn action(seq: i64) -> ActionRecord {
-        ActionRecord {
-            round_no: 0,
-            seq,
-            seat: (seq % 2) as i32,
-            action: serde_json::json!({ "card": seq }),
-        }
-    }
-
-    async fn count(store: &SqliteStore, table: &str) -> i64 {
-        let sql = format!("SELECT COUNT(*) FROM {table}");
-        let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .fetch_one(&store.write)
-            .await
-            .unwrap();
-        n
-    }
-
-    /// Actions are committed into the log, read from it, and folded into `actions` when
-    /// due, in one piece; a duplicate is refused whether its twin is in the log or already
-    /// folded, and out-of-order actions below the table's highest still go in.
-    #[tokio::test]
-    async fn actions_are_logged_then_folded_and_duplicates_refused_in_both() {
-        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
-        let url = format!("sqlite://{}/fib.db", dir.display());
-        let store = SqliteStore::connect(&url).await.unwrap();
-        // No fold until the test makes one due.
-        *store.fold.next.lock().unwrap() = std::time::Instant::now() + Duration::from_secs(3600);
-        let t = playing_table(&store).await;
-        for seq in [0, 1, 3] {
-            store.append_action(t, &action(seq), 5).await.unwrap();
-        }
-        assert_eq!(
-            (
-                count(&store, "action_log").await,
-                count(&store, "actions").await
-            ),
-            (3, 0)
-        );
-        let conflict = store.append_action(t, &action(1), 6).await;
-        assert!(
-            matches!(conflict, Err(StoreError::Conflict(_))),
-            "{conflict:?}"
-        );
-        // Twice in one group: the trigger looks below the head stored before the group,
-        // so the store refuses it itself, and nothing of the group lands.
-        let twice = [
-            crate::TableWrite::one(t, 6, crate::WriteOp::AppendAction(action(10))),
-            crate::TableWrite::one(t, 6, crate::WriteOp::AppendAction(action(10))),
-        ];
-        let conflict = store.write_group(&twice).await;
-        assert!(
-            matches!(conflict, Err(StoreError::Conflict(_))),
-            "{conflict:?}"
-        );
-        let read = store.load_table(t).await.unwrap().unwrap().actions;
-        assert_eq!(read, vec![action(0), action(1), action(3)]);
-
-        // Not due yet: a group leaves the log alone.
-        store.before_group().await;
-        assert_eq!(count(&store, "action_log").await, 3);
-        // Due: the next group folds first.
-        *store.fold.next.lock().unwrap() = std::time::Instant::now();
-        store.append_action(t, &action(2), 7).await.unwrap();
-        assert_eq!(
-            (
-                count(&store, "action_log").await,
-                count(&store, "actions").await
-            ),
-            (1, 3)
-        );
-        let conflict = store.append_action(t, &action(0), 8).await;
-        assert!(
-            matches!(conflict, Err(StoreError::Conflict(_))),
-            "{conflict:?}"
-        );
-        let read = store.load_table(t).await.unwrap().unwrap().actions;
-        assert_eq!(read, (0..4).map(action).collect::<Vec<_>>());
-
-        // An unknown round is still refused as such.
-        let mut stray = action(9);
-        stray.round_no = 4;
-        let missing = store.append_action(t, &stray, 9).await;
-        assert!(
-            matches!(missing, Err(StoreError::NotFound(_))),
-            "{missing:?}"
-        );
-
-        // Closing folds the rest; opening again finds every action in `actions`.
-        store.close().await;
-        let store = SqliteStore::connect(&url).await.unwrap();
-        assert_eq!(
-            (
-                count(&store, "action_log").await,
-                count(&store, "actions").await
-            ),
-            (0, 4)
-        );
-        let read = store.load_table(t).await.unwrap().unwrap().actions;
-        assert_eq!(read, (0..4).map(action).collect::<Vec<_>>());
-        store.close().await;
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    /// What a crash leaves in the log is folded when the store opens.
-    #[tokio::test]
-    async fn a_log_left_by_a_crash_is_folded_on_open() {
-        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
-        let url = format!("sqlite://{}/fib.db", dir.display());
-        let store = SqliteStore::connect(&url).await.unwrap();
-        let t = playing_table(&store).await;
-        store.append_action(t, &action(0), 5).await.unwrap();
-        // A second store on the file, as after a restart, with the first never closed.
-        let again = SqliteStore::connect(&url).await.unwrap();
-        assert_eq!(
-            (
-                count(&again, "action_log").await,
-                count(&again, "actions").await
-            ),
-            (0, 1)
-        );
-        assert_eq!(
-            again.load_table(t).await.unwrap().unwrap().actions,
-            vec![action(0)]
-        );
-        again.close().await;
-        store.close().await;
-        std::fs::remove_dir_all(dir).unwrap();
-    }
 
     /// The settings durability depends on, as the write connection sees them, and reads
     /// that cannot write.
