@@ -769,12 +769,19 @@ impl std::fmt::Display for Report {
             }
             writeln!(
                 f,
-                "server CPU:          {} per action, {} cores; RSS {} (peak {}); client {} cores; other processes {} cores",
+                "server CPU:          {} per action, {} cores; RSS {} (peak {}); client {} cores ({} per action); other processes {} cores",
                 opt(p.server_cpu_us_per_action, " µs"),
                 opt(p.server_cores, ""),
                 opt(p.server_rss_kib.map(|k| k as f64 / 1024.0), " MiB"),
                 opt(p.server_rss_peak_kib.map(|k| k as f64 / 1024.0), " MiB"),
                 opt(p.client_cores, ""),
+                // The load generator's own weight on the cores it shares with the server.
+                opt(
+                    p.client_cores
+                        .zip(p.actions_per_sec.filter(|a| *a > 0.0))
+                        .map(|(c, a)| c / a * 1e6),
+                    " µs"
+                ),
                 opt(p.others_cores, "")
             )?;
             writeln!(

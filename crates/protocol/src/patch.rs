@@ -432,6 +432,8 @@ fn diff_text<'t>(a: &'t str, b: &'t str, path: &mut String, ops: &mut Vec<Op<Cow
     if a == b {
         return;
     }
+    #[cfg(test)]
+    TEXT_DIFFS.with(|n| n.set(n.get() + 1));
     let start = ops.len();
     match (a.as_bytes().first(), b.as_bytes().first()) {
         (Some(b'{'), Some(b'{')) => {
@@ -500,6 +502,13 @@ fn diff_text<'t>(a: &'t str, b: &'t str, path: &mut String, ops: &mut Vec<Op<Cow
     if ops.len() - start > 1 {
         or_replace(ops, start, path, b.len(), || Cow::Borrowed(b));
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times [`diff_text`] compared two different texts on this thread: lets a
+    /// test tell work done from work copied ([`doc::diff_docs_at`]).
+    static TEXT_DIFFS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn skip_ws(t: &[u8], mut i: usize) -> usize {

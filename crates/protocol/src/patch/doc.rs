@@ -468,7 +468,8 @@ mod tests {
 
     /// A member that changed alike for two viewers is diffed once and copied: the copy is
     /// the same operations (what the property test checks), and a member that changed
-    /// differently is diffed for each.
+    /// differently is diffed for each. The copy is told from a second diff by counting
+    /// the texts compared.
     #[test]
     fn a_shared_change_is_copied() {
         // Long enough that patching beats replacing the whole.
@@ -477,8 +478,17 @@ mod tests {
         let n1 = plain(json!([1, 3]), json!("mine"), rest.clone());
         let o2 = plain(json!([1, 2, 3]), json!("yours"), rest.clone());
         let n2 = plain(json!([1, 3]), json!("yours!"), rest);
+        let diffs = || super::super::TEXT_DIFFS.with(|n| n.get());
         let mut ops = vec![Vec::new(), Vec::new()];
+        let before = diffs();
         diff_docs_at("/view", &[(&o1, &n1), (&o2, &n2)], &mut ops);
+        // `a` once, `b` for the second viewer only; alone, each viewer diffs its `a`.
+        assert_eq!(diffs() - before, 2, "the second viewer's `a` is copied");
+        let mut alone = vec![Vec::new()];
+        let before = diffs();
+        diff_docs_at("/view", &[(&o2, &n2)], &mut alone);
+        assert_eq!(diffs() - before, 2, "diffed alone: `a` and `b`");
+        assert_eq!(alone[0], ops[1]);
         let remove = RawPatchOp::Remove {
             path: "/view/a/1".into(),
         };
