@@ -73,8 +73,14 @@ async fn serve(config: crate::Config) -> std::process::ExitCode {
     tracing::info!("listening on http://{local}");
     let store = state.store.clone();
     let served = crate::serve(listener, state, shutdown_signal()).await;
-    // The tables are handed over and the sockets closed: nothing writes any more.
-    store.close().await;
+    // The tables are handed over and the sockets closed: nothing writes any more. Bounded,
+    // as closing waits for every connection in use: a stuck one must not keep the process.
+    if tokio::time::timeout(std::time::Duration::from_secs(10), store.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the database did not close within 10 s");
+    }
     match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

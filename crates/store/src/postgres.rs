@@ -104,7 +104,8 @@ impl PgStore {
     }
 
     /// A task holds a `PgListener` (its own connection) and forwards what arrives; it
-    /// ends when the receiver is dropped.
+    /// ends when the receiver is dropped or the pool is closed (which would otherwise wait
+    /// for ever for the listener's connection to come back).
     async fn listen_on(
         &self,
         channels: &[&str],
@@ -112,7 +113,8 @@ impl PgStore {
         let mut listener = PgListener::connect_with(&self.pool).await?;
         listener.listen_all(channels.iter().copied()).await?;
         let (tx, rx) = tokio::sync::mpsc::channel(1024);
-        tokio::spawn(async move {
+        let mut closed = self.pool.close_event();
+        let forward = async move {
             loop {
                 let notice = match listener.try_recv().await {
                     Ok(Some(n)) => crate::Notice::Message {
@@ -122,6 +124,8 @@ impl PgStore {
                     // The connection was lost; the next `try_recv` makes it again and
                     // listens to the same channels.
                     Ok(None) => crate::Notice::Reconnected,
+                    // Shutting down (and `closed` about to end this task).
+                    Err(sqlx::Error::PoolClosed) => break,
                     Err(e) => {
                         tracing::warn!(error = %e, "notification listener");
                         tokio::time::sleep(LISTEN_RETRY).await;
@@ -132,6 +136,10 @@ impl PgStore {
                     break;
                 }
             }
+        };
+        tokio::spawn(async move {
+            // Err once the pool closes: the listener is dropped, its connection freed.
+            let _ = closed.do_until(forward).await;
         });
         Ok(Some(rx))
     }
