@@ -438,6 +438,7 @@ export function render(root, msg, ctx) {
   parts.push(centre);
 
   // --- my table ------------------------------------------------------------------------
+  const ownFrom = parts.length; // my sets, the buttons for a picked card, my hand
   if (myTable) {
     const outOfTurn = !myTurn && legal.some((a) => a.type === 'move_card' || a.type === 'set_wild_number');
     const setBoxes = [...myTable.sets].sort((a, b) => a.key - b.key).map((s) => mySet(s));
@@ -482,6 +483,10 @@ export function render(root, msg, ctx) {
   } else {
     parts.push(h('p', { class: 'muted spectating' }, 'You are watching this match.'));
   }
+  // On a phone the hand comes right under the piles, then the buttons, then my sets: in
+  // the first screen whatever the tables hold (in the page's order too, for screen
+  // readers and the keyboard).
+  if (myTable && matchMedia('(max-width: 720px)').matches) parts.push(...parts.splice(ownFrom).reverse());
 
   parts.push(scores(v, name, me));
   morph(root, h('div', { class: `rummy ${myTurn ? 'my-turn' : ''}`, testid: 'rummy' }, parts));
