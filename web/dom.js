@@ -139,6 +139,10 @@ export function toast(message, kind = 'error', ms = 4500) {
   setTimeout(() => t.remove(), ms);
 }
 
+/** Whether the page is laid out for a phone: single column, the breakpoint of style.css
+    (and of the games' stylesheets). */
+export const phoneLayout = () => matchMedia('(max-width: 720px)').matches;
+
 // ---- The deck's colours: a preference remembered in this browser ----------------------
 // "classic" is the printed deck. "four" is the four-colour deck: Fib-Fibonacci's suits
 // each get their own colour (♠ black, ♥ red, ♦ blue, ♣ green), and the colour-coded cards

@@ -15,7 +15,7 @@
 // card, the flower has as many petals as the number, base cards carry a rabbit and a red
 // number, wilds are striped in every colour and the bonus card shows 2 + 3 + 3.
 
-import { h, morph, mount, on, toast } from '../dom.js';
+import { h, morph, mount, on, phoneLayout, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
@@ -486,7 +486,7 @@ export function render(root, msg, ctx) {
   // On a phone the hand comes right under the piles, then the buttons, then my sets: in
   // the first screen whatever the tables hold (in the page's order too, for screen
   // readers and the keyboard).
-  if (myTable && matchMedia('(max-width: 720px)').matches) parts.push(...parts.splice(ownFrom).reverse());
+  if (myTable && phoneLayout()) parts.push(...parts.splice(ownFrom).reverse());
 
   parts.push(scores(v, name, me));
   morph(root, h('div', { class: `rummy ${myTurn ? 'my-turn' : ''}`, testid: 'rummy' }, parts));
