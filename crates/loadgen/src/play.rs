@@ -392,7 +392,7 @@ impl Seat {
                 out.matches_finished += 1;
                 return Next::Done;
             }
-            if st.inflight.is_none() && st.hold_until.is_none() && !st.doc.legal().is_empty() {
+            if st.inflight.is_none() && st.hold_until.is_none() && st.doc.legal_count() > 0 {
                 match self.ctx.think {
                     Some(t) => {
                         if st.act_at.is_none() {
@@ -433,7 +433,7 @@ impl Seat {
                     out.move_rtt.push(now - sent);
                     out.moves += 1;
                 }
-                if self.ctx.vs_bots && st.doc.legal().is_empty() && st.doc.status() == "playing" {
+                if self.ctx.vs_bots && st.doc.legal_count() == 0 && st.doc.status() == "playing" {
                     st.acked = Some((version, now));
                 }
             }
@@ -467,11 +467,13 @@ impl Seat {
     /// Sends a uniformly random legal move, against the newest version held. `false`: the
     /// socket is gone.
     async fn act(&mut self, ws: &mut Ws, st: &mut SeatState) -> bool {
-        let legal = st.doc.legal();
-        if legal.is_empty() || st.inflight.is_some() {
+        let legal = st.doc.legal_count();
+        if legal == 0 || st.inflight.is_some() {
             return true;
         }
-        let action = legal[self.rng.below(legal.len())].clone();
+        let Some(action) = st.doc.legal_action(self.rng.below(legal)) else {
+            return true;
+        };
         let base = st.doc.version;
         let msg = ClientMsg::Act {
             version: base,

@@ -20,7 +20,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 mod doc;
+mod text;
 pub use doc::{Doc, diff_docs_at};
+pub use text::{Node, TextDoc, TextPatchMessage, TextStateMessage};
 
 /// One operation of a patch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -879,6 +881,83 @@ mod tests {
             apply(&mut e, &pretty_ops).unwrap();
             prop_assert_eq!(&e, &b);
         }
+
+        /// A document held as text takes the patches a client reads off the wire to the
+        /// same result as a tree does, patch after patch (the second reaches into the parts
+        /// the first opened, or replaced with text), and reads back unchanged.
+        #[test]
+        fn text_doc_applies_as_a_tree_does(a in doc(), b in doc(), c in doc()) {
+            let mut held = TextDoc::new(serde_json::value::to_raw_value(&a).unwrap());
+            prop_assert_eq!(held.to_value(), a.clone());
+            for (from, to) in [(&a, &b), (&b, &c)] {
+                let ops = diff(from, to);
+                let wire = format!(
+                    r#"{{"type":"patch","from":1,"version":2,"ops":{},"events":[{{"seat":0}}]}}"#,
+                    serde_json::to_string(&ops).unwrap()
+                );
+                let m = TextPatchMessage::read(&wire).expect("a patch message");
+                prop_assert_eq!(m.events.len(), 1);
+                held.apply(m.ops).unwrap();
+                prop_assert_eq!(held.to_value(), to.clone());
+            }
+        }
+    }
+
+    /// Where a patch does not fit, a text document refuses it as a tree does.
+    #[test]
+    fn text_doc_refuses_what_a_tree_refuses() {
+        let doc =
+            json!({"a": [10, {"b/c": 1, "d~e": [2, 3], "": 4}], "01": 5, "x": null, "s": "t"});
+        let bad = [
+            r#"[{"op":"replace","path":"/nope","value":1}]"#,
+            r#"[{"op":"remove","path":"/a/2"}]"#,
+            r#"[{"op":"add","path":"/a/3","value":1}]"#,
+            r#"[{"op":"add","path":"/a/01","value":1}]"#,
+            r#"[{"op":"add","path":"/s/0","value":1}]"#,
+            r#"[{"op":"remove","path":"/a/1/zz"}]"#,
+            r#"[{"op":"replace","path":"/x/y","value":1}]"#,
+            r#"[{"op":"add","path":"a","value":1}]"#,
+        ];
+        let good = [
+            r#"[{"op":"add","path":"/a/-","value":{"k":[1]}},{"op":"add","path":"/a/2/k/0","value":0}]"#,
+            r#"[{"op":"replace","path":"/a/1/b~1c","value":null},{"op":"remove","path":"/a/1/d~0e/0"}]"#,
+            r#"[{"op":"add","path":"/a/1/","value":"e"},{"op":"add","path":"/01","value":[]}]"#,
+            r#"[{"op":"replace","path":"","value":{"z":1}},{"op":"add","path":"/z","value":2}]"#,
+        ];
+        for (ops, fits) in bad
+            .iter()
+            .map(|o| (o, false))
+            .chain(good.iter().map(|o| (o, true)))
+        {
+            let wire =
+                format!(r#"{{"type":"patch","from":1,"version":2,"ops":{ops},"events":[]}}"#);
+            let text_ops = TextPatchMessage::read(&wire).expect("a patch message").ops;
+            let tree_ops = PatchMessage::read(&wire).expect("a patch message").ops;
+            let mut tree = doc.clone();
+            let mut held = TextDoc::new(serde_json::value::to_raw_value(&doc).unwrap());
+            let (t, h) = (apply(&mut tree, &tree_ops), held.apply(text_ops));
+            assert_eq!(t.is_ok(), fits, "{ops}: {t:?}");
+            assert_eq!(h.is_ok(), fits, "{ops}: {h:?}");
+            if fits {
+                assert_eq!(held.to_value(), tree, "{ops}");
+            }
+        }
+        // A state message's parts become the document, whitespace and all.
+        let state = r#"{"type":"state","version":7,"table":{"status":"playing"},"you":{"kind":"player","seat":1},"view":[ 1, {"a" : 2} ],"legal":[{"play":1}],"events":[{"seat":1}],"fairness":[]}"#;
+        let mut m = TextStateMessage::read(state).expect("a state message");
+        assert_eq!((m.version, m.events.len()), (7, 1));
+        assert_eq!(m.doc.get("/legal").and_then(Node::array_len), Some(1));
+        assert_eq!(
+            m.doc
+                .get("/table/status")
+                .and_then(|n| n.text().map(str::to_string))
+                .as_deref(),
+            Some(r#""playing""#)
+        );
+        assert_eq!(m.doc.get("/view/1/a").map(|n| n.to_value()), Some(json!(2)));
+        assert!(
+            TextStateMessage::read(&state.replace(r#""fairness":[]"#, r#""other":[]"#)).is_none()
+        );
     }
 
     /// Paths resolve exactly as serde_json's own pointers do, escapes and odd indexes
