@@ -80,6 +80,16 @@ pub struct SqliteStore {
     _alive: std::sync::Arc<()>,
 }
 
+/// Pool options for every pool of the store. sqlx pings a connection before handing it
+/// out, by default: for a SQLite file that checks nothing a query would not (the
+/// connection's thread is alive), and costs a hand-off to that thread and back before
+/// every write group and every read. Without it, 500 tables at a human pace: the move
+/// acknowledged in 0.70 ms instead of 0.80-0.86 ms on average, 500 µs of server CPU per
+/// move instead of 560-590 (docs/performance.md).
+fn pool_options() -> SqlitePoolOptions {
+    SqlitePoolOptions::new().test_before_acquire(false)
+}
+
 impl SqliteStore {
     /// Opens `sqlite://PATH` (creating the file and its parent directory if missing) or
     /// `sqlite::memory:`, and applies the migrations in `migrations/sqlite`.
@@ -91,7 +101,7 @@ impl SqliteStore {
         if in_memory {
             // An in-memory database lives as long as one connection to it: keep exactly
             // one, forever, so every query sees the same database.
-            let pool = SqlitePoolOptions::new()
+            let pool = pool_options()
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
@@ -129,7 +139,7 @@ impl SqliteStore {
         }
         // The write connection stays open for the store's life: it also keeps the WAL's
         // shared-memory file in place, which read-only connections cannot create.
-        let write = SqlitePoolOptions::new()
+        let write = pool_options()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
@@ -141,12 +151,12 @@ impl SqliteStore {
             .run(&write)
             .await?;
         // The journal mode is a property of the file, set by the writer above.
-        let pool = SqlitePoolOptions::new()
+        let pool = pool_options()
             .max_connections(READ_CONNECTIONS)
             .connect_with(options.clone().read_only(true))
             .await?;
         let alive = std::sync::Arc::new(());
-        let checkpointer = SqlitePoolOptions::new()
+        let checkpointer = pool_options()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
