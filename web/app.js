@@ -4,7 +4,7 @@
 // #/daily/<target>[/<day>], #/matches, #/replay/<id>, #/players/<id>[/<name>], #/leaderboard/<game>[/duel|multi], #/rules/<kind>). The server is the authority: a table page renders only the latest
 // `state` message from its socket and sends the player's choice from `legal`.
 
-import { applyDeck, deckControl, h, morph, mount, toast } from './dom.js';
+import { applyDeck, deckControl, h, morph, mount, onLayoutChange, toast } from './dom.js';
 import { api, ApiError, dealUrl, early, earlyTable } from './api.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
 import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
@@ -854,11 +854,15 @@ async function tablePage(visit, id, invite) {
   });
   const stopVisibility = reportVisibility((msg) => sock.send(msg));
   const ticker = setInterval(() => tickClocks(root, receivedAt), 250);
+  // A game may lay itself out by the breakpoint (the rummy games' order of parts on a
+  // phone): drawn again when it is crossed, not only at the next change of the table.
+  const stopLayout = onLayoutChange(() => render());
   session.cleanup = () => {
     document.title = 'Fibonacci Cards';
     clearTimeout(busyTimer);
     clearInterval(ticker);
     stopVisibility();
+    stopLayout();
     sock.close();
   };
 }

@@ -141,7 +141,17 @@ export function toast(message, kind = 'error', ms = 4500) {
 
 /** Whether the page is laid out for a phone: single column, the breakpoint of style.css
     (and of the games' stylesheets). */
-export const phoneLayout = () => matchMedia('(max-width: 720px)').matches;
+const phoneQuery = '(max-width: 720px)';
+export const phoneLayout = () => matchMedia(phoneQuery).matches;
+
+/** Calls `fn` whenever the page crosses the phone breakpoint (a phone turned on its side,
+    a window resized): what a script laid out by `phoneLayout()` is drawn again with.
+    Returns the function that stops listening. */
+export function onLayoutChange(fn) {
+  const q = matchMedia(phoneQuery);
+  q.addEventListener('change', fn);
+  return () => q.removeEventListener('change', fn);
+}
 
 // ---- The deck's colours: a preference remembered in this browser ----------------------
 // "classic" is the printed deck. "four" is the four-colour deck: Fib-Fibonacci's suits

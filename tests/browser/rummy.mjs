@@ -123,6 +123,22 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
     }
   }
   await p.screenshot({ path: join(outDir, 'rummy-phone.png'), fullPage: true });
+
+  // The parts' order follows the breakpoint as soon as it is crossed (a phone turned on
+  // its side), not at the table's next change (a solitaire table waits for its player).
+  const handFirst = () => p.evaluate(() => {
+    const hand = document.querySelector('.rm-hand-area');
+    const sets = document.querySelector('[data-testid="my-table"]');
+    return hand && sets ? Boolean(hand.compareDocumentPosition(sets) & Node.DOCUMENT_POSITION_FOLLOWING) : null;
+  });
+  if ((await handFirst()) !== true) throw new Error('on a phone the hand does not come before the sets');
+  const phoneSize = p.viewportSize();
+  await p.setViewportSize({ width: 1024, height: 800 });
+  await until('the wide order after widening', async () => (await handFirst()) === false, 3000);
+  await p.setViewportSize(phoneSize);
+  await until('the phone order after narrowing', async () => (await handFirst()) === true, 3000);
+  log('the order of the parts follows the breakpoint when it is crossed');
+
   if (!refused) throw new Error('no turn offered the opening builder');
   if (!done) throw new Error(`no deal allowed opening and adding within ${TURNS} turns on ${TABLES} tables`);
   log('opened, added to a set and discarded through the UI');
