@@ -5,7 +5,7 @@
 // so every hand is shown, and each round's seed with its commitment. Anyone with the link
 // may open it, signed in or not.
 
-import { h, mount } from './dom.js';
+import { h, mount, onLayoutChange } from './dom.js';
 import { api, dealUrl } from './api.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
@@ -140,5 +140,10 @@ export async function replayPage(app, id, { title, stale }) {
     h('section', { class: 'panel' }, h('h2', null, 'Moves'), moves),
     seeds));
   show(0);
-  return () => document.removeEventListener('keydown', onKey);
+  // The rummy games order their parts by the phone breakpoint: drawn again when it is crossed.
+  const stopLayout = onLayoutChange(() => show(step));
+  return () => {
+    document.removeEventListener('keydown', onKey);
+    stopLayout();
+  };
 }

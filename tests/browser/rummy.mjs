@@ -124,6 +124,8 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
   }
   await p.screenshot({ path: join(outDir, 'rummy-phone.png'), fullPage: true });
 
+  if (!refused) throw new Error('no turn offered the opening builder');
+  if (!done) throw new Error(`no deal allowed opening and adding within ${TURNS} turns on ${TABLES} tables`);
   // The parts' order follows the breakpoint as soon as it is crossed (a phone turned on
   // its side), not at the table's next change (a solitaire table waits for its player).
   const handFirst = () => p.evaluate(() => {
@@ -138,8 +140,5 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
   await p.setViewportSize(phoneSize);
   await until('the phone order after narrowing', async () => (await handFirst()) === true, 3000);
   log('the order of the parts follows the breakpoint when it is crossed');
-
-  if (!refused) throw new Error('no turn offered the opening builder');
-  if (!done) throw new Error(`no deal allowed opening and adding within ${TURNS} turns on ${TABLES} tables`);
   log('opened, added to a set and discarded through the UI');
 });

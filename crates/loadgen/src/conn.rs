@@ -10,10 +10,10 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use protocol::patch::{Node, RawPatchOp, TextDoc};
+use protocol::patch::{Node, TextDoc, TextOp};
 use protocol::{
-    CreateTableRequest, CreateTableResponse, ErrorBody, GuestRequest, GuestResponse, PatchOp,
-    ServerMsg, TableInfo, patch,
+    CreateTableRequest, CreateTableResponse, ErrorBody, GuestRequest, GuestResponse, ServerMsg,
+    TableInfo, patch,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -365,8 +365,10 @@ pub fn actor(events: &[Box<RawValue>]) -> Option<usize> {
     struct Event {
         seat: Option<u64>,
     }
+    // Objects only: serde would read `[3]` as an `Event` too.
     events
         .iter()
+        .filter(|e| e.get().starts_with('{'))
         .find_map(|e| serde_json::from_str::<Event>(e.get()).ok()?.seat)
         .map(|s| s as usize)
 }
@@ -393,10 +395,9 @@ impl TableDoc {
         if let Some(p) = patch::TextPatchMessage::read(text) {
             return self.apply(p.from, p.version, p.ops, &p.events);
         }
-        if let Some(s) = patch::TextStateMessage::read(text) {
-            return self.hold(s.version, s.doc, &s.events);
-        }
-        // Anything else, or a message of the wrong shape (reported as undecodable below).
+        // Anything else, or a patch of the wrong shape (reported as undecodable below). A
+        // `state` (on connecting, or after a `sync`) is read as the typed message, which
+        // checks the whole of its shape.
         let msg = match serde_json::from_str::<ServerMsg>(text) {
             Ok(m) => m,
             Err(e) => {
@@ -416,8 +417,6 @@ impl TableDoc {
                 events,
                 fairness,
             } => {
-                // A state written otherwise than the server writes it (members in another
-                // order): rebuilt from the typed message, which checked its shape.
                 let doc = TextDoc::from_members(vec![
                     ("table".into(), raw(&table)),
                     ("you".into(), raw(&you)),
@@ -434,7 +433,7 @@ impl TableDoc {
                 ops,
                 events,
             } => {
-                let ops = ops.into_iter().map(text_op).collect();
+                let ops = ops.into_iter().map(TextOp::from).collect();
                 let events: Vec<_> = events.iter().map(raw).collect();
                 self.apply(from, version, ops, &events)
             }
@@ -468,7 +467,7 @@ impl TableDoc {
         &mut self,
         from: u64,
         version: u64,
-        ops: Vec<RawPatchOp>,
+        ops: Vec<TextOp>,
         events: &[Box<RawValue>],
     ) -> Incoming {
         let Some(doc) = self.doc.as_mut().filter(|_| from == self.version) else {
@@ -495,8 +494,7 @@ impl TableDoc {
         let Some(doc) = self.doc.as_mut() else {
             return false;
         };
-        let scalar =
-            |doc: &mut TextDoc, path: &str| -> Option<Value> { Some(doc.get(path)?.to_value()) };
+        let scalar = |doc: &mut TextDoc, path: &str| -> Option<Value> { doc.get(path)?.to_value() };
         let Some(legal) = doc.get("/legal").and_then(Node::array_len) else {
             return false;
         };
@@ -518,10 +516,11 @@ impl TableDoc {
         if self.doc.is_some() { self.legal } else { 0 }
     }
 
-    /// The `i`-th legal action, as a value to send back.
+    /// The `i`-th legal action, as a value to send back (`None` if it is not one: a number
+    /// out of range, say, which the server never sends).
     pub fn legal_action(&mut self, i: usize) -> Option<Value> {
         let doc = self.doc.as_mut()?;
-        Some(doc.get("/legal")?.index(i)?.to_value())
+        doc.get("/legal")?.index(i)?.to_value()
     }
 
     /// `"open"`, `"playing"`, `"finished"`, `"abandoned"` (empty without a document).
@@ -540,21 +539,6 @@ impl TableDoc {
     }
 }
 
-/// A typed patch operation as text (for a patch not written as the server writes it).
-fn text_op(op: PatchOp) -> RawPatchOp {
-    match op {
-        PatchOp::Add { path, value } => RawPatchOp::Add {
-            path,
-            value: value.to_string(),
-        },
-        PatchOp::Remove { path } => RawPatchOp::Remove { path },
-        PatchOp::Replace { path, value } => RawPatchOp::Replace {
-            path,
-            value: value.to_string(),
-        },
-    }
-}
-
 /// A part of a typed message, written as checked JSON text.
 fn raw<T: Serialize>(v: &T) -> Box<RawValue> {
     serde_json::value::to_raw_value(v).expect("a typed message part serializes")
@@ -563,6 +547,7 @@ fn raw<T: Serialize>(v: &T) -> Box<RawValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::PatchOp;
 
     #[test]
     fn metrics_values_and_labels() {
@@ -576,6 +561,17 @@ mod tests {
             m.labelled("fib_actions_rejected_total"),
             vec![("code=\"stale_version\"".to_string(), 3.0)]
         );
+    }
+
+    #[test]
+    fn the_actor_is_the_first_event_object_naming_a_seat() {
+        let events = |t: &str| serde_json::from_str::<Vec<Box<RawValue>>>(t).unwrap();
+        assert_eq!(
+            actor(&events(r#"[[3], {"type":"x"}, {"seat":2}, {"seat":1}]"#)),
+            Some(2)
+        );
+        assert_eq!(actor(&events(r#"[{"seat":null}, 4]"#)), None);
+        assert_eq!(actor(&[]), None);
     }
 
     #[test]
@@ -619,11 +615,11 @@ mod tests {
         // Written as the server writes it (read the quick way, `patch::TextPatchMessage`).
         let written = r#"{"type":"patch","from":6,"version":7,"ops":[{"op":"add","path":"/view/hand/-","value":3},{"op":"remove","path":"/legal/0"},{"op":"replace","path":"/table/status","value":"playing"},{"op":"replace","path":"/table/winners","value":null}],"events":[{"seat":0}]}"#;
         let legal = r#"[{"play":9}]"#.to_string();
-        let set = RawPatchOp::Replace {
+        let set = PatchOp::Replace {
             path: "/legal".into(),
-            value: legal,
+            value: serde_json::from_str(&legal).unwrap(),
         };
-        d.doc.as_mut().unwrap().apply([set]).unwrap();
+        d.doc.as_mut().unwrap().apply([TextOp::from(set)]).unwrap();
         assert!(matches!(
             d.take(written),
             Incoming::Updated {
@@ -632,7 +628,7 @@ mod tests {
                 ..
             }
         ));
-        let held = d.doc.as_ref().unwrap().to_value();
+        let held = d.doc.as_ref().unwrap().to_value().unwrap();
         assert_eq!(held["view"]["hand"], json!([2, 3]));
         assert_eq!(d.legal_count(), 0);
         assert_eq!(d.status(), "playing");

@@ -472,7 +472,10 @@ impl Seat {
             return true;
         }
         let Some(action) = st.doc.legal_action(self.rng.below(legal)) else {
-            return true;
+            // Not a value this client can send back (the server never writes one): start
+            // again from a full state.
+            st.doc.doc = None;
+            return send(ws, &ClientMsg::Sync {}).await.is_ok();
         };
         let base = st.doc.version;
         let msg = ClientMsg::Act {

@@ -9,18 +9,28 @@
 //! CPU (perf), on the same two cores as the server it measures. Here a value is kept as
 //! one string until a path goes through it; the patches apply exactly as
 //! [`super::apply_owned`] applies them (a property test holds the two to the same result).
+//!
+//! One difference in what is refused: a value is checked as JSON text when it is read
+//! (`RawValue`), and text can be JSON by its syntax without being a value serde_json
+//! holds (a number beyond `f64`, a lone surrogate escape). [`super::PatchMessage::read`]
+//! refuses such a message; here it is found only where the value is opened or converted
+//! ([`Node::to_value`] gives `None`, a path through it fails), never as a panic.
 
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{PatchError, RawPatchOp, array_index, elements, members, unescape};
+use super::{PatchError, PatchOp, RawPatchOp, array_index, elements, members, unescape};
 
-/// A part of a [`TextDoc`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Node {
-    /// Valid JSON text not looked into: a scalar, or a container no path went through.
+/// A part of a [`TextDoc`]: JSON text not looked into yet, or an object or array a path
+/// opened. Opaque, so that only checked JSON text gets in.
+#[derive(Clone, Debug)]
+pub struct Node(Part);
+
+#[derive(Clone, Debug)]
+enum Part {
+    /// JSON text, checked as such: a scalar, or a container no path went through.
     Text(Box<str>),
     /// An object opened by a path: its members in the order written, keys unescaped.
     Object(Vec<(String, Node)>),
@@ -29,23 +39,27 @@ pub enum Node {
 }
 
 impl Node {
+    fn text(t: impl Into<Box<str>>) -> Node {
+        Node(Part::Text(t.into()))
+    }
+
     /// Opens a container held as text (one level: its members stay text); a scalar, or a
-    /// container already open, stays as it is.
-    fn open(&mut self) -> &mut Node {
-        let Node::Text(t) = self else {
-            return self;
+    /// container already open, stays as it is. Fails only for text that is JSON by its
+    /// syntax but not a value (a key with a lone surrogate escape).
+    fn open(&mut self) -> Result<&mut Part, PatchError> {
+        let Part::Text(t) = &self.0 else {
+            return Ok(&mut self.0);
         };
         let t = t.trim();
         let opened = match t.as_bytes().first() {
-            Some(b'{') => Node::Object(match members(t) {
+            Some(b'{') => Part::Object(match members(t) {
                 Some(ms) => {
                     let mut out: Vec<(String, Node)> = Vec::with_capacity(ms.len());
                     for (k, v) in ms {
-                        let v = Node::Text(v.into());
                         // A key written twice: the last one counts, as for serde_json.
                         match out.iter_mut().find(|(have, _)| have == k) {
-                            Some(m) => m.1 = v,
-                            None => out.push((k.to_string(), v)),
+                            Some(m) => m.1 = Node::text(v),
+                            None => out.push((k.to_string(), Node::text(v))),
                         }
                     }
                     out
@@ -53,62 +67,88 @@ impl Node {
                 // A key written with escapes: serde reads the keys, values stay text.
                 None => {
                     serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(t)
-                        .expect("a node's text is valid JSON")
+                        .map_err(|e| PatchError(format!("an object that is not a value: {e}")))?
                         .into_iter()
-                        .map(|(k, v)| (k, Node::Text(v.into())))
+                        .map(|(k, v)| (k, Node::text(v)))
                         .collect()
                 }
             }),
-            Some(b'[') => Node::Array(
-                elements(t)
-                    .into_iter()
-                    .map(|e| Node::Text(e.into()))
-                    .collect(),
-            ),
-            _ => return self,
+            Some(b'[') => Part::Array(elements(t).into_iter().map(Node::text).collect()),
+            _ => return Ok(&mut self.0),
         };
-        *self = opened;
-        self
+        self.0 = opened;
+        Ok(&mut self.0)
     }
 
-    /// The value this node stands for, as a tree.
-    pub fn to_value(&self) -> Value {
-        match self {
-            Node::Text(t) => serde_json::from_str(t).expect("a node's text is valid JSON"),
-            Node::Object(m) => {
-                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
-            }
-            Node::Array(v) => Value::Array(v.iter().map(Node::to_value).collect()),
-        }
+    /// The value this node stands for, as a tree; `None` if its text is JSON by its syntax
+    /// but not a value serde_json holds (a number out of range, a lone surrogate escape).
+    pub fn to_value(&self) -> Option<Value> {
+        Some(match &self.0 {
+            Part::Text(t) => serde_json::from_str(t).ok()?,
+            Part::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| Some((k.clone(), v.to_value()?)))
+                    .collect::<Option<_>>()?,
+            ),
+            Part::Array(v) => Value::Array(v.iter().map(Node::to_value).collect::<Option<_>>()?),
+        })
     }
 
     /// The number of elements, if this is an array (opening it).
     pub fn array_len(&mut self) -> Option<usize> {
-        match self.open() {
-            Node::Array(v) => Some(v.len()),
+        match self.open().ok()? {
+            Part::Array(v) => Some(v.len()),
             _ => None,
         }
     }
 
     /// The `i`-th element, if this is an array that long (opening it).
     pub fn index(&mut self, i: usize) -> Option<&mut Node> {
-        match self.open() {
-            Node::Array(v) => v.get_mut(i),
+        match self.open().ok()? {
+            Part::Array(v) => v.get_mut(i),
             _ => None,
         }
     }
 
-    /// The text of a node not opened (a scalar's is its JSON: `"playing"`, `3`, `null`).
-    pub fn text(&self) -> Option<&str> {
-        match self {
-            Node::Text(t) => Some(t),
+    /// The JSON text of a node not opened (a scalar's: `"playing"`, `3`, `null`).
+    pub fn as_text(&self) -> Option<&str> {
+        match &self.0 {
+            Part::Text(t) => Some(t),
             _ => None,
         }
     }
 }
 
-/// A state document that [`RawPatchOp`]s apply to, held as text where nothing looked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A patch operation whose value is checked JSON text, as [`TextPatchMessage::read`] gives
+/// them (or made from a [`PatchOp`]): what [`TextDoc::apply`] takes.
+#[derive(Clone, Debug)]
+pub struct TextOp(RawPatchOp);
+
+impl TextOp {
+    /// The operation, its value as text.
+    pub fn op(&self) -> &RawPatchOp {
+        &self.0
+    }
+}
+
+impl From<PatchOp> for TextOp {
+    fn from(op: PatchOp) -> TextOp {
+        TextOp(match op {
+            PatchOp::Add { path, value } => RawPatchOp::Add {
+                path,
+                value: value.to_string(),
+            },
+            PatchOp::Remove { path } => RawPatchOp::Remove { path },
+            PatchOp::Replace { path, value } => RawPatchOp::Replace {
+                path,
+                value: value.to_string(),
+            },
+        })
+    }
+}
+
+/// A state document that patches apply to, held as text where nothing looked.
+#[derive(Clone, Debug)]
 pub struct TextDoc {
     root: Node,
 }
@@ -117,19 +157,22 @@ impl TextDoc {
     /// The document `raw` (checked JSON, as serde reads a message's member).
     pub fn new(raw: Box<RawValue>) -> TextDoc {
         TextDoc {
-            root: Node::Text(raw.into()),
+            root: Node::text(raw),
         }
     }
 
-    /// A document made of `members`, each checked JSON (a `state` message's parts).
+    /// A document made of `members`, each checked JSON (a `state` message's parts). A name
+    /// given twice: the last one counts, as when a JSON object is read.
     pub fn from_members(members: Vec<(String, Box<RawValue>)>) -> TextDoc {
+        let mut out: Vec<(String, Node)> = Vec::with_capacity(members.len());
+        for (k, v) in members {
+            match out.iter_mut().find(|(have, _)| *have == k) {
+                Some(m) => m.1 = Node::text(v),
+                None => out.push((k, Node::text(v))),
+            }
+        }
         TextDoc {
-            root: Node::Object(
-                members
-                    .into_iter()
-                    .map(|(k, v)| (k, Node::Text(v.into())))
-                    .collect(),
-            ),
+            root: Node(Part::Object(out)),
         }
     }
 
@@ -139,32 +182,31 @@ impl TextDoc {
         pointer_mut(&mut self.root, path).ok()
     }
 
-    /// The whole document as a tree.
-    pub fn to_value(&self) -> Value {
+    /// The whole document as a tree (`None` as for [`Node::to_value`]).
+    pub fn to_value(&self) -> Option<Value> {
         self.root.to_value()
     }
 
-    /// Applies `ops` in order, as [`super::apply_owned`] does; their values must be valid
-    /// JSON text (as [`TextPatchMessage::read`] gives them). On error the document may be
+    /// Applies `ops` in order, as [`super::apply_owned`] does. On error the document may be
     /// partly patched: a client then asks for a full state (`sync`).
-    pub fn apply(&mut self, ops: impl IntoIterator<Item = RawPatchOp>) -> Result<(), PatchError> {
-        for op in ops {
+    pub fn apply(&mut self, ops: impl IntoIterator<Item = TextOp>) -> Result<(), PatchError> {
+        for TextOp(op) in ops {
             match op {
                 RawPatchOp::Replace { path, value } if path.is_empty() => {
-                    self.root = Node::Text(value.into())
+                    self.root = Node::text(value)
                 }
                 RawPatchOp::Replace { path, value } => {
-                    *pointer_mut(&mut self.root, &path)? = Node::Text(value.into());
+                    *pointer_mut(&mut self.root, &path)? = Node::text(value);
                 }
                 RawPatchOp::Add { path, value } => {
                     let (parent, last) = split(&mut self.root, &path)?;
-                    let value = Node::Text(value.into());
-                    match parent.open() {
-                        Node::Object(m) => match m.iter_mut().find(|(k, _)| *k == last) {
+                    let value = Node::text(value);
+                    match parent.open()? {
+                        Part::Object(m) => match m.iter_mut().find(|(k, _)| *k == last) {
                             Some(member) => member.1 = value,
                             None => m.push((last, value)),
                         },
-                        Node::Array(v) => {
+                        Part::Array(v) => {
                             let i = if last == "-" {
                                 v.len()
                             } else {
@@ -172,26 +214,26 @@ impl TextDoc {
                             };
                             v.insert(i, value);
                         }
-                        Node::Text(_) => {
+                        Part::Text(_) => {
                             return Err(PatchError(format!("{path}: parent is not a container")));
                         }
                     }
                 }
                 RawPatchOp::Remove { path } => {
                     let (parent, last) = split(&mut self.root, &path)?;
-                    match parent.open() {
-                        Node::Object(m) => {
+                    match parent.open()? {
+                        Part::Object(m) => {
                             let at = m
                                 .iter()
                                 .position(|(k, _)| *k == last)
                                 .ok_or_else(|| PatchError(format!("{path}: no such member")))?;
                             m.remove(at);
                         }
-                        Node::Array(v) => {
+                        Part::Array(v) => {
                             let i = index(&last, v.len(), &path)?;
                             v.remove(i);
                         }
-                        Node::Text(_) => {
+                        Part::Text(_) => {
                             return Err(PatchError(format!("{path}: parent is not a container")));
                         }
                     }
@@ -216,15 +258,15 @@ fn pointer_mut<'a>(mut at: &'a mut Node, path: &str) -> Result<&'a mut Node, Pat
     let missing = || PatchError(format!("{path}: no such location"));
     let rest = path.strip_prefix('/').ok_or_else(missing)?;
     for token in rest.split('/') {
-        at = match at.open() {
-            Node::Object(m) => {
+        at = match at.open()? {
+            Part::Object(m) => {
                 let key = unescape(token);
                 m.iter_mut()
                     .find(|(k, _)| *k == key.as_ref())
                     .map(|(_, v)| v)
             }
-            Node::Array(v) => array_index(token).and_then(|i| v.get_mut(i)),
-            Node::Text(_) => None,
+            Part::Array(v) => array_index(token).and_then(|i| v.get_mut(i)),
+            Part::Text(_) => None,
         }
         .ok_or_else(missing)?;
     }
@@ -246,7 +288,7 @@ fn split<'a>(root: &'a mut Node, path: &str) -> Result<(&'a mut Node, String), P
 pub struct TextPatchMessage {
     pub from: u64,
     pub version: u64,
-    pub ops: Vec<RawPatchOp>,
+    pub ops: Vec<TextOp>,
     pub events: Vec<Box<RawValue>>,
 }
 
@@ -304,6 +346,7 @@ impl TextPatchMessage {
                     (Kind::Remove, None) => Some(RawPatchOp::Remove { path }),
                     _ => None,
                 }
+                .map(TextOp)
             })
             .collect::<Option<Vec<_>>>()?;
         Some(TextPatchMessage {
@@ -311,64 +354,6 @@ impl TextPatchMessage {
             version: m.version,
             ops,
             events: m.events.into_iter().map(ToOwned::to_owned).collect(),
-        })
-    }
-}
-
-/// A `state` message's members, each left as checked JSON text: `version`, the document
-/// (`table`, `you`, `view`, `legal`, `fairness`, in a [`TextDoc`]) and the `events`.
-#[derive(Debug)]
-pub struct TextStateMessage {
-    pub version: u64,
-    pub doc: TextDoc,
-    pub events: Vec<Box<RawValue>>,
-}
-
-impl TextStateMessage {
-    /// The state message `text` (`type` first, as the server writes it); `None` for any
-    /// other message or shape.
-    pub fn read(text: &str) -> Option<TextStateMessage> {
-        if !text.starts_with(r#"{"type":"state","#) {
-            return None;
-        }
-        struct Members(Vec<(String, Box<RawValue>)>);
-        impl<'de> Deserialize<'de> for Members {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> Visitor<'de> for V {
-                    type Value = Members;
-                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                        f.write_str("a state message")
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Members, A::Error> {
-                        let mut out = Vec::with_capacity(8);
-                        while let Some((k, v)) = a.next_entry::<String, Box<RawValue>>()? {
-                            out.push((k, v));
-                        }
-                        Ok(Members(out))
-                    }
-                }
-                d.deserialize_map(V)
-            }
-        }
-        let Members(all) = serde_json::from_str(text).ok()?;
-        let (mut version, mut events, mut doc) = (None, None, Vec::with_capacity(5));
-        for (k, v) in all {
-            match k.as_str() {
-                "type" => {}
-                "version" => version = Some(serde_json::from_str::<u64>(v.get()).ok()?),
-                "events" => {
-                    events = Some(serde_json::from_str::<Vec<Box<RawValue>>>(v.get()).ok()?)
-                }
-                "table" | "you" | "view" | "legal" | "fairness" => doc.push((k, v)),
-                _ => return None,
-            }
-        }
-        (doc.len() == 5).then_some(())?;
-        Some(TextStateMessage {
-            version: version?,
-            doc: TextDoc::from_members(doc),
-            events: events?,
         })
     }
 }
