@@ -716,7 +716,7 @@ pub fn apply_owned(
                 *pointer_mut(doc, &path)? = value;
             }
             PatchOp::Add { path, value } => {
-                let (parent, last) = split(doc, &path)?;
+                let (parent, last) = split(doc, &path, pointer_mut)?;
                 match parent {
                     Value::Object(m) => {
                         m.insert(last.into_owned(), value);
@@ -733,7 +733,7 @@ pub fn apply_owned(
                 }
             }
             PatchOp::Remove { path } => {
-                let (parent, last) = split(doc, &path)?;
+                let (parent, last) = split(doc, &path, pointer_mut)?;
                 match parent {
                     Value::Object(m) => {
                         m.remove(last.as_ref())
@@ -771,19 +771,31 @@ fn index(token: &str, bound: usize, path: &str) -> Result<usize, PatchError> {
 /// What `path` points at in `doc`, resolved as [`Value::pointer_mut`] does (an array index
 /// is digits without a sign or leading zeros), without copying the tokens.
 fn pointer_mut<'a>(doc: &'a mut Value, path: &str) -> Result<&'a mut Value, PatchError> {
-    if path.is_empty() {
-        return Ok(doc);
-    }
-    let missing = || PatchError(format!("{path}: no such location"));
-    let rest = path.strip_prefix('/').ok_or_else(missing)?;
-    let mut at = doc;
-    for token in rest.split('/') {
-        at = match at {
+    walk(doc, path, |at, token| {
+        Ok(match at {
             Value::Object(m) => m.get_mut(unescape(token).as_ref()),
             Value::Array(v) => array_index(token).and_then(|i| v.get_mut(i)),
             _ => None,
-        }
-        .ok_or_else(missing)?;
+        })
+    })
+}
+
+/// Follows `path` (a JSON Pointer, `""` for `root` itself) down from `root`, one token at a
+/// time by `step`, which gives what the token names in a container (`None`: nothing); the
+/// same for a tree of values and for a document held as text ([`TextDoc`]).
+fn walk<'a, T>(
+    root: &'a mut T,
+    path: &str,
+    mut step: impl FnMut(&'a mut T, &str) -> Result<Option<&'a mut T>, PatchError>,
+) -> Result<&'a mut T, PatchError> {
+    if path.is_empty() {
+        return Ok(root);
+    }
+    let missing = || PatchError(format!("{path}: no such location"));
+    let rest = path.strip_prefix('/').ok_or_else(missing)?;
+    let mut at = root;
+    for token in rest.split('/') {
+        at = step(at, token)?.ok_or_else(missing)?;
     }
     Ok(at)
 }
@@ -796,20 +808,16 @@ fn array_index(token: &str) -> Option<usize> {
     token.parse().ok()
 }
 
-/// The container holding `path`'s last token, and that token unescaped.
-fn split<'a, 'p>(
-    doc: &'a mut Value,
+/// The container holding `path`'s last token, found by `pointer`, and that token unescaped.
+fn split<'a, 'p, T>(
+    doc: &'a mut T,
     path: &'p str,
-) -> Result<(&'a mut Value, Cow<'p, str>), PatchError> {
+    pointer: impl FnOnce(&'a mut T, &str) -> Result<&'a mut T, PatchError>,
+) -> Result<(&'a mut T, Cow<'p, str>), PatchError> {
     let cut = path
         .rfind('/')
         .ok_or_else(|| PatchError(format!("{path:?} is not a JSON pointer")))?;
-    let parent = if cut == 0 {
-        doc
-    } else {
-        pointer_mut(doc, &path[..cut])?
-    };
-    Ok((parent, unescape(&path[cut + 1..])))
+    Ok((pointer(doc, &path[..cut])?, unescape(&path[cut + 1..])))
 }
 
 #[cfg(test)]

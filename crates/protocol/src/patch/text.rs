@@ -21,7 +21,9 @@ use serde::de::Deserializer;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{PatchError, PatchOp, RawPatchOp, array_index, elements, members, unescape};
+use super::{
+    PatchError, PatchOp, RawPatchOp, array_index, elements, index, members, split, unescape, walk,
+};
 
 /// A part of a [`TextDoc`]: JSON text not looked into yet, or an object or array a path
 /// opened. Opaque, so that only checked JSON text gets in.
@@ -199,12 +201,12 @@ impl TextDoc {
                     *pointer_mut(&mut self.root, &path)? = Node::text(value);
                 }
                 RawPatchOp::Add { path, value } => {
-                    let (parent, last) = split(&mut self.root, &path)?;
+                    let (parent, last) = split(&mut self.root, &path, pointer_mut)?;
                     let value = Node::text(value);
                     match parent.open()? {
-                        Part::Object(m) => match m.iter_mut().find(|(k, _)| *k == last) {
+                        Part::Object(m) => match m.iter_mut().find(|(k, _)| k == last.as_ref()) {
                             Some(member) => member.1 = value,
-                            None => m.push((last, value)),
+                            None => m.push((last.into_owned(), value)),
                         },
                         Part::Array(v) => {
                             let i = if last == "-" {
@@ -220,12 +222,12 @@ impl TextDoc {
                     }
                 }
                 RawPatchOp::Remove { path } => {
-                    let (parent, last) = split(&mut self.root, &path)?;
+                    let (parent, last) = split(&mut self.root, &path, pointer_mut)?;
                     match parent.open()? {
                         Part::Object(m) => {
                             let at = m
                                 .iter()
-                                .position(|(k, _)| *k == last)
+                                .position(|(k, _)| k == last.as_ref())
                                 .ok_or_else(|| PatchError(format!("{path}: no such member")))?;
                             m.remove(at);
                         }
@@ -244,21 +246,10 @@ impl TextDoc {
     }
 }
 
-fn index(token: &str, bound: usize, path: &str) -> Result<usize, PatchError> {
-    array_index(token)
-        .filter(|&i| i < bound)
-        .ok_or_else(|| PatchError(format!("{path}: index out of range")))
-}
-
 /// What `path` points at under `at`, resolved as [`Value::pointer_mut`] does.
-fn pointer_mut<'a>(mut at: &'a mut Node, path: &str) -> Result<&'a mut Node, PatchError> {
-    if path.is_empty() {
-        return Ok(at);
-    }
-    let missing = || PatchError(format!("{path}: no such location"));
-    let rest = path.strip_prefix('/').ok_or_else(missing)?;
-    for token in rest.split('/') {
-        at = match at.open()? {
+fn pointer_mut<'a>(at: &'a mut Node, path: &str) -> Result<&'a mut Node, PatchError> {
+    walk(at, path, |at, token| {
+        Ok(match at.open()? {
             Part::Object(m) => {
                 let key = unescape(token);
                 m.iter_mut()
@@ -267,19 +258,8 @@ fn pointer_mut<'a>(mut at: &'a mut Node, path: &str) -> Result<&'a mut Node, Pat
             }
             Part::Array(v) => array_index(token).and_then(|i| v.get_mut(i)),
             Part::Text(_) => None,
-        }
-        .ok_or_else(missing)?;
-    }
-    Ok(at)
-}
-
-/// The node holding `path`'s last token, and that token unescaped.
-fn split<'a>(root: &'a mut Node, path: &str) -> Result<(&'a mut Node, String), PatchError> {
-    let cut = path
-        .rfind('/')
-        .ok_or_else(|| PatchError(format!("{path:?} is not a JSON pointer")))?;
-    let parent = pointer_mut(root, &path[..cut])?;
-    Ok((parent, unescape(&path[cut + 1..]).into_owned()))
+        })
+    })
 }
 
 /// A `patch` message read in one pass with its values (and events) left as checked JSON
