@@ -452,7 +452,7 @@ impl TableDoc {
         if !self.read_back() {
             self.doc = None;
             return Incoming::Undecodable(format!(
-                "a state without legal, status or seat ({version})"
+                "state {version}: no list of legal actions or no status where expected"
             ));
         }
         Incoming::Updated {
