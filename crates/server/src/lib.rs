@@ -16,6 +16,7 @@ pub mod http;
 pub mod limits;
 pub mod metrics;
 pub mod openapi;
+pub mod outbox;
 pub mod quickplay;
 pub mod state;
 pub mod table;

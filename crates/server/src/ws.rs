@@ -20,7 +20,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use futures_util::stream::SplitSink;
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use protocol::{
     ChatBody, ClientMsg, LobbyClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg, check_chat_text,
@@ -31,6 +31,7 @@ use uuid::Uuid;
 use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::wire;
+use crate::outbox;
 use crate::state::AppState;
 use crate::table::chat::{ChatCmd, ChatError};
 use crate::table::{Cmd, TableHandle, Updates, Who};
@@ -110,10 +111,10 @@ pub async fn table_socket(
     // From before the client hears the upgrade until the table has the connection: the
     // table is not handed to another node meanwhile (`cluster::adopt`).
     let opening = handle.opening();
-    Ok(limits(ws).on_upgrade(move |socket| async move {
-        // The address's place is held as long as the socket runs.
-        let _slot = slot;
-        run_table_socket(socket, app, handle, who, start, opening).await
+    // The future is handed over as it is, not awaited inside an `async` block: a block
+    // would keep it twice (once captured, once being awaited).
+    Ok(limits(ws).on_upgrade(move |socket| {
+        run_table_socket(socket, app, handle, who, start, (opening, slot))
     }))
 }
 
@@ -151,7 +152,7 @@ impl RateLimit {
 
 /// The socket's own replies (errors it finds itself, `pong`), through the connection's
 /// queue while the table still holds the connection.
-struct Local(mpsc::WeakSender<Utf8Bytes>);
+struct Local(outbox::WeakSender);
 
 impl Local {
     fn send(&self, text: String) {
@@ -176,14 +177,14 @@ fn error_text(code: &str, message: String) -> String {
 async fn write_batch(
     sink: &mut SplitSink<WebSocket, Message>,
     first: Utf8Bytes,
-    queue: &mut mpsc::Receiver<Utf8Bytes>,
+    queue: &mut outbox::Receiver,
 ) -> bool {
     let write = async {
         sink.feed(Message::Text(first)).await?;
         for _ in 1..FLUSH_EVERY {
             match queue.try_recv() {
-                Ok(text) => sink.feed(Message::Text(text)).await?,
-                Err(_) => break,
+                Some(text) => sink.feed(Message::Text(text)).await?,
+                None => break,
             }
         }
         sink.flush().await
@@ -200,18 +201,38 @@ async fn close_with(sink: &mut SplitSink<WebSocket, Message>, code: u16, reason:
     let _ = tokio::time::timeout(WRITE_TIMEOUT, sink.send(frame)).await;
 }
 
-async fn run_table_socket(
+/// A table socket's life, from the table taking the connection to its close.
+///
+/// Not an `async fn` itself: the socket is split here, before the future is made, so the
+/// future holds the two halves and not the `WebSocket` (368 bytes), which an argument of
+/// an `async fn` keeps inline for the future's whole life although it is moved out at
+/// once. The task is memory held per open socket (`loadgen run --mode idle`).
+fn run_table_socket(
     socket: WebSocket,
     app: AppState,
     table: TableHandle,
     who: Option<Who>,
+    start: (Option<u64>, Updates, Option<String>),
+    held: (crate::table::Opening, crate::limits::SocketSlot),
+) -> impl Future<Output = ()> + Send {
+    let (sink, stream) = socket.split();
+    table_socket_loop(sink, stream, app, table, who, start, held)
+}
+
+async fn table_socket_loop(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut stream: SplitStream<WebSocket>,
+    app: AppState,
+    table: TableHandle,
+    who: Option<Who>,
     (since, updates, session): (Option<u64>, Updates, Option<String>),
-    opening: crate::table::Opening,
+    // The table is not handed over until it has the connection; the address's place is
+    // held as long as the socket runs.
+    (opening, _slot): (crate::table::Opening, crate::limits::SocketSlot),
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let mut revoked = app.revoked.subscribe();
-    let (mut sink, mut stream) = socket.split();
-    let (out_tx, mut out_rx) = mpsc::channel::<Utf8Bytes>(crate::table::CONN_QUEUE);
+    let (out_tx, mut out_rx) = outbox::outbox(crate::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
     let me = who.clone();
     let connected = table

@@ -19,7 +19,6 @@ use axum::extract::ws::Utf8Bytes;
 use protocol::patch::{Doc, RawPatchOp};
 use protocol::{RoundFairness, Viewer, patch};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::{Table, seed_public};
@@ -38,7 +37,7 @@ pub enum Updates {
 
 struct Conn {
     who: Option<Uuid>,
-    out: mpsc::Sender<Utf8Bytes>,
+    out: crate::outbox::Sender,
     updates: Updates,
     /// The viewer and version of the document this connection holds (what it was last
     /// sent, or on connect what it says it has).
@@ -77,7 +76,7 @@ impl Fanout {
     pub fn add(
         &mut self,
         who: Option<Uuid>,
-        out: mpsc::Sender<Utf8Bytes>,
+        out: crate::outbox::Sender,
         since: Option<(Viewer, u64)>,
         updates: Updates,
     ) -> u64 {

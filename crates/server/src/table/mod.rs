@@ -107,7 +107,7 @@ pub enum Cmd {
     /// the full state.
     Connect {
         who: Option<Who>,
-        out: mpsc::Sender<Utf8Bytes>,
+        out: crate::outbox::Sender,
         since: Option<u64>,
         updates: Updates,
         reply: oneshot::Sender<u64>,
@@ -191,10 +191,17 @@ impl Drop for Opening {
 
 impl TableHandle {
     pub async fn send(&self, cmd: Cmd) -> Result<(), ApiError> {
-        self.tx
-            .send(cmd)
-            .await
-            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+        let closed = || ApiError::conflict("table_closed", "this table has closed");
+        match self.tx.try_send(cmd) {
+            Ok(()) => Ok(()),
+            // A full queue is waited on in a box: inline, the wait (which holds the
+            // command) made every caller's future 400 bytes larger, and a table socket's
+            // task is memory held for as long as the socket is open.
+            Err(mpsc::error::TrySendError::Full(cmd)) => {
+                Box::pin(self.tx.send(cmd)).await.map_err(|_| closed())
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(closed()),
+        }
     }
 
     /// Sends a command carrying a reply channel and waits for the answer.
