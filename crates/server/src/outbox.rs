@@ -1,8 +1,8 @@
-//! The queue of messages waiting to be written to one table socket: bounded, and small
-//! while it holds nothing.
+//! The queue of messages waiting to be written to one socket: bounded, and small while it
+//! holds nothing.
 //!
-//! Every table socket has one for as long as it is open, so its size at rest is memory per
-//! socket. tokio's bounded channel, which this replaces, allocates a block of 32 slots
+//! Every table socket has one for its texts, and every lobby socket one for what quick
+//! play tells it, for as long as they are open: their size at rest is memory per socket. tokio's bounded channel, which this replaces, allocates a block of 32 slots
 //! when it is made (1,280 bytes for these messages) plus a shared part padded for its
 //! atomics, whether anything is ever queued or not: about a fifth of an idle socket's heap
 //! (jemalloc's counts by size class, `loadgen run --mode idle`). Here the messages wait in
@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 const KEEP_SLOTS: usize = 8;
 
 /// A bounded queue of `capacity` messages: its sending and receiving ends.
-pub fn outbox(capacity: usize) -> (Sender, Receiver) {
+pub fn outbox<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             queue: VecDeque::new(),
@@ -37,24 +37,24 @@ pub fn outbox(capacity: usize) -> (Sender, Receiver) {
 }
 
 #[derive(Debug)]
-struct Shared {
-    state: Mutex<State>,
+struct Shared<T> {
+    state: Mutex<State<T>>,
     /// Told when a message is queued or the last sender goes.
     ready: Notify,
     capacity: usize,
 }
 
 #[derive(Debug)]
-struct State {
-    queue: VecDeque<Utf8Bytes>,
+struct State<T> {
+    queue: VecDeque<T>,
     /// Strong senders alive: at zero the queue is closed for sending.
     senders: usize,
     /// Whether the receiver is alive: without it, sending fails.
     receiver: bool,
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
         // Nothing is left half-done under the lock: a panic elsewhere leaves it usable.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -71,11 +71,11 @@ pub enum Refused {
 
 /// The sending end; clones share the queue.
 #[derive(Debug)]
-pub struct Sender(Arc<Shared>);
+pub struct Sender<T = Utf8Bytes>(Arc<Shared<T>>);
 
-impl Sender {
+impl<T> Sender<T> {
     /// Queues `text` unless the queue is full or its receiver gone. Never waits.
-    pub fn try_send(&self, text: Utf8Bytes) -> Result<(), Refused> {
+    pub fn try_send(&self, text: T) -> Result<(), Refused> {
         let mut s = self.0.lock();
         if !s.receiver {
             return Err(Refused::Closed);
@@ -90,19 +90,19 @@ impl Sender {
     }
 
     /// A sender that does not keep the queue open.
-    pub fn downgrade(&self) -> WeakSender {
+    pub fn downgrade(&self) -> WeakSender<T> {
         WeakSender(self.0.clone())
     }
 }
 
-impl Clone for Sender {
+impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
         self.0.lock().senders += 1;
         Sender(self.0.clone())
     }
 }
 
-impl Drop for Sender {
+impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let mut s = self.0.lock();
         s.senders -= 1;
@@ -117,11 +117,11 @@ impl Drop for Sender {
 
 /// A sender that does not keep the queue open: it sends only while a strong one lives.
 #[derive(Debug)]
-pub struct WeakSender(Arc<Shared>);
+pub struct WeakSender<T = Utf8Bytes>(Arc<Shared<T>>);
 
-impl WeakSender {
+impl<T> WeakSender<T> {
     /// A strong sender, unless every strong one is gone (the queue is closed).
-    pub fn upgrade(&self) -> Option<Sender> {
+    pub fn upgrade(&self) -> Option<Sender<T>> {
         let mut s = self.0.lock();
         if s.senders == 0 {
             return None;
@@ -133,12 +133,12 @@ impl WeakSender {
 
 /// The receiving end (the socket's writer).
 #[derive(Debug)]
-pub struct Receiver(Arc<Shared>);
+pub struct Receiver<T = Utf8Bytes>(Arc<Shared<T>>);
 
-impl Receiver {
+impl<T> Receiver<T> {
     /// The next message; `None` once the queue is empty and every strong sender is gone.
     /// Cancel-safe: a message is taken off the queue only when it is returned.
-    pub async fn recv(&mut self) -> Option<Utf8Bytes> {
+    pub async fn recv(&mut self) -> Option<T> {
         loop {
             match self.take() {
                 Ok(text) => return Some(text),
@@ -151,12 +151,12 @@ impl Receiver {
     }
 
     /// The next message if one is waiting.
-    pub fn try_recv(&mut self) -> Option<Utf8Bytes> {
+    pub fn try_recv(&mut self) -> Option<T> {
         self.take().ok()
     }
 
     /// A message, or whether the queue is closed.
-    fn take(&mut self) -> Result<Utf8Bytes, bool> {
+    fn take(&mut self) -> Result<T, bool> {
         let mut s = self.0.lock();
         match s.queue.pop_front() {
             Some(text) => {
@@ -170,7 +170,7 @@ impl Receiver {
     }
 }
 
-impl Drop for Receiver {
+impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         let mut s = self.0.lock();
         s.receiver = false;

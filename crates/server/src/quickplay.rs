@@ -26,7 +26,7 @@ use std::time::Duration;
 use protocol::{BotLevel, LobbyMsg, Pace, QueueInfo};
 use store::rating::Pool;
 use store::{Occupant, QueueEntry, TableRecord, TableStatus};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, watch};
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -52,7 +52,7 @@ pub const PACE: Pace = Pace::Live {
 };
 
 /// What a lobby socket needs to be told, keyed by its connection id.
-type Waiters = HashMap<String, mpsc::Sender<LobbyMsg>>;
+type Waiters = HashMap<String, crate::outbox::Sender<LobbyMsg>>;
 
 /// The process's side of quick play (in `AppState`).
 pub struct QuickPlay {
@@ -249,7 +249,7 @@ pub async fn join(
     game: &str,
     seats: Option<u8>,
     bots_now: bool,
-    out: &mpsc::Sender<LobbyMsg>,
+    out: &crate::outbox::Sender<LobbyMsg>,
 ) -> Result<(LobbyMsg, Option<Waiting>), Refusal> {
     let seats = seats_for(game, seats)?;
     let queued = app

@@ -25,7 +25,6 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::{
     ChatBody, ClientMsg, LobbyClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg, check_chat_text,
 };
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::auth;
@@ -568,7 +567,7 @@ struct Quick {
     /// Set while this socket waits in a queue.
     waiting: Option<crate::quickplay::Waiting>,
     /// What the matcher tells this socket.
-    tx: mpsc::Sender<LobbyMsg>,
+    tx: outbox::Sender<LobbyMsg>,
 }
 
 /// One message from a lobby client: what to answer, if anything.
@@ -667,7 +666,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
         None => (None, None),
     };
     let mut revoked = app.revoked.subscribe();
-    let (quick_tx, mut quick_rx) = mpsc::channel::<LobbyMsg>(16);
+    let (quick_tx, mut quick_rx) = outbox::outbox::<LobbyMsg>(16);
     let mut quick = Quick {
         // The node's id first: the queue entries of a node that died are known by it.
         conn: format!("{}/{}", app.cluster.node, auth::random_hex(16)),
