@@ -642,49 +642,14 @@ impl PatchMessage {
     /// other message, and for a patch of the wrong shape: read those as a `ServerMsg`,
     /// which says what is wrong.
     pub fn read(text: &str) -> Option<PatchMessage> {
-        #[derive(Deserialize)]
-        struct Message {
-            from: u64,
-            version: u64,
-            ops: Vec<WireOp>,
-            events: Vec<Value>,
-        }
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct WireOp {
-            op: Kind,
-            path: String,
-            #[serde(default)]
-            value: Given,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        enum Kind {
-            Add,
-            Remove,
-            Replace,
-        }
-        /// A member that may be missing, told apart from one given as `null` (which an
-        /// `Option<Value>` reads as missing).
-        #[derive(Default)]
-        struct Given(Option<Value>);
-        impl<'de> Deserialize<'de> for Given {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                Value::deserialize(d).map(|v| Given(Some(v)))
-            }
-        }
-
-        if !text.starts_with(r#"{"type":"patch","#) {
-            return None;
-        }
-        let m: Message = serde_json::from_str(text).ok()?;
+        let m = read_wire::<Value, Value>(text)?;
         let ops = m
             .ops
             .into_iter()
-            .map(|WireOp { op, path, value }| match (op, value.0) {
-                (Kind::Add, Some(value)) => Some(PatchOp::Add { path, value }),
-                (Kind::Replace, Some(value)) => Some(PatchOp::Replace { path, value }),
-                (Kind::Remove, None) => Some(PatchOp::Remove { path }),
+            .map(|(kind, path, value)| match (kind, value) {
+                (WireKind::Add, Some(value)) => Some(PatchOp::Add { path, value }),
+                (WireKind::Replace, Some(value)) => Some(PatchOp::Replace { path, value }),
+                (WireKind::Remove, None) => Some(PatchOp::Remove { path }),
                 _ => None,
             })
             .collect::<Option<Vec<_>>>()?;
@@ -695,6 +660,73 @@ impl PatchMessage {
             events: m.events,
         })
     }
+}
+
+/// A `patch` message's parts as the server writes it (`type` first), each operation's
+/// value read as a `V` and each event as an `E`: trees of values ([`PatchMessage`]) or text
+/// ([`TextPatchMessage`]). `None` for any other message or shape.
+fn read_wire<'a, V: Deserialize<'a>, E: Deserialize<'a>>(
+    text: &'a str,
+) -> Option<WireMessage<V, E>> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct WireOp<V> {
+        op: WireKind,
+        path: String,
+        #[serde(default = "Given::missing")]
+        value: Given<V>,
+    }
+    /// A member that may be missing, told apart from one given as `null` (which an
+    /// `Option` reads as missing).
+    struct Given<V>(Option<V>);
+    impl<V> Given<V> {
+        fn missing() -> Self {
+            Given(None)
+        }
+    }
+    impl<'de, V: Deserialize<'de>> Deserialize<'de> for Given<V> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            V::deserialize(d).map(|v| Given(Some(v)))
+        }
+    }
+    #[derive(Deserialize)]
+    #[serde(bound(deserialize = "V: Deserialize<'de>, E: Deserialize<'de>"))]
+    struct Message<V, E> {
+        from: u64,
+        version: u64,
+        ops: Vec<WireOp<V>>,
+        events: Vec<E>,
+    }
+
+    if !text.starts_with(r#"{"type":"patch","#) {
+        return None;
+    }
+    let m: Message<V, E> = serde_json::from_str(text).ok()?;
+    Some(WireMessage {
+        from: m.from,
+        version: m.version,
+        ops: m
+            .ops
+            .into_iter()
+            .map(|o| (o.op, o.path, o.value.0))
+            .collect(),
+        events: m.events,
+    })
+}
+
+struct WireMessage<V, E> {
+    from: u64,
+    version: u64,
+    ops: Vec<(WireKind, String, Option<V>)>,
+    events: Vec<E>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum WireKind {
+    Add,
+    Remove,
+    Replace,
 }
 
 /// Applies `ops` to `doc` in order. On error `doc` may be partly patched: a client then

@@ -16,13 +16,12 @@
 //! refuses such a message; here it is found only where the value is opened or converted
 //! ([`Node::to_value`] gives `None`, a path through it fails), never as a panic.
 
-use serde::Deserialize;
-use serde::de::Deserializer;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::{
-    PatchError, PatchOp, RawPatchOp, array_index, elements, index, members, split, unescape, walk,
+    PatchError, PatchOp, RawPatchOp, WireKind, array_index, elements, index, members, read_wire,
+    split, unescape, walk,
 };
 
 /// A part of a [`TextDoc`]: JSON text not looked into yet, or an object or array a path
@@ -277,53 +276,16 @@ impl TextPatchMessage {
     /// other message, and for a patch of the wrong shape: read those as a `ServerMsg`,
     /// which says what is wrong.
     pub fn read(text: &str) -> Option<TextPatchMessage> {
-        #[derive(Deserialize)]
-        struct Message<'a> {
-            from: u64,
-            version: u64,
-            #[serde(borrow)]
-            ops: Vec<WireOp<'a>>,
-            #[serde(borrow)]
-            events: Vec<&'a RawValue>,
-        }
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct WireOp<'a> {
-            op: Kind,
-            path: String,
-            #[serde(default, borrow)]
-            value: Given<'a>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        enum Kind {
-            Add,
-            Remove,
-            Replace,
-        }
-        /// A member that may be missing, told apart from one given as `null` (which an
-        /// `Option<&RawValue>` reads as missing).
-        #[derive(Default)]
-        struct Given<'a>(Option<&'a RawValue>);
-        impl<'de: 'a, 'a> Deserialize<'de> for Given<'a> {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <&'a RawValue>::deserialize(d).map(|v| Given(Some(v)))
-            }
-        }
-
-        if !text.starts_with(r#"{"type":"patch","#) {
-            return None;
-        }
-        let m: Message = serde_json::from_str(text).ok()?;
+        let m = read_wire::<&RawValue, &RawValue>(text)?;
         let ops = m
             .ops
             .into_iter()
-            .map(|WireOp { op, path, value }| {
-                let value = value.0.map(|v| v.get().to_string());
-                match (op, value) {
-                    (Kind::Add, Some(value)) => Some(RawPatchOp::Add { path, value }),
-                    (Kind::Replace, Some(value)) => Some(RawPatchOp::Replace { path, value }),
-                    (Kind::Remove, None) => Some(RawPatchOp::Remove { path }),
+            .map(|(kind, path, value)| {
+                let value = value.map(|v| v.get().to_string());
+                match (kind, value) {
+                    (WireKind::Add, Some(value)) => Some(RawPatchOp::Add { path, value }),
+                    (WireKind::Replace, Some(value)) => Some(RawPatchOp::Replace { path, value }),
+                    (WireKind::Remove, None) => Some(RawPatchOp::Remove { path }),
                     _ => None,
                 }
                 .map(TextOp)
