@@ -125,13 +125,6 @@ impl Node {
 #[derive(Clone, Debug)]
 pub struct TextOp(RawPatchOp);
 
-impl TextOp {
-    /// The operation, its value as text.
-    pub fn op(&self) -> &RawPatchOp {
-        &self.0
-    }
-}
-
 impl From<PatchOp> for TextOp {
     fn from(op: PatchOp) -> TextOp {
         TextOp(match op {
