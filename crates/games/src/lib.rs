@@ -11,7 +11,7 @@
 pub use bots::Budget as BotBudget;
 use game_core::{Game, Outcome, Phase, RuleError, Seat, Seed, Viewer};
 use protocol::patch::Doc;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod conformance;
@@ -81,7 +81,8 @@ pub fn decode_action(kind: &str, action: &Value) -> Result<(), ActionError> {
 /// serde sees the action (serde would ignore them beside a unit variant's tag).
 fn decode_as<G: Game>(action: &Value) -> Result<G::Action, ActionError> {
     strict::unknown_field(G::KIND, action).map_err(ActionError::UnknownField)?;
-    serde_json::from_value(action.clone()).map_err(|e| {
+    // Read from the borrowed value: no copy of the action's tree per move.
+    G::Action::deserialize(action).map_err(|e| {
         let m = e.to_string();
         // The schema walk finds every unknown field serde would; should a type's schema
         // and its serde ever disagree, serde's own refusal still gets the specific code.

@@ -42,7 +42,25 @@ pub(crate) fn unknown_field(kind: &str, action: &Value) -> Result<(), String> {
         return Ok(());
     };
     let defs = schema.get("$defs").and_then(Value::as_object);
-    walk(action, schema, defs, "action", 0)
+    walk(action, schema, defs, &Path::Root("action"), 0)
+}
+
+/// Where the walk is, written out only for an error: formatting it at every field cost
+/// more than the rest of the walk (a move goes through here).
+enum Path<'a> {
+    Root(&'a str),
+    Field(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Field(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
 }
 
 /// Deeper than any action of ours; a hostile action nested deeper is malformed anyway and
@@ -53,7 +71,7 @@ fn walk(
     value: &Value,
     schema: &Value,
     defs: Option<&Map<String, Value>>,
-    path: &str,
+    path: &Path<'_>,
     depth: usize,
 ) -> Result<(), String> {
     if depth > MAX_DEPTH {
@@ -93,7 +111,7 @@ fn walk(
             let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
             for (key, v) in fields {
                 match props.get(key) {
-                    Some(sub) => walk(v, sub, defs, &format!("{path}.{key}"), depth + 1)?,
+                    Some(sub) => walk(v, sub, defs, &Path::Field(path, key), depth + 1)?,
                     None if closed => {
                         let mut known: Vec<&str> = props
                             .keys()
@@ -119,7 +137,7 @@ fn walk(
             Some(sub) => items
                 .iter()
                 .enumerate()
-                .try_for_each(|(i, v)| walk(v, sub, defs, &format!("{path}[{i}]"), depth + 1)),
+                .try_for_each(|(i, v)| walk(v, sub, defs, &Path::Index(path, i), depth + 1)),
             None => Ok(()),
         },
         _ => Ok(()),

@@ -373,6 +373,22 @@ pub fn actor(events: &[Box<RawValue>]) -> Option<usize> {
         .map(|s| s as usize)
 }
 
+/// Which parts of a [`TableDoc`] to read again after a patch.
+struct Reread {
+    legal: bool,
+    status: bool,
+    seat: bool,
+}
+
+/// Whether a change at `path` may change what is at `prefix` (a JSON Pointer): it is at or
+/// inside it, or replaces a container of it.
+fn touches(path: &str, prefix: &str) -> bool {
+    match path.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/'),
+        None => prefix.starts_with(path) && prefix[path.len()..].starts_with('/'),
+    }
+}
+
 /// The state document of one table socket (the `state` message minus `type`, `version`
 /// and `events`), kept by applying patches as any client must. It is held as the text it
 /// came in (`protocol::patch::TextDoc`), opened only where a patch reaches inside: parsing
@@ -476,7 +492,15 @@ impl TableDoc {
         };
         // Partly patched, or patched into a shape without what we read: worthless until
         // the next full state.
-        if doc.apply(ops).is_err() || !self.read_back() {
+        // Only what an operation reached is read again: `/table/status` and `/you` change a
+        // few times a match, `/legal` about every other move.
+        let touched = |prefix: &str| ops.iter().any(|op| touches(op.path(), prefix));
+        let reread = Reread {
+            legal: touched("/legal"),
+            status: touched("/table/status"),
+            seat: touched("/you"),
+        };
+        if doc.apply(ops).is_err() || !self.read(reread) {
             self.doc = None;
             return Incoming::Mismatch;
         }
@@ -491,23 +515,39 @@ impl TableDoc {
     /// Reads the legal actions' count, the status and the seat from the document; `false`
     /// if one is missing or of the wrong type.
     fn read_back(&mut self) -> bool {
+        self.read(Reread {
+            legal: true,
+            status: true,
+            seat: true,
+        })
+    }
+
+    /// [`Self::read_back`] of the parts `what` names; the others are kept.
+    fn read(&mut self, what: Reread) -> bool {
         let Some(doc) = self.doc.as_mut() else {
             return false;
         };
         let scalar = |doc: &mut TextDoc, path: &str| -> Option<Value> { doc.get(path)?.to_value() };
-        let Some(legal) = doc.get("/legal").and_then(Node::array_len) else {
-            return false;
-        };
-        let Some(Value::String(status)) = scalar(doc, "/table/status") else {
-            return false;
-        };
-        let seat = match scalar(doc, "/you/kind") {
-            Some(k) if k == "player" => scalar(doc, "/you/seat")
-                .and_then(|s| s.as_u64())
-                .map(|s| s as usize),
-            _ => None,
-        };
-        (self.legal, self.status, self.seat) = (legal, status, seat);
+        if what.legal {
+            let Some(legal) = doc.get("/legal").and_then(Node::array_len) else {
+                return false;
+            };
+            self.legal = legal;
+        }
+        if what.status {
+            let Some(Value::String(status)) = scalar(doc, "/table/status") else {
+                return false;
+            };
+            self.status = status;
+        }
+        if what.seat {
+            self.seat = match scalar(doc, "/you/kind") {
+                Some(k) if k == "player" => scalar(doc, "/you/seat")
+                    .and_then(|s| s.as_u64())
+                    .map(|s| s as usize),
+                _ => None,
+            };
+        }
         true
     }
 
@@ -516,11 +556,19 @@ impl TableDoc {
         if self.doc.is_some() { self.legal } else { 0 }
     }
 
-    /// The `i`-th legal action, as a value to send back (`None` if it is not one: a number
-    /// out of range, say, which the server never sends).
-    pub fn legal_action(&mut self, i: usize) -> Option<Value> {
-        let doc = self.doc.as_mut()?;
-        doc.get("/legal")?.index(i)?.to_value()
+    /// The `act` message that sends back the `i`-th legal action against the version held,
+    /// as text: the action's own text as it came, when nothing opened it. `None` if there
+    /// is no such action, or it is not a value (which the server never sends).
+    pub fn act_text(&mut self, i: usize) -> Option<String> {
+        let version = self.version;
+        let node = self.doc.as_mut()?.get("/legal")?.index(i)?;
+        let action = match node.as_text() {
+            Some(text) => text.to_string(),
+            None => node.to_value()?.to_string(),
+        };
+        Some(format!(
+            r#"{{"type":"act","version":{version},"action":{action}}}"#
+        ))
     }
 
     /// `"open"`, `"playing"`, `"finished"`, `"abandoned"` (empty without a document).
@@ -575,6 +623,18 @@ mod tests {
     }
 
     #[test]
+    fn what_a_path_touches() {
+        assert!(touches("/legal", "/legal"));
+        assert!(touches("/legal/3", "/legal"));
+        assert!(!touches("/legalx", "/legal"));
+        assert!(touches("/table", "/table/status"));
+        assert!(touches("", "/table/status"));
+        assert!(!touches("/tab", "/table/status"));
+        assert!(!touches("/table/seats/0", "/table/status"));
+        assert!(!touches("/view/legal", "/legal"));
+    }
+
+    #[test]
     fn doc_follows_state_and_patches() {
         let mut d = TableDoc::default();
         let state = json!({
@@ -595,8 +655,48 @@ mod tests {
             }
         ));
         assert_eq!(d.legal_count(), 2);
-        assert_eq!(d.legal_action(1), Some(json!({"play": 2})));
+        let act = d.act_text(1).unwrap();
+        assert_eq!(act, r#"{"type":"act","version":5,"action":{"play":2}}"#);
+        assert!(matches!(
+            serde_json::from_str::<protocol::ClientMsg>(&act).unwrap(),
+            protocol::ClientMsg::Act { version: 5, action } if action == json!({"play": 2})
+        ));
+        assert_eq!(d.act_text(2), None);
         assert_eq!(d.seat(), Some(0));
+        // A patch that reaches none of the parts read leaves them as they were.
+        let p = json!({"type": "patch", "from": 5, "version": 6, "events": [],
+            "ops": [{"op": "remove", "path": "/view/hand/1"}]});
+        assert!(matches!(
+            d.take(&p.to_string()),
+            Incoming::Updated { version: 6, .. }
+        ));
+        assert_eq!(
+            (d.legal_count(), d.status(), d.seat()),
+            (2, "playing", Some(0))
+        );
+        // Replacing a container of a part reads it again: the seat goes with `/you`.
+        let p = json!({"type": "patch", "from": 6, "version": 7, "events": [],
+            "ops": [{"op": "replace", "path": "/you", "value": {"kind": "spectator"}}]});
+        assert!(matches!(
+            d.take(&p.to_string()),
+            Incoming::Updated { version: 7, .. }
+        ));
+        assert_eq!((d.legal_count(), d.seat()), (2, None));
+        d.doc
+            .as_mut()
+            .unwrap()
+            .apply([TextOp::from(PatchOp::Replace {
+                path: "/you".into(),
+                value: json!({"kind": "player", "seat": 0}),
+            })])
+            .unwrap();
+        d.read_back();
+        assert_eq!(d.seat(), Some(0));
+        // Back to the state, for what follows.
+        assert!(matches!(
+            d.take(&state.to_string()),
+            Incoming::Updated { version: 5, .. }
+        ));
         let p = json!({"type": "patch", "from": 5, "version": 6,
             "events": [{"type": "card_played", "seat": 1}, {"type": "trick_won", "winner": 0}], "ops": [
             {"op": "remove", "path": "/view/hand/0"},

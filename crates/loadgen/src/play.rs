@@ -471,19 +471,17 @@ impl Seat {
         if legal == 0 || st.inflight.is_some() {
             return true;
         }
-        let Some(action) = st.doc.legal_action(self.rng.below(legal)) else {
+        // Written as text around the action's own text (a `ClientMsg::Act`): the action
+        // is not parsed into a tree only to be written out again.
+        let Some(msg) = st.doc.act_text(self.rng.below(legal)) else {
             // Not a value this client can send back (the server never writes one): start
             // again from a full state.
             st.doc.doc = None;
             return send(ws, &ClientMsg::Sync {}).await.is_ok();
         };
         let base = st.doc.version;
-        let msg = ClientMsg::Act {
-            version: base,
-            action,
-        };
         let sent = Instant::now();
-        if send(ws, &msg).await.is_err() {
+        if ws.send(Message::text(msg)).await.is_err() {
             return false;
         }
         st.inflight = Some((base, sent));

@@ -486,6 +486,18 @@ fn diff_text<'t>(a: &'t str, b: &'t str, path: &mut String, ops: &mut Vec<Op<Cow
                 }
             }
         }
+        // Emptied, or filled from empty, with two or more elements: what `or_replace`
+        // below would choose over a `remove` or an `add` per element (each costs more than
+        // the replace's frame), found without splitting the other side. A seat's playable
+        // cards and legal actions do this every time the turn comes or goes.
+        (Some(b'['), Some(b'['))
+            if (a == "[]" && two_or_more(b)) || (b == "[]" && two_or_more(a)) =>
+        {
+            ops.push(Op::Replace {
+                path: path.clone(),
+                value: Cow::Borrowed(b),
+            })
+        }
         (Some(b'['), Some(b'[')) => diff_seq(
             &elements(a),
             &elements(b),
@@ -610,6 +622,14 @@ fn members(text: &str) -> Option<Vec<(&str, &str)>> {
 }
 
 /// The elements of a JSON array's valid text, as text.
+/// Whether the array `text` (valid JSON) has at least two elements: only its first is
+/// scanned.
+fn two_or_more(text: &str) -> bool {
+    let t = text.as_bytes();
+    let i = skip_ws(t, 1);
+    t[i] != b']' && t[skip_ws(t, value_end(t, i))] == b','
+}
+
 fn elements(text: &str) -> Vec<&str> {
     let t = text.as_bytes();
     let mut out = Vec::with_capacity(16);

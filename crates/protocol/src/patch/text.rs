@@ -141,6 +141,18 @@ impl From<PatchOp> for TextOp {
     }
 }
 
+impl TextOp {
+    /// The JSON Pointer the operation changes: a client can tell from it what it must read
+    /// again after applying.
+    pub fn path(&self) -> &str {
+        match &self.0 {
+            RawPatchOp::Add { path, .. }
+            | RawPatchOp::Remove { path }
+            | RawPatchOp::Replace { path, .. } => path,
+        }
+    }
+}
+
 /// A state document that patches apply to, held as text where nothing looked.
 #[derive(Clone, Debug)]
 pub struct TextDoc {
