@@ -31,3 +31,36 @@ async fn load_generator_smoke_on_every_database() {
         server.stop().await;
     }
 }
+
+/// `loadgen run --against B --rounds N`: every build spawned once per round, in turns,
+/// each on a fresh SQLite file, and the summary made from their figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_generator_compares_builds_in_turns() {
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_e2e-server"));
+    let mut opts = loadgen::Options::new(
+        loadgen::Mode::Flat,
+        loadgen::Target::Spawn {
+            bin: bin.clone(),
+            database_url: None,
+            bot_budget_ms: None,
+        },
+    );
+    (opts.tables, opts.seconds) = (2, 1.0);
+    let c = loadgen::compare::compare(opts, vec![bin.clone(), bin], 2)
+        .await
+        .unwrap_or_else(|e| panic!("the comparison failed: {e}"));
+    let ran: Vec<(usize, usize)> = c.samples.iter().map(|s| (s.round, s.build)).collect();
+    assert_eq!(ran, vec![(0, 0), (0, 1), (1, 1), (1, 0)], "A B, then B A");
+    for s in &c.samples {
+        assert!(s.report.problems.is_empty(), "{:?}", s.report.problems);
+        let moves = s
+            .figures
+            .actions_per_sec
+            .expect("a flat run counts actions");
+        assert!(moves > 0.0, "round {} build {}: no move", s.round, s.build);
+        assert!(s.figures.server_cpu_us_per_action.is_some());
+    }
+    let text = c.to_string();
+    assert!(text.contains("medians over 2 rounds"), "{text}");
+    assert!(text.contains("against A per round"), "{text}");
+}

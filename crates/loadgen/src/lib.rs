@@ -9,11 +9,15 @@
 //! a child process) with as many connections as the game has player sockets: the same
 //! stack doing the least possible work, the ceiling the server's figures are compared to.
 //!
-//! The modules: [`conn`] (HTTP API, sockets from many loopback addresses, the state
+//! [`compare::compare`] runs the same load several times against one or more server builds,
+//! alternating them, and prints the medians.
+//!
+//! The modules: [`compare`] (rounds of runs and their medians), [`conn`] (HTTP API, sockets from many loopback addresses, the state
 //! document), [`play`] (players and bots-only tables), [`idle`] (memory per quiet socket),
 //! [`echo`] (the baseline), [`proc`] (child processes, `/proc` figures), [`stats`]
 //! (percentiles, error tallies, the move RNG).
 
+pub mod compare;
 pub mod conn;
 pub mod echo;
 pub mod idle;

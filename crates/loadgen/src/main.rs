@@ -34,7 +34,7 @@ enum Cmd {
         port: u16,
     },
     /// Measure the echo baseline and the server in one run.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 #[derive(clap::Args)]
@@ -81,6 +81,15 @@ struct RunArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Compare with another server build: each round runs --server-bin and every
+    /// --against build once, in turns (reversed every other round), and the medians of
+    /// each build's figures are printed, with each build against the first per round.
+    #[arg(long, conflicts_with = "url")]
+    against: Vec<PathBuf>,
+    /// Runs of each build (with --against, or to repeat one build); their medians are
+    /// printed after every run's headline.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
 }
 
 fn main() -> ExitCode {
@@ -101,9 +110,43 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Cmd::Run(a) if !a.against.is_empty() || a.rounds > 1 => {
+            let json = a.json;
+            let rounds = a.rounds as usize;
+            let mut builds = vec![a.server_bin.clone()];
+            builds.extend(a.against.iter().cloned());
+            if let Some(missing) = builds.iter().find(|b| !b.exists()) {
+                eprintln!("loadgen run: {} does not exist", missing.display());
+                return ExitCode::FAILURE;
+            }
+            let opts = match options(*a) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("loadgen run: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match rt.block_on(loadgen::compare::compare(opts, builds, rounds)) {
+                Ok(c) => {
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&c).expect("a comparison serializes")
+                        );
+                    } else {
+                        print!("{c}");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("loadgen run: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Cmd::Run(a) => {
             let json = a.json;
-            let opts = match options(a) {
+            let opts = match options(*a) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("loadgen run: {e}");
