@@ -119,7 +119,12 @@ impl AppState {
         let changed = {
             let mut l = lock(&self.lobby);
             match info {
-                Some(i) => l.insert(id, i.clone()).as_ref() != Some(&i),
+                // Compared with what it replaced once in place (a table's entry is set
+                // after every move): no copy of it for the comparison.
+                Some(i) => {
+                    let old = l.insert(id, i);
+                    old.as_ref() != l.get(&id)
+                }
                 None => l.remove(&id).is_some(),
             }
         };
