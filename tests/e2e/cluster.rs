@@ -74,6 +74,7 @@ async fn reconnect(p: &Player, node: &Child, table: &str, within: Duration) -> (
                 ws,
                 state: None,
                 patches: 0,
+                last_sent: String::new(),
             };
             let st = sock.next_state().await;
             return (sock, st);

@@ -326,6 +326,7 @@ async fn small_window_socket(server: &Server, url: &str) -> Sock {
         ws,
         state: None,
         patches: 0,
+        last_sent: String::new(),
     }
 }
 

@@ -348,6 +348,9 @@ pub struct Sock {
     pub state: Option<Value>,
     /// How many patches this socket has received.
     pub patches: usize,
+    /// The start of the last message sent: a wait that times out names it, so a message
+    /// the server never answered can be told from the test's own step.
+    pub last_sent: String,
 }
 
 impl Sock {
@@ -370,6 +373,7 @@ impl Sock {
             ws,
             state: None,
             patches: 0,
+            last_sent: String::new(),
         }
     }
 
@@ -408,7 +412,13 @@ impl Sock {
         loop {
             let m = tokio::time::timeout(TIMEOUT, self.ws.next())
                 .await
-                .expect("a message in time")
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "no message in {TIMEOUT:?}; holding version {}; the last sent on this socket: {}",
+                        self.state.as_ref().map_or(Value::Null, |s| s["version"].clone()),
+                        self.last_sent
+                    )
+                })
                 .expect("socket open")
                 .expect("no socket error");
             if let Message::Text(t) = m {
@@ -512,13 +522,11 @@ impl Sock {
     }
 
     pub async fn send(&mut self, v: Value) {
-        self.ws
-            .send(Message::Text(v.to_string().into()))
-            .await
-            .unwrap();
+        self.send_raw(&v.to_string()).await;
     }
 
     pub async fn send_raw(&mut self, text: &str) {
+        self.last_sent = text.chars().take(200).collect();
         self.ws
             .send(Message::Text(text.to_string().into()))
             .await
