@@ -110,12 +110,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Cmd::Run(a) if !a.against.is_empty() || a.rounds > 1 => {
+        Cmd::Run(a) => {
             let json = a.json;
             let rounds = a.rounds as usize;
             let mut builds = vec![a.server_bin.clone()];
             builds.extend(a.against.iter().cloned());
-            if let Some(missing) = builds.iter().find(|b| !b.exists()) {
+            // (`options` checks `--server-bin` itself, saying how to build it.)
+            if let Some(missing) = a.against.iter().find(|b| !b.exists()) {
                 eprintln!("loadgen run: {} does not exist", missing.display());
                 return ExitCode::FAILURE;
             }
@@ -126,50 +127,38 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match rt.block_on(loadgen::compare::compare(opts, builds, rounds)) {
-                Ok(c) => {
-                    if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&c).expect("a comparison serializes")
-                        );
-                    } else {
-                        print!("{c}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("loadgen run: {e}");
-                    ExitCode::FAILURE
-                }
+            if builds.len() > 1 || rounds > 1 {
+                print(
+                    rt.block_on(loadgen::compare::compare(opts, builds, rounds)),
+                    json,
+                )
+            } else {
+                print(rt.block_on(loadgen::run(opts)), json)
             }
         }
-        Cmd::Run(a) => {
-            let json = a.json;
-            let opts = match options(*a) {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("loadgen run: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            match rt.block_on(loadgen::run(opts)) {
-                Ok(report) => {
-                    if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&report).expect("a report serializes")
-                        );
-                    } else {
-                        print!("{report}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("loadgen run: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+    }
+}
+
+/// Prints what a run measured (as JSON with `json`), or why it failed.
+fn print<T: serde::Serialize + std::fmt::Display>(
+    measured: Result<T, String>,
+    json: bool,
+) -> ExitCode {
+    match measured {
+        Ok(m) if json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&m).expect("a report serializes")
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(m) => {
+            print!("{m}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("loadgen run: {e}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -372,6 +372,17 @@ pub enum RawPatchOp {
     Replace { path: String, value: String },
 }
 
+impl RawPatchOp {
+    /// The JSON Pointer the operation changes.
+    pub fn path(&self) -> &str {
+        match self {
+            RawPatchOp::Add { path, .. }
+            | RawPatchOp::Remove { path }
+            | RawPatchOp::Replace { path, .. } => path,
+        }
+    }
+}
+
 impl From<Op<Cow<'_, str>>> for RawPatchOp {
     fn from(op: Op<Cow<'_, str>>) -> Self {
         match op {

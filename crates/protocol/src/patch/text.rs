@@ -145,11 +145,7 @@ impl TextOp {
     /// The JSON Pointer the operation changes: a client can tell from it what it must read
     /// again after applying.
     pub fn path(&self) -> &str {
-        match &self.0 {
-            RawPatchOp::Add { path, .. }
-            | RawPatchOp::Remove { path }
-            | RawPatchOp::Replace { path, .. } => path,
-        }
+        self.0.path()
     }
 }
 
