@@ -632,7 +632,6 @@ fn members(text: &str) -> Option<Vec<(&str, &str)>> {
     Some(out)
 }
 
-/// The elements of a JSON array's valid text, as text.
 /// Whether the array `text` (valid JSON) has at least two elements: only its first is
 /// scanned.
 fn two_or_more(text: &str) -> bool {
@@ -641,6 +640,7 @@ fn two_or_more(text: &str) -> bool {
     t[i] != b']' && t[skip_ws(t, value_end(t, i))] == b','
 }
 
+/// The elements of a JSON array's valid text, as text.
 fn elements(text: &str) -> Vec<&str> {
     let t = text.as_bytes();
     let mut out = Vec::with_capacity(16);
