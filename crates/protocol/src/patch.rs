@@ -1310,4 +1310,37 @@ mod tests {
         .unwrap();
         assert_eq!(doc, json!({"a": [1, 2]}));
     }
+
+    /// A list emptied or filled from empty: one `replace` from two elements on (found
+    /// without splitting the other side), a single `remove` or `add` for one.
+    #[test]
+    fn lists_emptied_or_filled_from_empty() {
+        let text_diff = |a: &str, b: &str| {
+            let (a, b) = (
+                RawValue::from_string(a.into()).unwrap(),
+                RawValue::from_string(b.into()).unwrap(),
+            );
+            let mut ops = Vec::new();
+            diff_raw_text_at("/legal", &a, &b, &mut ops);
+            let mut out = String::new();
+            write_ops(&mut out, &ops);
+            out
+        };
+        assert_eq!(
+            text_diff("[]", r#"[{"c":1}, {"c":2}]"#),
+            r#"[{"op":"replace","path":"/legal","value":[{"c":1}, {"c":2}]}]"#
+        );
+        assert_eq!(
+            text_diff("[[1,2],3]", "[]"),
+            r#"[{"op":"replace","path":"/legal","value":[]}]"#
+        );
+        assert_eq!(
+            text_diff("[[1,2]]", "[]"),
+            r#"[{"op":"remove","path":"/legal/0"}]"#
+        );
+        assert_eq!(
+            text_diff("[]", "[[1,2]]"),
+            r#"[{"op":"add","path":"/legal/0","value":[1,2]}]"#
+        );
+    }
 }
