@@ -490,8 +490,6 @@ impl TableDoc {
             self.doc = None;
             return Incoming::Mismatch;
         };
-        // Partly patched, or patched into a shape without what we read: worthless until
-        // the next full state.
         // Only what an operation reached is read again: `/table/status` and `/you` change a
         // few times a match, `/legal` about every other move.
         let touched = |prefix: &str| ops.iter().any(|op| touches(op.path(), prefix));
@@ -500,6 +498,8 @@ impl TableDoc {
             status: touched("/table/status"),
             seat: touched("/you"),
         };
+        // Partly patched, or patched into a shape without what we read: worthless until
+        // the next full state.
         if doc.apply(ops).is_err() || !self.read(reread) {
             self.doc = None;
             return Incoming::Mismatch;

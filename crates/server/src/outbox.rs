@@ -2,9 +2,10 @@
 //! holds nothing.
 //!
 //! Every table socket has one for its texts, and every lobby socket one for what quick
-//! play tells it, for as long as they are open: their size at rest is memory per socket. tokio's bounded channel, which this replaces, allocates a block of 32 slots
-//! when it is made (1,280 bytes for these messages) plus a shared part padded for its
-//! atomics, whether anything is ever queued or not: about a fifth of an idle socket's heap
+//! play tells it, for as long as they are open: their size at rest is memory per socket.
+//! tokio's bounded channel, which this replaces, allocates a block of 32 slots when it is
+//! made (1,280 bytes for these messages) plus a shared part padded for its atomics,
+//! whether anything is ever queued or not: about a fifth of an idle socket's heap
 //! (jemalloc's counts by size class, `loadgen run --mode idle`). Here the messages wait in
 //! a `VecDeque` that grows with what is queued and is given back when a burst has drained.
 //!
