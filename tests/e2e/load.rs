@@ -22,12 +22,7 @@ async fn load_generator_smoke_on_every_database() {
             "{}: the clients made no move: {report:?}",
             db.label
         );
-        assert!(
-            report.problems.is_empty(),
-            "{}: {:?}",
-            db.label,
-            report.problems
-        );
+        assert!(report.problems.is_empty(), "{}:\n{report}", db.label);
         server.stop().await;
     }
 }
@@ -52,7 +47,13 @@ async fn load_generator_compares_builds_in_turns() {
     let ran: Vec<(usize, usize)> = c.samples.iter().map(|s| (s.round, s.build)).collect();
     assert_eq!(ran, vec![(0, 0), (0, 1), (1, 1), (1, 0)], "A B, then B A");
     for s in &c.samples {
-        assert!(s.report.problems.is_empty(), "{:?}", s.report.problems);
+        assert!(
+            s.report.problems.is_empty(),
+            "round {} build {}:\n{}",
+            s.round,
+            s.build,
+            s.report
+        );
         let moves = s
             .figures
             .actions_per_sec

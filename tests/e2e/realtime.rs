@@ -435,24 +435,10 @@ async fn sigkill_under_load_loses_no_acknowledged_action() {
         // acknowledged (made durable, then broadcast).
         let mut watchers = Vec::new();
         for t in &tables {
-            let url = format!("{}/ws/table/{t}", proc.ws);
-            watchers.push(tokio::spawn(async move {
-                let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
-                    .await
-                    .unwrap();
-                let mut played = Vec::new();
-                while let Some(Ok(m)) = ws.next().await {
-                    if let Message::Text(t) = m {
-                        let v: Value = serde_json::from_str(&t).unwrap();
-                        for e in v["events"].as_array().into_iter().flatten() {
-                            if e["type"] == "card_played" {
-                                played.push((e["seat"].as_i64().unwrap(), e["card"].clone()));
-                            }
-                        }
-                    }
-                }
-                played
-            }));
+            watchers.push(tokio::spawn(watch_cards(format!(
+                "{}/ws/table/{t}",
+                proc.ws
+            ))));
         }
         // Started once watched, so the watchers see every card from the first.
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -492,6 +478,89 @@ async fn sigkill_under_load_loses_no_acknowledged_action() {
         assert_eq!(status(&st), "playing", "{}", db.label);
         drop(proc2);
     }
+}
+
+/// SIGTERM while bots-only tables play flat out (their moves need no socket, so they go
+/// on after the sockets close): the server stops every table before it closes the
+/// database, so it exits cleanly with nothing logged at WARN or ERROR (no write tried on
+/// a closed pool), and every action a watcher saw is stored, on every database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_under_load_stops_the_tables_before_the_database() {
+    for db in databases().await {
+        let proc = Child::start(&db).await;
+        let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
+        let mut tables = Vec::new();
+        for _ in 0..8 {
+            tables.push(endless_bots_table(&ada, 3).await);
+        }
+        let mut watchers = Vec::new();
+        for t in &tables {
+            watchers.push(tokio::spawn(watch_cards(format!(
+                "{}/ws/table/{t}",
+                proc.ws
+            ))));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for t in &tables {
+            start(&ada, t).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let pid = proc.child.id().unwrap().to_string();
+        let term = std::process::Command::new("kill")
+            .args(["-s", "TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(term.success());
+        let (status, troubles) = proc.exit().await;
+        assert!(status.success(), "{}: {status:?}", db.label);
+        assert!(
+            troubles.is_empty(),
+            "{}: the shutdown logged trouble:\n{}",
+            db.label,
+            troubles.join("\n")
+        );
+        let mut seen = Vec::new();
+        for w in watchers {
+            seen.push(w.await.unwrap());
+        }
+        let total: usize = seen.iter().map(Vec::len).sum();
+        assert!(
+            total > 50,
+            "{}: the tables were playing ({total} cards)",
+            db.label
+        );
+        let stored = stored_actions(&db.url, &tables).await;
+        for ((t, saw), log) in tables.iter().zip(&seen).zip(&stored) {
+            assert!(
+                log.len() >= saw.len(),
+                "{}: table {t} lost acknowledged actions ({} seen, {} stored)",
+                db.label,
+                saw.len(),
+                log.len()
+            );
+            assert_eq!(&log[..saw.len()], &saw[..], "{}: table {t}", db.label);
+        }
+    }
+}
+
+/// The cards a spectator on `url` saw played, (seat, card) in order, until its socket
+/// ends: each was acknowledged (made durable, then broadcast).
+async fn watch_cards(url: String) -> Vec<(i64, Value)> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    let mut played = Vec::new();
+    while let Some(Ok(m)) = ws.next().await {
+        if let Message::Text(t) = m {
+            let v: Value = serde_json::from_str(&t).unwrap();
+            for e in v["events"].as_array().into_iter().flatten() {
+                if e["type"] == "card_played" {
+                    played.push((e["seat"].as_i64().unwrap(), e["card"].clone()));
+                }
+            }
+        }
+    }
+    played
 }
 
 /// Every stored action of each table as (seat, card), in log order.

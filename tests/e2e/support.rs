@@ -145,6 +145,8 @@ pub struct Child {
     pub base: String,
     pub ws: String,
     pub child: tokio::process::Child,
+    /// Its log lines at WARN or ERROR, and panics, as they come.
+    troubles: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Child {
@@ -206,18 +208,55 @@ impl Child {
         })
         .await
         .expect("the server starts listening");
-        // Keep draining its output so it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        // Keep draining its output so it never blocks on a full pipe, keeping what is
+        // worth a look.
+        let troubles = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = |t: &std::sync::Arc<std::sync::Mutex<Vec<String>>>, line: String| {
+            if ["WARN", "ERROR", "panicked"]
+                .iter()
+                .any(|w| line.contains(w))
+            {
+                t.lock().unwrap().push(line);
+            }
+        };
+        let t = troubles.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                keep(&t, line);
+            }
+        });
         let err = child.stderr.take().unwrap();
+        let t = troubles.clone();
         tokio::spawn(async move {
             let mut l = BufReader::new(err).lines();
-            while let Ok(Some(_)) = l.next_line().await {}
+            while let Ok(Some(line)) = l.next_line().await {
+                keep(&t, line);
+            }
         });
         Child {
             base: format!("http://{addr}"),
             ws: format!("ws://{addr}"),
             child,
+            troubles,
         }
+    }
+
+    /// Waits for the process to exit (it was told to stop) and returns its status with
+    /// every WARN, ERROR and panic line it logged, all of its output read.
+    pub async fn exit(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let status = tokio::time::timeout(TIMEOUT, self.child.wait())
+            .await
+            .expect("the server exits")
+            .unwrap();
+        // The readers hold the last lines until the pipes close, just after the exit.
+        for _ in 0..50 {
+            if std::sync::Arc::strong_count(&self.troubles) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let lines = self.troubles.lock().unwrap().clone();
+        (status, lines)
     }
 }
 

@@ -319,6 +319,9 @@ enum Note {
     /// A table's lobby entry: only the latest of a batch is sent.
     Lobby(Box<LobbyNote>),
     Plain(&'static str, String),
+    /// Send what is gathered now, then answer: the last notes of a stopping node go out
+    /// before its store closes.
+    Flush(tokio::sync::oneshot::Sender<()>),
 }
 
 /// How long the notes sender gathers notes before it sends them: a table's lobby entry
@@ -331,10 +334,20 @@ const NOTE_BATCH: Duration = Duration::from_millis(100);
 async fn send_notes(app: AppState, mut rx: tokio::sync::mpsc::Receiver<Note>) {
     let mut batch = Vec::new();
     while let Some(first) = rx.recv().await {
-        batch.push(first);
+        let mut flushed = Vec::new();
         let until = tokio::time::Instant::now() + NOTE_BATCH;
-        while let Ok(Some(n)) = tokio::time::timeout_at(until, rx.recv()).await {
-            batch.push(n);
+        let mut next = Some(first);
+        while let Some(n) = next.take() {
+            match n {
+                Note::Flush(reply) => {
+                    flushed.push(reply);
+                    break;
+                }
+                n => batch.push(n),
+            }
+            if let Ok(Some(n)) = tokio::time::timeout_at(until, rx.recv()).await {
+                next = Some(n);
+            }
         }
         let mut latest: HashMap<Uuid, usize> = HashMap::new();
         for (i, n) in batch.iter().enumerate() {
@@ -351,6 +364,7 @@ async fn send_notes(app: AppState, mut rx: tokio::sync::mpsc::Receiver<Note>) {
                     serde_json::to_string(&note).expect("a lobby note serializes"),
                 ),
                 Note::Plain(channel, text) => (channel, text),
+                Note::Flush(_) => continue,
             };
             match by_channel.iter_mut().find(|(c, _)| *c == channel) {
                 Some((_, v)) => v.push(text),
@@ -362,6 +376,26 @@ async fn send_notes(app: AppState, mut rx: tokio::sync::mpsc::Receiver<Note>) {
                 tracing::warn!(error = %e, channel, "could not notify the other nodes");
             }
         }
+        for reply in flushed {
+            let _ = reply.send(());
+        }
+    }
+}
+
+/// Waits (a few seconds at most) until the notes queued so far are sent: called once the
+/// tables have stopped, before the store closes.
+pub async fn flush_notes(app: &AppState) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let wait = async {
+        if app.cluster.notes.send(Note::Flush(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(5), wait)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the last notes to the other nodes were not sent within 5 s");
     }
 }
 
@@ -694,8 +728,9 @@ fn lobby_note(app: &AppState, note: LobbyNote) {
 
 /// Marks this node draining and hands every table over: each finishes what it is doing,
 /// releases its table and closes its sockets (1013). Then the node leaves the cluster.
-/// On SQLite there is nobody to hand over to: the sockets close with the server (1001)
-/// and the node takes its tables back when it starts again.
+/// On SQLite there is nobody to hand over to: the sockets close with the server (1001),
+/// then [`stop_tables`] ends the tasks, and the node takes its tables back when it
+/// starts again.
 pub async fn drain(app: &AppState) {
     let c = &app.cluster;
     if !c.multi {
@@ -706,8 +741,22 @@ pub async fn drain(app: &AppState) {
         .store
         .node_beat(&c.node, &c.address(), LEASE.as_millis() as i64, true)
         .await;
-    // No table is created or claimed here once `draining` is set, but one may have been
-    // starting as it was set: take what is running, until nothing is (a few rounds).
+    let n = stop_tables(app).await;
+    if let Err(e) = app.store.node_gone(&c.node).await {
+        tracing::warn!(error = %e, "could not leave the cluster");
+    }
+    tracing::info!(tables = n, "drained: tables handed over");
+}
+
+/// Ends every table task of this process, each after the command it is on (a move being
+/// stored is stored and answered; what is queued behind is not taken, and no client was
+/// told it was), each releasing its table. Returns how many there were. Called before the
+/// store closes: a task still running then would fail its next write and park.
+pub async fn stop_tables(app: &AppState) -> usize {
+    let c = &app.cluster;
+    // No table is created or claimed here once `draining` or the shutdown is set, but one
+    // may have been starting as it was set: take what is running, until nothing is (a
+    // few rounds).
     let mut n = 0;
     for _ in 0..5 {
         // Whoever was creating or claiming has finished.
@@ -730,10 +779,7 @@ pub async fn drain(app: &AppState) {
         // A task leaves the registry just after it answers.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    if let Err(e) = app.store.node_gone(&c.node).await {
-        tracing::warn!(error = %e, "could not leave the cluster");
-    }
-    tracing::info!(tables = n, "drained: tables handed over");
+    n
 }
 
 /// Where a table is served from.

@@ -138,7 +138,8 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then closes every socket and returns.
+/// Serves until `shutdown` resolves, then closes every socket, ends every table task and
+/// returns: the store may then be closed.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
@@ -181,5 +182,13 @@ pub async fn serve(
     {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
+    // Then the tables (on Postgres, already handed over by `drain`): each stores the move
+    // it is on and ends, and their last lobby notes go out, so that nothing writes once
+    // the caller closes the store.
+    let stopped = cluster::stop_tables(&state).await;
+    if stopped > 0 {
+        tracing::info!(tables = stopped, "tables stopped");
+    }
+    cluster::flush_notes(&state).await;
     Ok(())
 }

@@ -167,9 +167,9 @@ impl Metrics {
     }
 
     /// A cluster event: `lease_renewals`, `lease_renewal_failures`, `claimed` (a table
-    /// taken over from a dead or draining node), `handed_over` (released while draining),
-    /// `stepped_down` (a table whose lease another node took), `forwarded_http`,
-    /// `forwarded_ws` (to the table's owner), `forward_failures`.
+    /// taken over from a dead or draining node), `handed_over` (released while draining
+    /// or stopping), `stepped_down` (a table whose lease another node took),
+    /// `forwarded_http`, `forwarded_ws` (to the table's owner), `forward_failures`.
     pub fn cluster(&self, event: &str) {
         self.cluster.add(event);
     }
@@ -221,7 +221,7 @@ impl Metrics {
             &mut s,
             "fib_cluster_events_total",
             "event",
-            "Between this node and the others: lease renewals (and failures), tables claimed from dead or draining nodes, handed over while draining, stepped down after another node took them, requests and sockets forwarded to a table's owner, tables taken over by (adopted) or handed to (released) the node their first socket reached.",
+            "Between this node and the others: lease renewals (and failures), tables claimed from dead or draining nodes, handed over while draining or stopping, stepped down after another node took them, requests and sockets forwarded to a table's owner, tables taken over by (adopted) or handed to (released) the node their first socket reached.",
         );
         counter(
             &mut s,
