@@ -480,6 +480,46 @@ async fn sigkill_under_load_loses_no_acknowledged_action() {
     }
 }
 
+/// Sockets that close while their table broadcasts (bots moving flat out) are not counted
+/// as readers that fell behind: their queue is refused as closed, not as full, between the
+/// socket's end and the table hearing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_that_close_are_not_counted_as_fallen_behind() {
+    let db = sqlite_db();
+    let server = Server::start_with_bot_delay(&db, 0).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let table = endless_bots_table(&ada, 4).await;
+    start(&ada, &table).await;
+    let url = format!("{}/ws/table/{table}", server.ws);
+    let mut watcher = Sock::open(&url, None, None).await;
+    watcher.next_state().await;
+    for _ in 0..10 {
+        let mut socks = Vec::new();
+        for _ in 0..10 {
+            let mut s = Sock::open(&url, None, None).await;
+            s.next_state().await;
+            socks.push(s);
+        }
+        // Half say goodbye, half just vanish (the TCP connection dropped).
+        for (i, mut s) in socks.into_iter().enumerate() {
+            if i % 2 == 0 {
+                let _ = s.ws.close(None).await;
+            }
+        }
+        // The table keeps broadcasting meanwhile: the watcher follows it.
+        for _ in 0..20 {
+            watcher.next().await;
+        }
+    }
+    let text = metrics(&server).await;
+    let fell_behind = text
+        .lines()
+        .find_map(|l| l.strip_prefix("fib_ws_closed_total{reason=\"fell_behind\"} "))
+        .map(|n| n.to_string());
+    assert_eq!(fell_behind, None, "{text}");
+    server.stop().await;
+}
+
 /// SIGTERM while bots-only tables play flat out (their moves need no socket, so they go
 /// on after the sockets close): the server stops every table before it closes the
 /// database, so it exits cleanly with nothing logged at WARN or ERROR (no write tried on

@@ -394,15 +394,15 @@ impl Table {
                         .clone(),
                 };
                 c.holds = Some((viewer, h.version));
-                if c.out.try_send(text).is_err() {
-                    slow.push(id);
+                if let Err(refused) = c.out.try_send(text) {
+                    slow.push((id, refused));
                 }
             }
         }
         self.publish(info);
         if !slow.is_empty() {
-            for id in slow {
-                self.drop_behind(id);
+            for (id, refused) in slow {
+                self.drop_behind(id, refused);
             }
             // Their leaving is a presence change everyone must see (it may be a player).
             self.version += 1;
@@ -412,11 +412,15 @@ impl Table {
 
     /// Drops a connection that could not take its next message: its socket closes with
     /// 1013 and the client reconnects and resyncs. A connection is never left open after a
-    /// message to it was lost, so what it holds is always what it was sent.
-    fn drop_behind(&mut self, id: u64) {
+    /// message to it was lost, so what it holds is always what it was sent. A socket that
+    /// had already closed (its `Disconnect` not yet here) did not fall behind: it goes
+    /// without counting as a slow reader.
+    fn drop_behind(&mut self, id: u64, refused: crate::outbox::Refused) {
         if let Some(c) = self.fan.conns.remove(&id) {
-            tracing::info!(table = %self.record.id, conn = id, "dropping a connection that fell behind");
-            self.app.metrics.closed("fell_behind");
+            if refused == crate::outbox::Refused::Full {
+                tracing::info!(table = %self.record.id, conn = id, "dropping a connection that fell behind");
+                self.app.metrics.closed("fell_behind");
+            }
             // Its socket's own `Disconnect` will find it gone: the player's absence (grace,
             // desertion) counts from here.
             if let Some(who) = c.who {
@@ -442,9 +446,9 @@ impl Table {
             .fan
             .conns
             .get(&conn)
-            .is_some_and(|c| c.out.try_send(text.into()).is_err());
-        if lost {
-            self.drop_behind(conn);
+            .and_then(|c| c.out.try_send(text.into()).err());
+        if let Some(refused) = lost {
+            self.drop_behind(conn, refused);
             self.version += 1;
             self.broadcast(&[]);
         }
@@ -477,14 +481,14 @@ impl Table {
         let version = self.version;
         let lost = match self.fan.conns.get_mut(&conn) {
             Some(c) => {
-                let lost = c.out.try_send(text).is_err();
+                let lost = c.out.try_send(text).err();
                 c.holds = Some((viewer, version));
                 lost
             }
-            None => false,
+            None => None,
         };
-        if lost {
-            self.drop_behind(conn);
+        if let Some(refused) = lost {
+            self.drop_behind(conn, refused);
             self.version += 1;
             self.broadcast(&[]);
         }
