@@ -150,14 +150,26 @@ impl RateLimit {
 }
 
 /// The socket's own replies (errors it finds itself, `pong`), through the connection's
-/// queue while the table still holds the connection.
-struct Local(outbox::WeakSender);
+/// queue while the table still holds the connection. A reply that finds the queue full is
+/// not dropped silently: the socket then closes with 1013, as when the table finds it
+/// full, so a client never goes on without an answer it was owed.
+struct Local {
+    out: outbox::WeakSender,
+    overflowed: std::sync::atomic::AtomicBool,
+}
 
 impl Local {
     fn send(&self, text: String) {
-        if let Some(tx) = self.0.upgrade() {
-            let _ = tx.try_send(text.into());
+        if let Some(tx) = self.out.upgrade()
+            && tx.try_send(text.into()) == Err(outbox::Refused::Full)
+        {
+            self.overflowed.store(true, Relaxed);
         }
+    }
+
+    /// A reply was lost to a full queue: the client fell behind.
+    fn overflowed(&self) -> bool {
+        self.overflowed.load(Relaxed)
     }
 }
 
@@ -260,7 +272,10 @@ async fn table_socket_loop(
     // Held weakly: when the table drops this connection (it fell behind), the queue must
     // close so that the socket is told to resync (1013); a strong sender here would keep
     // it open forever, with nothing more coming.
-    let local = Local(out_tx.downgrade());
+    let local = Local {
+        out: out_tx.downgrade(),
+        overflowed: false.into(),
+    };
     drop(out_tx);
     // Chat starts after the first state: the history this connection may see, without
     // the lines of the players its player muted.
@@ -278,6 +293,11 @@ async fn table_socket_loop(
     let mut shutdown = app.shutdown.subscribe();
     let mut limit = RateLimit::new(app.config.ws_messages_per_second);
     loop {
+        if local.overflowed() {
+            app.metrics.closed("fell_behind");
+            close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
+            break;
+        }
         tokio::select! {
             out = out_rx.recv() => match out {
                 Some(text) => {
@@ -828,4 +848,36 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
         }
     }
     app.metrics.ws_connections.fetch_sub(1, Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A socket's own reply is queued while there is room, marks the socket as fallen
+    /// behind when the queue is full (it then closes with 1013), and is nothing to worry
+    /// about once the table has let go of the queue (the socket is closing anyway).
+    #[test]
+    fn a_local_reply_that_finds_the_queue_full_marks_the_socket_behind() {
+        let (tx, mut rx) = outbox::outbox(1);
+        let local = Local {
+            out: tx.downgrade(),
+            overflowed: false.into(),
+        };
+        local.send("a".into());
+        assert!(!local.overflowed(), "room for one");
+        local.send("b".into());
+        assert!(local.overflowed(), "the second found the queue full");
+        assert_eq!(rx.try_recv().as_deref(), Some("a"));
+
+        let (tx, _rx) = outbox::outbox(1);
+        let local = Local {
+            out: tx.downgrade(),
+            overflowed: false.into(),
+        };
+        drop(tx);
+        local.send("a".into());
+        local.send("b".into());
+        assert!(!local.overflowed(), "no queue left to overflow");
+    }
 }
