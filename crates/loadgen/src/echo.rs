@@ -91,7 +91,12 @@ fn payload() -> String {
 
 /// Spawns `exe echo --port 0`, runs `connections` clients flat out for `seconds`, stops it.
 pub async fn run(exe: &Path, connections: usize, seconds: f64) -> Result<EchoReport, String> {
-    let (child, first) = Spawned::start(exe, &["echo".into(), "--port".into(), "0".into()], &[])?;
+    let (child, first) = Spawned::start(
+        exe,
+        &["echo".into(), "--port".into(), "0".into()],
+        &[],
+        crate::proc::first_line,
+    )?;
     let line = tokio::time::timeout(Duration::from_secs(10), first)
         .await
         .map_err(|_| "the echo server printed no port within 10 s".to_string())?

@@ -264,10 +264,12 @@ async fn start_server(opts: &Options) -> Result<Server, String> {
             (format!("sqlite://{}/x.db", dir.display()), Some(dir))
         }
     };
-    let port = proc::free_port()?;
+    // Port 0, and the address read from the server's own log: a port picked here and
+    // freed again could be taken by another process before the server binds it, and the
+    // health check below would then reach that process.
     let mut args: Vec<String> = vec![
         "--port".into(),
-        port.to_string(),
+        "0".into(),
         "--database-url".into(),
         db.clone(),
         // Bots move at once: a delay would only be measured as our latency.
@@ -293,17 +295,37 @@ async fn start_server(opts: &Options) -> Result<Server, String> {
         args.extend(["--bot-budget-ms".into(), b.to_string()]);
     }
     // Plain log lines (no colour codes) for the watch on warnings and errors.
-    let (mut child, _first) = Spawned::start(bin, &args, &[("NO_COLOR", "1")])?;
-    let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
+    let (mut child, listening) =
+        Spawned::start(bin, &args, &[("NO_COLOR", "1")], proc::listening_address)?;
     let until = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.exited() {
+    let exited = |child: &mut Spawned| {
+        child.exited().map(|status| {
             let log = child.log.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            return Err(format!(
+            format!(
                 "the server exited before it was healthy ({status}): {}",
                 log.lines.join(" | ")
-            ));
+            )
+        })
+    };
+    let address = match tokio::time::timeout_at(until.into(), listening).await {
+        Ok(Ok(address)) => address,
+        Ok(Err(_)) => {
+            // Its output ended: it exited, or is about to.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let why = exited(&mut child).unwrap_or_else(|| "the server closed its output".into());
+            child.stop(Duration::from_secs(5)).await;
+            return Err(why);
+        }
+        Err(_) => {
+            child.stop(Duration::from_secs(5)).await;
+            return Err("the server did not listen within 60 s".into());
+        }
+    };
+    let base = format!("http://{address}");
+    let http = reqwest::Client::new();
+    loop {
+        if let Some(why) = exited(&mut child) {
+            return Err(why);
         }
         if let Ok(r) = http.get(format!("{base}/healthz")).send().await
             && r.status().is_success()

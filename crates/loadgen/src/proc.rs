@@ -150,12 +150,15 @@ pub struct Spawned {
 }
 
 impl Spawned {
-    /// Starts `bin args…`; the first stdout line goes to the returned receiver (the echo
-    /// server prints its port there), every line is watched for warnings and panics.
+    /// Starts `bin args…`; what `ready` finds first in a stdout line goes to the returned
+    /// receiver (the echo server prints its port on its first line, the server logs its
+    /// address: [`first_line`], [`listening_address`]); every line is watched for
+    /// warnings and panics.
     pub fn start(
         bin: &Path,
         args: &[String],
         env: &[(&str, &str)],
+        ready: fn(&str) -> Option<String>,
     ) -> Result<(Spawned, tokio::sync::oneshot::Receiver<String>), String> {
         let mut cmd = Command::new(bin);
         cmd.args(args)
@@ -179,8 +182,11 @@ impl Spawned {
             let mut lines = BufReader::new(out).lines();
             let mut first = Some(first_tx);
             while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(line.clone());
+                if first.is_some()
+                    && let Some(found) = ready(&line)
+                    && let Some(tx) = first.take()
+                {
+                    let _ = tx.send(found);
                 }
                 l.lock().unwrap_or_else(|p| p.into_inner()).see(&line);
             }
@@ -227,16 +233,34 @@ impl Spawned {
     }
 }
 
-/// A free port on 127.0.0.1 for a child to listen on. Another process could take it before
-/// the child binds; the caller then sees the child fail to start, and says so.
-pub fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+/// For [`Spawned::start`]: the first line as it is.
+pub fn first_line(line: &str) -> Option<String> {
+    Some(line.trim().to_string())
+}
+
+/// For [`Spawned::start`]: the address in the server's `listening on http://ADDR` line.
+pub fn listening_address(line: &str) -> Option<String> {
+    const SAYS: &str = "listening on http://";
+    let at = line.find(SAYS)? + SAYS.len();
+    let address = line[at..].split_whitespace().next()?;
+    Some(address.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_address_the_server_listens_on() {
+        let plain =
+            "2026-11-26T05:55:22.875413Z  INFO server::cli: listening on http://127.0.0.1:38222";
+        assert_eq!(listening_address(plain).as_deref(), Some("127.0.0.1:38222"));
+        let coloured =
+            "\u{1b}[2m2026\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m listening on http://[::1]:80 ";
+        assert_eq!(listening_address(coloured).as_deref(), Some("[::1]:80"));
+        assert_eq!(listening_address("INFO server: store ready"), None);
+        assert_eq!(first_line(" 4242\n").as_deref(), Some("4242"));
+    }
 
     #[test]
     fn reads_its_own_process() {
