@@ -748,10 +748,10 @@ pub async fn drain(app: &AppState) {
     tracing::info!(tables = n, "drained: tables handed over");
 }
 
-/// Ends every table task of this process, each after the command it is on (a move being
-/// stored is stored and answered; what is queued behind is not taken, and no client was
-/// told it was), each releasing its table. Returns how many there were. Called before the
-/// store closes: a task still running then would fail its next write and park.
+/// Ends every table task of this process, each once it has done what was sent to it
+/// before (a move is stored and answered); what arrives after is not taken, and no client
+/// was told it was. Each releases its table. Returns how many there were. Called before
+/// the store closes: a task still running then would fail its next write and park.
 pub async fn stop_tables(app: &AppState) -> usize {
     let c = &app.cluster;
     // No table is created or claimed here once `draining` or the shutdown is set, but one
