@@ -70,12 +70,7 @@ async fn reconnect(p: &Player, node: &Child, table: &str, within: Duration) -> (
             format!("Bearer {}", p.token).parse().unwrap(),
         );
         if let Ok((ws, _)) = tokio_tungstenite::connect_async(req).await {
-            let mut sock = Sock {
-                ws,
-                state: None,
-                patches: 0,
-                last_sent: String::new(),
-            };
+            let mut sock = Sock::new(ws);
             let st = sock.next_state().await;
             return (sock, st);
         }

@@ -174,6 +174,8 @@ async fn bad_input_is_refused_specifically() {
     let server = Server::start(&db).await;
     let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
     let mut a = ada.connect(&table).await;
+    // A version from before the round is dealt: stale once it is.
+    let before_start = a.next_state().await["version"].as_u64().unwrap();
     let mut b = bob.connect(&table).await;
     ada.post(&format!("/api/tables/{table}/start"), json!({}))
         .await;
@@ -234,9 +236,11 @@ async fn bad_input_is_refused_specifically() {
     .await;
     assert_eq!(off.next_error().await["code"], "not_your_turn");
     // Stale version: refused, and nothing changed (a socket taking patches has every
-    // change already, so no state follows; `sync` shows the same version).
+    // change already, so no state follows; `sync` shows the same version). Not `version -
+    // 1`: when Bob's socket registered after the deal, that is the deal itself, and a
+    // presence change alone never makes an action stale.
     let legal = on_state["legal"][0].clone();
-    on.act(version - 1, &legal).await;
+    on.act(before_start, &legal).await;
     let err = on.next_error().await;
     assert_eq!(err["code"], "stale_version");
     assert!(

@@ -322,12 +322,7 @@ async fn small_window_socket(server: &Server, url: &str) -> Sock {
     let (ws, _) = tokio_tungstenite::client_async(url, stream)
         .await
         .expect("upgrade");
-    Sock {
-        ws,
-        state: None,
-        patches: 0,
-        last_sent: String::new(),
-    }
+    Sock::new(ws)
 }
 
 /// A client that never reads is closed within seconds and its connection freed; one that

@@ -390,9 +390,22 @@ pub struct Sock {
     /// The start of the last message sent: a wait that times out names it, so a message
     /// the server never answered can be told from the test's own step.
     pub last_sent: String,
+    /// The starts of the last few messages received, for the same report.
+    recent: std::collections::VecDeque<String>,
 }
 
 impl Sock {
+    /// A socket already open, holding nothing yet.
+    pub fn new(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Sock {
+        Sock {
+            ws,
+            state: None,
+            patches: 0,
+            last_sent: String::new(),
+            recent: Default::default(),
+        }
+    }
+
     pub async fn open(url: &str, token: Option<&str>, origin: Option<&str>) -> Sock {
         let mut req = url.into_client_request().unwrap();
         if let Some(t) = token {
@@ -408,12 +421,7 @@ impl Sock {
         let (ws, _) = tokio_tungstenite::connect_async(req)
             .await
             .expect("websocket opens");
-        Sock {
-            ws,
-            state: None,
-            patches: 0,
-            last_sent: String::new(),
-        }
+        Sock::new(ws)
     }
 
     /// Applies a `patch` message to the held state and returns the state it makes.
@@ -453,14 +461,19 @@ impl Sock {
                 .await
                 .unwrap_or_else(|_| {
                     panic!(
-                        "no message in {TIMEOUT:?}; holding version {}; the last sent on this socket: {}",
+                        "no message in {TIMEOUT:?}; holding version {}; the last sent on this socket: {}; the last received, oldest first:\n{}",
                         self.state.as_ref().map_or(Value::Null, |s| s["version"].clone()),
-                        self.last_sent
+                        self.last_sent,
+                        Vec::from(self.recent.clone()).join("\n")
                     )
                 })
                 .expect("socket open")
                 .expect("no socket error");
             if let Message::Text(t) = m {
+                if self.recent.len() == 8 {
+                    self.recent.pop_front();
+                }
+                self.recent.push_back(t.chars().take(300).collect());
                 let v: Value = serde_json::from_str(&t).unwrap();
                 // Every message must decode as the protocol says.
                 // Lobby messages: the lists, and errors (which carry no table version).
