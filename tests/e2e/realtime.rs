@@ -516,9 +516,10 @@ async fn sockets_that_close_are_not_counted_as_fallen_behind() {
 }
 
 /// SIGTERM while bots-only tables play flat out (their moves need no socket, so they go
-/// on after the sockets close): the server stops every table before it closes the
-/// database, so it exits cleanly with nothing logged at WARN or ERROR (no write tried on
-/// a closed pool), and every action a watcher saw is stored, on every database.
+/// on after the sockets close) and players wait in a quick-play queue: the server stops
+/// its background tasks and every table before it closes the database, so it exits
+/// cleanly with nothing logged at WARN or ERROR (no write tried on a closed pool), and
+/// every action a watcher saw is stored, on every database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_under_load_stops_the_tables_before_the_database() {
     for db in databases().await {
@@ -538,6 +539,19 @@ async fn sigterm_under_load_stops_the_tables_before_the_database() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         for t in &tables {
             start(&ada, t).await;
+        }
+        // Three players waiting in a quick-play queue for four: their sockets close with
+        // the server, and each closing takes its player out of the queue in the store.
+        let mut queued = Vec::new();
+        for name in ["Bea", "Cy", "Di"] {
+            let p = Player::guest(&proc.base, &proc.ws, name).await;
+            let mut lobby =
+                Sock::open(&format!("{}/ws/lobby", proc.ws), Some(&p.token), None).await;
+            lobby
+                .send(json!({"type": "queue_join", "game": "trump", "seats": 4}))
+                .await;
+            while lobby.next_any().await["type"] != "queued" {}
+            queued.push(lobby);
         }
         tokio::time::sleep(Duration::from_millis(1000)).await;
         let pid = proc.child.id().unwrap().to_string();

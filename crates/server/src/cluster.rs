@@ -289,7 +289,7 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     app.store
         .node_beat(&c.node, &address, LEASE.as_millis() as i64, false)
         .await?;
-    tokio::spawn(renew(app.clone()));
+    app.background.spawn(renew(app.clone()));
     let taken = take_orphans(app, true).await;
     tracing::info!(node = %c.node, %address, tables = taken, "joined the cluster");
     let rx = lock(&c.notes_rx).take();
@@ -306,7 +306,7 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
             ),
         }
     }
-    tokio::spawn(housekeeping(app.clone()));
+    app.background.spawn(housekeeping(app.clone()));
     // Quick play starts once this node's tables run (a table the matcher makes now cannot
     // be claimed again as one of them) and the entries of gone sockets are out.
     crate::quickplay::match_once(app).await?;
@@ -490,8 +490,12 @@ async fn renew(app: AppState) {
     let mut every = tokio::time::interval(BEAT);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut renewed = Instant::now();
+    let mut shutdown = app.shutdown.subscribe();
     loop {
-        every.tick().await;
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = shutdown.changed() => {}
+        }
         if *app.shutdown.borrow() {
             break;
         }
@@ -527,8 +531,12 @@ async fn renew(app: AppState) {
 async fn housekeeping(app: AppState) {
     let mut every = tokio::time::interval(BEAT);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut shutdown = app.shutdown.subscribe();
     loop {
-        every.tick().await;
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = shutdown.changed() => {}
+        }
         if *app.shutdown.borrow() {
             break;
         }
@@ -754,9 +762,11 @@ pub async fn drain(app: &AppState) {
 /// the store closes: a task still running then would fail its next write and park.
 pub async fn stop_tables(app: &AppState) -> usize {
     let c = &app.cluster;
-    // No table is created or claimed here once `draining` or the shutdown is set, but one
-    // may have been starting as it was set: take what is running, until nothing is (a
-    // few rounds).
+    // Set on SQLite too: a housekeeping beat already under way then claims nothing more
+    // (the tables released here would be orphans to it), and the matcher seats nobody.
+    c.draining.store(true, Relaxed);
+    // No table is created or claimed here once `draining` is set, but one may have been
+    // starting as it was set: take what is running, until nothing is (a few rounds).
     let mut n = 0;
     for _ in 0..5 {
         // Whoever was creating or claiming has finished.

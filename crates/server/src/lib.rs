@@ -182,9 +182,17 @@ pub async fn serve(
     {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    // Then the tables (on Postgres, already handed over by `drain`): each stores the move
-    // it is on and ends, and their last lobby notes go out, so that nothing writes once
-    // the caller closes the store.
+    // Then what runs beside them and uses the store (each ends on `shutdown`, after the
+    // step it is on), then the tables (on Postgres, already handed over by `drain`): each
+    // stores the move it is on and ends, and their last lobby notes go out, so that
+    // nothing writes once the caller closes the store.
+    state.background.close();
+    if tokio::time::timeout(std::time::Duration::from_secs(10), state.background.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("background tasks still running 10 s after the shutdown");
+    }
     let stopped = cluster::stop_tables(&state).await;
     if stopped > 0 {
         tracing::info!(tables = stopped, "tables stopped");

@@ -230,7 +230,9 @@ impl Drop for Waiting {
         lock(&self.app.quickplay.waiters).remove(&self.conn);
         let app = self.app.clone();
         let (player, conn) = (self.player, std::mem::take(&mut self.conn));
-        tokio::spawn(async move {
+        // Tracked: a socket that closes as the server stops must not find the store closed.
+        let background = app.background.clone();
+        background.spawn(async move {
             match app.store.queue_leave(player, &conn).await {
                 Ok(_) => app.quickplay.wake.notify_one(),
                 Err(e) => tracing::error!(error = %e, "could not take a player out of the queue"),
@@ -435,7 +437,8 @@ pub async fn leave(app: &AppState, waiting: Option<Waiting>) -> Result<LobbyMsg,
 /// counts and seats the groups [`plan`] finds. It ends with the server.
 pub fn spawn_matcher(app: &AppState) {
     let weak: Weak<Inner> = std::sync::Arc::downgrade(&app.0);
-    tokio::spawn(async move {
+    let mut shutdown = app.shutdown.subscribe();
+    app.background.spawn(async move {
         loop {
             let Some(inner) = weak.upgrade() else { break };
             let app = AppState(inner);
@@ -449,6 +452,7 @@ pub fn spawn_matcher(app: &AppState) {
                 tokio::select! {
                     _ = app.quickplay.wake.notified() => {}
                     _ = tokio::time::sleep(TICK) => {}
+                    _ = shutdown.changed() => {}
                 }
             };
             wake.await;

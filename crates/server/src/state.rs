@@ -43,6 +43,10 @@ pub struct Inner {
     pub revoked: broadcast::Sender<String>,
     /// Set to true when the server is shutting down; sockets close on it.
     pub shutdown: watch::Sender<bool>,
+    /// The background tasks that use the store (lease beats, housekeeping, the quick-play
+    /// matcher, queue clean-ups): each ends on `shutdown`, and `serve` waits for them
+    /// before the store may close, so none is caught half-way by a closed pool.
+    pub background: tokio_util::task::TaskTracker,
     /// Request rates and open sockets per client address.
     pub limits: Arc<crate::limits::Limits>,
     /// This node among the servers on one database: its id, address, the lobby entries
@@ -93,6 +97,7 @@ impl AppState {
             quickplay: Default::default(),
             revoked: broadcast::channel(256).0,
             shutdown: watch::channel(false).0,
+            background: tokio_util::task::TaskTracker::new(),
             limits,
             cluster: crate::cluster::Cluster::new(&config_for_cluster, backend),
         }))
