@@ -1146,8 +1146,9 @@ async fn forward_ws(
     };
     app.metrics.cluster("forwarded_ws");
     let app = app.clone();
+    let sockets = app.sockets.clone();
     Ok(crate::ws::limits(upgrade)
-        .on_upgrade(move |socket| pipe(app, socket, upstream))
+        .on_upgrade(move |socket| sockets.track_future(pipe(app, socket, upstream)))
         .into_response())
 }
 

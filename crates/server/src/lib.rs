@@ -170,17 +170,20 @@ pub async fn serve(
             let _ = closer.shutdown.send(true);
         })
         .await?;
-    // Upgraded sockets are not connections `serve` waits for: give them a moment to send
-    // their close frame (1001) before the process may exit.
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
-    while state
-        .metrics
-        .ws_connections
-        .load(std::sync::atomic::Ordering::Relaxed)
-        > 0
-        && tokio::time::Instant::now() < deadline
+    // Upgraded sockets are not connections axum's `serve` waits for: each sends its close
+    // frame (1001) and ends, at once unless a write to a client that stopped reading is
+    // under way, which times out (then so may the close frame).
+    state.sockets.close();
+    let sockets_end = 2 * ws::WRITE_TIMEOUT + std::time::Duration::from_secs(1);
+    if tokio::time::timeout(sockets_end, state.sockets.wait())
+        .await
+        .is_err()
     {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        tracing::warn!(
+            sockets = state.sockets.len(),
+            "sockets still open {} s after the shutdown",
+            sockets_end.as_secs()
+        );
     }
     // Then what runs beside them and uses the store (each ends on `shutdown`, after the
     // step it is on), then the tables (on Postgres, already handed over by `drain`): each

@@ -47,6 +47,9 @@ pub struct Inner {
     /// matcher, queue clean-ups): each ends on `shutdown`, and `serve` waits for them
     /// before the store may close, so none is caught half-way by a closed pool.
     pub background: tokio_util::task::TaskTracker,
+    /// Every WebSocket's task (table, lobby, forwarded): `serve` waits for them at
+    /// shutdown, each ending within its write timeouts.
+    pub sockets: tokio_util::task::TaskTracker,
     /// Request rates and open sockets per client address.
     pub limits: Arc<crate::limits::Limits>,
     /// This node among the servers on one database: its id, address, the lobby entries
@@ -98,6 +101,7 @@ impl AppState {
             revoked: broadcast::channel(256).0,
             shutdown: watch::channel(false).0,
             background: tokio_util::task::TaskTracker::new(),
+            sockets: tokio_util::task::TaskTracker::new(),
             limits,
             cluster: crate::cluster::Cluster::new(&config_for_cluster, backend),
         }))

@@ -112,8 +112,16 @@ pub async fn table_socket(
     let opening = handle.opening();
     // The future is handed over as it is, not awaited inside an `async` block: a block
     // would keep it twice (once captured, once being awaited).
+    let sockets = app.sockets.clone();
     Ok(limits(ws).on_upgrade(move |socket| {
-        run_table_socket(socket, app, handle, who, start, (opening, slot))
+        sockets.track_future(run_table_socket(
+            socket,
+            app,
+            handle,
+            who,
+            start,
+            (opening, slot),
+        ))
     }))
 }
 
@@ -514,9 +522,12 @@ pub async fn lobby_socket(
     let slot = crate::limits::socket_slot(&app, client)?;
     // Reading the lobby needs nothing; chatting and quick play need a player.
     let authed = crate::http::authed(&headers, &app).await?;
-    Ok(limits(ws).on_upgrade(move |socket| async move {
-        let _slot = slot;
-        run_lobby_socket(socket, app, authed).await
+    let sockets = app.sockets.clone();
+    Ok(limits(ws).on_upgrade(move |socket| {
+        sockets.track_future(async move {
+            let _slot = slot;
+            run_lobby_socket(socket, app, authed).await
+        })
     }))
 }
 
