@@ -592,6 +592,67 @@ async fn sigterm_under_load_stops_the_tables_before_the_database() {
     }
 }
 
+/// A client that stopped reading cannot hold a shutdown up for longer than its write
+/// timeouts: the server waits for its socket's task (so that nothing is left using the
+/// store), which ends when its stuck write times out, and then exits cleanly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_at_most() {
+    let db = sqlite_db();
+    let proc = Child::start(&db).await;
+    let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
+    let table = endless_bots_table(&ada, 4).await;
+    start(&ada, &table).await;
+    // Full states to a 4 KiB receive window that is never read: the server's writes to
+    // it are stuck within moments.
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let addr = proc.base.trim_start_matches("http://").parse().unwrap();
+    let tcp = sock.connect(addr).await.unwrap();
+    let url = format!("{}/ws/table/{table}?updates=full", proc.ws);
+    let (never, _) = tokio_tungstenite::client_async(url.as_str(), tcp)
+        .await
+        .expect("upgrade");
+    // Its queue overflowing (the table drops it: `fell_behind`) means its task is stuck
+    // in a write, which then has up to its whole timeout left.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = reqwest::get(format!("{}/metrics", proc.base))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let behind = text
+            .lines()
+            .find_map(|l| l.strip_prefix("fib_ws_closed_total{reason=\"fell_behind\"} "))
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        if behind >= 1 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the reader that does not read never fell behind:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = proc.child.id().unwrap().to_string();
+    let asked = std::time::Instant::now();
+    let term = std::process::Command::new("kill")
+        .args(["-s", "TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let (status, troubles) = proc.exit().await;
+    let took = asked.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(troubles.is_empty(), "{}", troubles.join("\n"));
+    // Two write timeouts (the stuck write, then the close frame) and a second of slack,
+    // as `serve` allows, plus the rest of the shutdown.
+    assert!(took < Duration::from_secs(15), "the shutdown took {took:?}");
+    drop(never);
+}
+
 /// The cards a spectator on `url` saw played, (seat, card) in order, until its socket
 /// ends: each was acknowledged (made durable, then broadcast).
 async fn watch_cards(url: String) -> Vec<(i64, Value)> {
