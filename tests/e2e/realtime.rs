@@ -486,8 +486,17 @@ async fn sockets_that_close_are_not_counted_as_fallen_behind() {
     let table = endless_bots_table(&ada, 4).await;
     start(&ada, &table).await;
     let url = format!("{}/ws/table/{table}", server.ws);
+    // A watcher that reads everything, on its own task: one that lagged would fall behind
+    // for real.
     let mut watcher = Sock::open(&url, None, None).await;
     watcher.next_state().await;
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = seen.clone();
+    let watching = tokio::spawn(async move {
+        while let Some(Ok(_)) = watcher.ws.next().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
     for _ in 0..10 {
         let mut socks = Vec::new();
         for _ in 0..10 {
@@ -501,11 +510,13 @@ async fn sockets_that_close_are_not_counted_as_fallen_behind() {
                 let _ = s.ws.close(None).await;
             }
         }
-        // The table keeps broadcasting meanwhile: the watcher follows it.
-        for _ in 0..20 {
-            watcher.next().await;
-        }
+        // The table keeps broadcasting meanwhile.
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    assert!(
+        seen.load(std::sync::atomic::Ordering::Relaxed) > 50,
+        "the table was broadcasting"
+    );
     let text = metrics(&server).await;
     let fell_behind = text
         .lines()
@@ -513,6 +524,7 @@ async fn sockets_that_close_are_not_counted_as_fallen_behind() {
         .map(|n| n.to_string());
     assert_eq!(fell_behind, None, "{text}");
     server.stop().await;
+    watching.abort();
 }
 
 /// SIGTERM while bots-only tables play flat out (their moves need no socket, so they go
@@ -554,13 +566,14 @@ async fn sigterm_under_load_stops_the_tables_before_the_database() {
             queued.push(lobby);
         }
         tokio::time::sleep(Duration::from_millis(1000)).await;
+        let from = proc.troubles_so_far();
         let pid = proc.child.id().unwrap().to_string();
         let term = std::process::Command::new("kill")
             .args(["-s", "TERM", &pid])
             .status()
             .unwrap();
         assert!(term.success());
-        let (status, troubles) = proc.exit().await;
+        let (status, troubles) = proc.exit(from).await;
         assert!(status.success(), "{}: {status:?}", db.label);
         assert!(
             troubles.is_empty(),
@@ -636,6 +649,7 @@ async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_a
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let from = proc.troubles_so_far();
     let pid = proc.child.id().unwrap().to_string();
     let asked = std::time::Instant::now();
     let term = std::process::Command::new("kill")
@@ -643,7 +657,7 @@ async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_a
         .status()
         .unwrap();
     assert!(term.success());
-    let (status, troubles) = proc.exit().await;
+    let (status, troubles) = proc.exit(from).await;
     let took = asked.elapsed();
     assert!(status.success(), "{status:?}");
     assert!(troubles.is_empty(), "{}", troubles.join("\n"));

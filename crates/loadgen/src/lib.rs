@@ -295,8 +295,13 @@ async fn start_server(opts: &Options) -> Result<Server, String> {
         args.extend(["--bot-budget-ms".into(), b.to_string()]);
     }
     // Plain log lines (no colour codes) for the watch on warnings and errors.
-    let (mut child, listening) =
-        Spawned::start(bin, &args, &[("NO_COLOR", "1")], proc::listening_address)?;
+    // Its address is read from its log: at `info`, as text, whatever this shell sets.
+    let env = [
+        ("NO_COLOR", "1"),
+        ("RUST_LOG", "info"),
+        ("FIB_LOG_FORMAT", "text"),
+    ];
+    let (mut child, listening) = Spawned::start(bin, &args, &env, proc::listening_address)?;
     let until = Instant::now() + Duration::from_secs(60);
     let exited = |child: &mut Spawned| {
         child.exited().map(|status| {

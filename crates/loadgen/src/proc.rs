@@ -242,7 +242,10 @@ pub fn first_line(line: &str) -> Option<String> {
 pub fn listening_address(line: &str) -> Option<String> {
     const SAYS: &str = "listening on http://";
     let at = line.find(SAYS)? + SAYS.len();
-    let address = line[at..].split_whitespace().next()?;
+    let address = line[at..]
+        .split(|c: char| c.is_whitespace() || c == '"')
+        .next()
+        .filter(|a| !a.is_empty())?;
     Some(address.to_string())
 }
 
@@ -259,6 +262,8 @@ mod tests {
             "\u{1b}[2m2026\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m listening on http://[::1]:80 ";
         assert_eq!(listening_address(coloured).as_deref(), Some("[::1]:80"));
         assert_eq!(listening_address("INFO server: store ready"), None);
+        let json = r#"{"fields":{"message":"listening on http://127.0.0.1:9"},"target":"x"}"#;
+        assert_eq!(listening_address(json).as_deref(), Some("127.0.0.1:9"));
         assert_eq!(first_line(" 4242\n").as_deref(), Some("4242"));
     }
 

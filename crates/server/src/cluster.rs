@@ -1146,9 +1146,12 @@ async fn forward_ws(
     };
     app.metrics.cluster("forwarded_ws");
     let app = app.clone();
-    let sockets = app.sockets.clone();
+    let token = crate::ws::socket_token(&app).map_err(|e| e.to_string())?;
     Ok(crate::ws::limits(upgrade)
-        .on_upgrade(move |socket| sockets.track_future(pipe(app, socket, upstream)))
+        .on_upgrade(move |socket| async move {
+            let _token = token;
+            pipe(app, socket, upstream).await
+        })
         .into_response())
 }
 
@@ -1217,7 +1220,7 @@ async fn pipe(
                     break;
                 }
             }
-            _ = shutdown.changed() => {
+            _ = crate::ws::stopping(&mut shutdown) => {
                 let _ = tokio::time::timeout(write, c_tx.send(close(close_code::AWAY, "server restarting"))).await;
                 let _ = tokio::time::timeout(write, u_tx.send(Up::Close(None))).await;
                 break;

@@ -72,7 +72,8 @@ pub enum ApiError {
     /// 503 with `Retry-After: 1`: the server cannot serve this now, and soon will. Codes:
     /// `table_moving` (the table is changing servers: its owner stopped or is
     /// unreachable, and another takes it within seconds), `server_draining` (this server
-    /// is shutting down and makes no new table: another server will).
+    /// is shutting down: it makes no new table and opens no new socket; another server
+    /// will, or this one once restarted).
     #[error("{1}")]
     Unavailable(&'static str, String),
     /// 500 `internal`: logged, not explained.

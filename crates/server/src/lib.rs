@@ -147,9 +147,14 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
     let local = listener.local_addr()?;
-    cluster::start(&state, local)
-        .await
-        .map_err(|e| std::io::Error::other(format!("cannot join the cluster: {e}")))?;
+    if let Err(e) = cluster::start(&state, local).await {
+        // What it started (lease beats, tables taken back) stops before the store closes.
+        let _ = state.shutdown.send(true);
+        wind_down(&state).await;
+        return Err(std::io::Error::other(format!(
+            "cannot join the cluster: {e}"
+        )));
+    }
     let router = app(state.clone());
     let closer = state.clone();
     // Small frames must not wait for Nagle's algorithm: a move is a few hundred bytes,
@@ -161,7 +166,7 @@ pub async fn serve(
     });
     // The peer's address feeds the abuse limits (`limits`).
     let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, router)
+    let served = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.await;
             tracing::info!("shutting down: handing the tables over");
@@ -169,7 +174,17 @@ pub async fn serve(
             cluster::drain(&closer).await;
             let _ = closer.shutdown.send(true);
         })
-        .await?;
+        .await;
+    // Set already, unless serving failed.
+    let _ = state.shutdown.send(true);
+    wind_down(&state).await;
+    served
+}
+
+/// After the shutdown signal (`state.shutdown` set): waits for the sockets, then the
+/// background tasks, then stops the tables and sends the last lobby notes, so that nothing
+/// uses the store once this returns.
+async fn wind_down(state: &AppState) {
     // Upgraded sockets are not connections axum's `serve` waits for: each sends its close
     // frame (1001) and ends, at once unless a write to a client that stopped reading is
     // under way, which times out (then so may the close frame).
@@ -196,10 +211,9 @@ pub async fn serve(
     {
         tracing::warn!("background tasks still running 10 s after the shutdown");
     }
-    let stopped = cluster::stop_tables(&state).await;
+    let stopped = cluster::stop_tables(state).await;
     if stopped > 0 {
         tracing::info!(tables = stopped, "tables stopped");
     }
-    cluster::flush_notes(&state).await;
-    Ok(())
+    cluster::flush_notes(state).await;
 }

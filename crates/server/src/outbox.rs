@@ -156,6 +156,14 @@ impl<T> Receiver<T> {
         self.take().ok()
     }
 
+    /// Refuses every later message as `Closed`, as dropping the receiver does, and frees
+    /// what was waiting.
+    pub fn close(&mut self) {
+        let mut s = self.0.lock();
+        s.receiver = false;
+        s.queue = VecDeque::new();
+    }
+
     /// A message, or whether the queue is closed.
     fn take(&mut self) -> Result<T, bool> {
         let mut s = self.0.lock();
@@ -173,10 +181,8 @@ impl<T> Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        let mut s = self.0.lock();
-        s.receiver = false;
         // What was waiting will never be written: free it now, not with the last sender.
-        s.queue = VecDeque::new();
+        self.close();
     }
 }
 

@@ -99,6 +99,9 @@ pub async fn table_socket(
         app.metrics.rejected(e.code());
         return Err(e);
     }
+    // Taken before the upgrade is answered, so that a shutdown from here on waits for
+    // this socket (`serve`), or refused once one has begun.
+    let token = socket_token(&app)?;
     // The address's place first: one over its cap costs no table lookup.
     let slot = crate::limits::socket_slot(&app, client)?;
     let (who, session) = match crate::http::authed(&headers, &app).await? {
@@ -112,16 +115,8 @@ pub async fn table_socket(
     let opening = handle.opening();
     // The future is handed over as it is, not awaited inside an `async` block: a block
     // would keep it twice (once captured, once being awaited).
-    let sockets = app.sockets.clone();
     Ok(limits(ws).on_upgrade(move |socket| {
-        sockets.track_future(run_table_socket(
-            socket,
-            app,
-            handle,
-            who,
-            start,
-            (opening, slot),
-        ))
+        run_table_socket(socket, app, handle, who, start, (opening, slot, token))
     }))
 }
 
@@ -155,6 +150,26 @@ impl RateLimit {
             false
         }
     }
+}
+
+/// The shutdown's hold on a socket about to be opened (`AppState::sockets`); refused
+/// (`server_draining`) once the shutdown has begun, as `serve` may have stopped waiting.
+pub(crate) fn socket_token(
+    app: &AppState,
+) -> Result<tokio_util::task::task_tracker::TaskTrackerToken, ApiError> {
+    if *app.shutdown.borrow() {
+        return Err(ApiError::Unavailable(
+            "server_draining",
+            "this server is shutting down: connect again in a moment".into(),
+        ));
+    }
+    Ok(app.sockets.token())
+}
+
+/// Resolves once the server is shutting down, at once if it already is (a socket that
+/// subscribed after the signal was sent would wait for ever on `changed`).
+pub(crate) async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|down| *down).await;
 }
 
 /// The socket's own replies (errors it finds itself, `pong`), through the connection's
@@ -232,7 +247,11 @@ fn run_table_socket(
     table: TableHandle,
     who: Option<Who>,
     start: (Option<u64>, Updates, Option<String>),
-    held: (crate::table::Opening, crate::limits::SocketSlot),
+    held: (
+        crate::table::Opening,
+        crate::limits::SocketSlot,
+        tokio_util::task::task_tracker::TaskTrackerToken,
+    ),
 ) -> impl Future<Output = ()> + Send {
     let (sink, stream) = socket.split();
     table_socket_loop(sink, stream, app, table, who, start, held)
@@ -245,9 +264,13 @@ async fn table_socket_loop(
     table: TableHandle,
     who: Option<Who>,
     (since, updates, session): (Option<u64>, Updates, Option<String>),
-    // The table is not handed over until it has the connection; the address's place is
-    // held as long as the socket runs.
-    (opening, _slot): (crate::table::Opening, crate::limits::SocketSlot),
+    // The table is not handed over until it has the connection; the address's place,
+    // and the shutdown's wait for this socket, are held as long as the socket runs.
+    (opening, _slot, _token): (
+        crate::table::Opening,
+        crate::limits::SocketSlot,
+        tokio_util::task::task_tracker::TaskTrackerToken,
+    ),
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let mut revoked = app.revoked.subscribe();
@@ -303,6 +326,8 @@ async fn table_socket_loop(
     loop {
         if local.overflowed() {
             app.metrics.closed("fell_behind");
+            // Closed first, so that the table, finding it so, does not count it again.
+            out_rx.close();
             close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
             break;
         }
@@ -390,7 +415,7 @@ async fn table_socket_loop(
                     break;
                 }
             },
-            _ = shutdown.changed() => {
+            _ = stopping(&mut shutdown) => {
                 close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
@@ -519,15 +544,13 @@ pub async fn lobby_socket(
 ) -> Result<Response, ApiError> {
     auth::origin_allowed(&headers, &app.config.allowed_origins)?;
     // Before any database work, as on the table socket.
+    let token = socket_token(&app)?;
     let slot = crate::limits::socket_slot(&app, client)?;
     // Reading the lobby needs nothing; chatting and quick play need a player.
     let authed = crate::http::authed(&headers, &app).await?;
-    let sockets = app.sockets.clone();
-    Ok(limits(ws).on_upgrade(move |socket| {
-        sockets.track_future(async move {
-            let _slot = slot;
-            run_lobby_socket(socket, app, authed).await
-        })
+    Ok(limits(ws).on_upgrade(move |socket| async move {
+        let (_slot, _token) = (slot, token);
+        run_lobby_socket(socket, app, authed).await
     }))
 }
 
@@ -811,7 +834,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
                     break;
                 }
             }
-            _ = shutdown.changed() => {
+            _ = stopping(&mut shutdown) => {
                 close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
