@@ -82,6 +82,7 @@ pub struct TableQuery {
         (status = 403, description = "`code`: invite_required, forbidden_origin", body = wire::ErrorBody),
         (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
         (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 503, description = "`code`: server_draining (this server is shutting down), table_moving", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
 pub async fn table_socket(
@@ -534,6 +535,7 @@ fn read_error(app: &AppState, e: &axum::Error) -> Option<(u16, &'static str)> {
         (status = 400, description = "`code`: malformed (not a WebSocket upgrade)", body = wire::ErrorBody),
         (status = 403, description = "`code`: forbidden_origin (another site's page)", body = wire::ErrorBody),
         (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 503, description = "`code`: server_draining (this server is shutting down)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
 pub async fn lobby_socket(
