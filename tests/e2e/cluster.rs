@@ -46,16 +46,6 @@ async fn owner_other_than(db: &Db, table: &str, not: &str, within: Duration) -> 
     }
 }
 
-fn signal(child: &Child, sig: &str) {
-    let pid = child.child.id().expect("the child runs").to_string();
-    let ok = std::process::Command::new("kill")
-        .args([sig, &pid])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig} {pid}");
-}
-
 /// A table socket of `p` through `node`, once the table is served again (a node answers
 /// 503 `table_moving` while the table changes owners): the socket and its first state.
 async fn reconnect(p: &Player, node: &Child, table: &str, within: Duration) -> (Sock, Value) {
@@ -126,12 +116,7 @@ async fn table_on_n1(nodes: &[Child]) -> (Player, Player, String) {
 
 /// The value of `fib_cluster_events_total{event="…"}` on a node.
 async fn cluster_event(node: &Child, event: &str) -> u64 {
-    let text = reqwest::get(format!("{}/metrics", node.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = node.metrics().await;
     let key = format!("fib_cluster_events_total{{event=\"{event}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&key))
@@ -250,7 +235,7 @@ async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
     let before_pause = a.until(|s| s["version"].as_u64().unwrap() >= v).await;
 
     // n1 stops (SIGSTOP) long enough to lose its lease: another node takes the table.
-    signal(&nodes[0], "-STOP");
+    nodes[0].signal("-STOP");
     let (_, epoch) = owner_other_than(&db, &table, "n1", Duration::from_secs(15)).await;
     assert!(epoch >= 2);
     drop(b);
@@ -261,7 +246,7 @@ async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
     assert_ne!(owner, "n1");
     // n1 wakes up and, before or after it notices, Ada's socket on it asks for a write
     // (a chat line, which is stored before it is shown): it must not land.
-    signal(&nodes[0], "-CONT");
+    nodes[0].signal("-CONT");
     a.send(json!({"type": "chat", "text": "from the past"}))
         .await;
     // Closed with 1013, or dropped: a write timer that ran before the pause may expire
@@ -301,7 +286,7 @@ async fn a_paused_owner_cannot_write_and_draining_hands_tables_over() {
     let mut nodes = nodes;
     let claimed_before =
         cluster_event(&nodes[0], "claimed").await + cluster_event(&nodes[other], "claimed").await;
-    signal(&nodes[i], "-TERM");
+    nodes[i].signal("-TERM");
     let status = tokio::time::timeout(TIMEOUT, nodes[i].child.wait())
         .await
         .expect("a drained node exits")

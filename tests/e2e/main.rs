@@ -686,12 +686,7 @@ async fn sigterm_shuts_down_gracefully() {
     assert!(moves > 0);
     let mut lobby = Sock::open(&format!("{}/ws/lobby", proc.ws), None, None).await;
     lobby.next().await;
-    let pid = proc.child.id().unwrap().to_string();
-    let ok = std::process::Command::new("kill")
-        .args(["-s", "TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    proc.signal("-TERM");
     assert_eq!(
         a.close_code().await,
         Some(1001),

@@ -443,29 +443,7 @@ async fn sigkill_under_load_loses_no_acknowledged_action() {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let mut proc = proc;
         proc.child.kill().await.unwrap(); // SIGKILL, mid-stream
-        let mut seen = Vec::new();
-        for w in watchers {
-            seen.push(w.await.unwrap());
-        }
-        let total: usize = seen.iter().map(Vec::len).sum();
-        assert!(
-            total > 50,
-            "{}: the tables were playing ({total} cards)",
-            db.label
-        );
-
-        // What the database holds, read directly.
-        let stored = stored_actions(&db.url, &tables).await;
-        for ((t, saw), log) in tables.iter().zip(&seen).zip(&stored) {
-            assert!(
-                log.len() >= saw.len(),
-                "{}: table {t} lost acknowledged actions ({} seen, {} stored)",
-                db.label,
-                saw.len(),
-                log.len()
-            );
-            assert_eq!(&log[..saw.len()], &saw[..], "{}: table {t}", db.label);
-        }
+        seen_is_stored(&db, &tables, watchers).await;
         // And the tables carry on after a restart.
         let proc2 = Child::start(&db).await;
         let mut s = Sock::open(&format!("{}/ws/table/{}", proc2.ws, tables[0]), None, None).await;
@@ -567,12 +545,7 @@ async fn sigterm_under_load_stops_the_tables_before_the_database() {
         }
         tokio::time::sleep(Duration::from_millis(1000)).await;
         let from = proc.troubles_so_far();
-        let pid = proc.child.id().unwrap().to_string();
-        let term = std::process::Command::new("kill")
-            .args(["-s", "TERM", &pid])
-            .status()
-            .unwrap();
-        assert!(term.success());
+        proc.signal("-TERM");
         let (status, troubles) = proc.exit(from).await;
         assert!(status.success(), "{}: {status:?}", db.label);
         assert!(
@@ -581,27 +554,7 @@ async fn sigterm_under_load_stops_the_tables_before_the_database() {
             db.label,
             troubles.join("\n")
         );
-        let mut seen = Vec::new();
-        for w in watchers {
-            seen.push(w.await.unwrap());
-        }
-        let total: usize = seen.iter().map(Vec::len).sum();
-        assert!(
-            total > 50,
-            "{}: the tables were playing ({total} cards)",
-            db.label
-        );
-        let stored = stored_actions(&db.url, &tables).await;
-        for ((t, saw), log) in tables.iter().zip(&seen).zip(&stored) {
-            assert!(
-                log.len() >= saw.len(),
-                "{}: table {t} lost acknowledged actions ({} seen, {} stored)",
-                db.label,
-                saw.len(),
-                log.len()
-            );
-            assert_eq!(&log[..saw.len()], &saw[..], "{}: table {t}", db.label);
-        }
+        seen_is_stored(&db, &tables, watchers).await;
     }
 }
 
@@ -629,12 +582,7 @@ async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_a
     // in a write, which then has up to its whole timeout left.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let text = reqwest::get(format!("{}/metrics", proc.base))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = proc.metrics().await;
         let behind = text
             .lines()
             .find_map(|l| l.strip_prefix("fib_ws_closed_total{reason=\"fell_behind\"} "))
@@ -650,13 +598,8 @@ async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_a
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let from = proc.troubles_so_far();
-    let pid = proc.child.id().unwrap().to_string();
     let asked = std::time::Instant::now();
-    let term = std::process::Command::new("kill")
-        .args(["-s", "TERM", &pid])
-        .status()
-        .unwrap();
-    assert!(term.success());
+    proc.signal("-TERM");
     let (status, troubles) = proc.exit(from).await;
     let took = asked.elapsed();
     assert!(status.success(), "{status:?}");
@@ -685,6 +628,37 @@ async fn watch_cards(url: String) -> Vec<(i64, Value)> {
         }
     }
     played
+}
+
+/// The cards each watcher saw played (after its socket ended) are, in order, the first
+/// actions stored for its table, read from the database directly; and the tables were
+/// playing (more than 50 cards in all).
+async fn seen_is_stored(
+    db: &Db,
+    tables: &[String],
+    watchers: Vec<tokio::task::JoinHandle<Vec<(i64, Value)>>>,
+) {
+    let mut seen = Vec::new();
+    for w in watchers {
+        seen.push(w.await.unwrap());
+    }
+    let total: usize = seen.iter().map(Vec::len).sum();
+    assert!(
+        total > 50,
+        "{}: the tables were playing ({total} cards)",
+        db.label
+    );
+    let stored = stored_actions(&db.url, tables).await;
+    for ((t, saw), log) in tables.iter().zip(&seen).zip(&stored) {
+        assert!(
+            log.len() >= saw.len(),
+            "{}: table {t} lost acknowledged actions ({} seen, {} stored)",
+            db.label,
+            saw.len(),
+            log.len()
+        );
+        assert_eq!(&log[..saw.len()], &saw[..], "{}: table {t}", db.label);
+    }
 }
 
 /// Every stored action of each table as (seat, card), in log order.

@@ -241,6 +241,27 @@ impl Child {
         }
     }
 
+    /// Sends it `sig` (`-TERM`, `-STOP`, …) with the `kill` command.
+    pub fn signal(&self, sig: &str) {
+        let pid = self.child.id().expect("the child runs").to_string();
+        let ok = std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig} {pid}");
+    }
+
+    /// Its `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        reqwest::get(format!("{}/metrics", self.base))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// How many WARN, ERROR and panic lines it has logged so far: [`Child::exit`] from
     /// here on.
     pub fn troubles_so_far(&self) -> usize {
