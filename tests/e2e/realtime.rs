@@ -421,25 +421,7 @@ async fn readers_that_fall_behind_are_closed_and_the_others_carry_on() {
 async fn sigkill_under_load_loses_no_acknowledged_action() {
     for db in databases().await {
         let proc = Child::start(&db).await;
-        let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
-        let mut tables = Vec::new();
-        for _ in 0..8 {
-            tables.push(endless_bots_table(&ada, 3).await);
-        }
-        // One anonymous spectator per table records the cards it saw played: each was
-        // acknowledged (made durable, then broadcast).
-        let mut watchers = Vec::new();
-        for t in &tables {
-            watchers.push(tokio::spawn(watch_cards(format!(
-                "{}/ws/table/{t}",
-                proc.ws
-            ))));
-        }
-        // Started once watched, so the watchers see every card from the first.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        for t in &tables {
-            start(&ada, t).await;
-        }
+        let (tables, watchers) = watched_bots_tables(&proc).await;
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let mut proc = proc;
         proc.child.kill().await.unwrap(); // SIGKILL, mid-stream
@@ -514,22 +496,7 @@ async fn sockets_that_close_are_not_counted_as_fallen_behind() {
 async fn sigterm_under_load_stops_the_tables_before_the_database() {
     for db in databases().await {
         let proc = Child::start(&db).await;
-        let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
-        let mut tables = Vec::new();
-        for _ in 0..8 {
-            tables.push(endless_bots_table(&ada, 3).await);
-        }
-        let mut watchers = Vec::new();
-        for t in &tables {
-            watchers.push(tokio::spawn(watch_cards(format!(
-                "{}/ws/table/{t}",
-                proc.ws
-            ))));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        for t in &tables {
-            start(&ada, t).await;
-        }
+        let (tables, watchers) = watched_bots_tables(&proc).await;
         // Three players waiting in a quick-play queue for four: their sockets close with
         // the server, and each closing takes its player out of the queue in the store.
         let mut queued = Vec::new();
@@ -628,6 +595,31 @@ async fn watch_cards(url: String) -> Vec<(i64, Value)> {
         }
     }
     played
+}
+
+/// Eight bots-only Trump tables of three playing flat out on `proc`, each with an
+/// anonymous spectator recording the cards it sees played ([`watch_cards`]); started once
+/// watched, so the watchers see every card from the first.
+async fn watched_bots_tables(
+    proc: &Child,
+) -> (Vec<String>, Vec<tokio::task::JoinHandle<Vec<(i64, Value)>>>) {
+    let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
+    let mut tables = Vec::new();
+    for _ in 0..8 {
+        tables.push(endless_bots_table(&ada, 3).await);
+    }
+    let mut watchers = Vec::new();
+    for t in &tables {
+        watchers.push(tokio::spawn(watch_cards(format!(
+            "{}/ws/table/{t}",
+            proc.ws
+        ))));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for t in &tables {
+        start(&ada, t).await;
+    }
+    (tables, watchers)
 }
 
 /// The cards each watcher saw played (after its socket ended) are, in order, the first
