@@ -1146,7 +1146,11 @@ async fn forward_ws(
     };
     app.metrics.cluster("forwarded_ws");
     let app = app.clone();
-    let token = crate::ws::socket_token(&app).map_err(|e| e.to_string())?;
+    let token = match crate::ws::socket_token(&app) {
+        Ok(t) => t,
+        // Shutting down: refused as any socket is then (`server_draining`).
+        Err(e) => return Ok(e.into_response()),
+    };
     Ok(crate::ws::limits(upgrade)
         .on_upgrade(move |socket| async move {
             let _token = token;
