@@ -354,13 +354,7 @@ async fn readers_that_fall_behind_are_closed_and_the_others_carry_on() {
     let mut slow = Sock::open(&url, None, None).await;
     slow.next_state().await;
 
-    let closed = |text: &str, reason: &str| -> u64 {
-        let key = format!("fib_ws_closed_total{{reason=\"{reason}\"}} ");
-        text.lines()
-            .find_map(|l| l.strip_prefix(key.as_str()))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
+    let closed = closed_total;
     // Meanwhile the normal reader follows every change (its Sock checks that each patch
     // starts at the version it holds). How soon the two others fall behind depends on the
     // machine's speed and socket buffers: seconds, but a loaded CI may need more.
@@ -478,11 +472,7 @@ async fn sockets_that_close_are_not_counted_as_fallen_behind() {
         "the table was broadcasting"
     );
     let text = metrics(&server).await;
-    let fell_behind = text
-        .lines()
-        .find_map(|l| l.strip_prefix("fib_ws_closed_total{reason=\"fell_behind\"} "))
-        .map(|n| n.to_string());
-    assert_eq!(fell_behind, None, "{text}");
+    assert_eq!(closed_total(&text, "fell_behind"), 0, "{text}");
     server.stop().await;
     watching.abort();
 }
@@ -550,12 +540,7 @@ async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_a
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         let text = proc.metrics().await;
-        let behind = text
-            .lines()
-            .find_map(|l| l.strip_prefix("fib_ws_closed_total{reason=\"fell_behind\"} "))
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(0);
-        if behind >= 1 {
+        if closed_total(&text, "fell_behind") >= 1 {
             break;
         }
         assert!(
@@ -620,6 +605,15 @@ async fn watched_bots_tables(
         start(&ada, t).await;
     }
     (tables, watchers)
+}
+
+/// `fib_ws_closed_total{reason}` in a `/metrics` text (0 until one is closed so).
+fn closed_total(text: &str, reason: &str) -> u64 {
+    let key = format!("fib_ws_closed_total{{reason=\"{reason}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(key.as_str()))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The cards each watcher saw played (after its socket ended) are, in order, the first

@@ -254,12 +254,7 @@ impl Child {
 
     /// Its `/metrics` text.
     pub async fn metrics(&self) -> String {
-        reqwest::get(format!("{}/metrics", self.base))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        metrics_at(&self.base).await
     }
 
     /// How many WARN, ERROR and panic lines it has logged so far: [`Child::exit`] from
@@ -734,7 +729,12 @@ pub async fn wait_finished(p: &Player, table: &str) -> Value {
 
 /// The server's `/metrics` text.
 pub async fn metrics(server: &Server) -> String {
-    reqwest::get(format!("{}/metrics", server.base))
+    metrics_at(&server.base).await
+}
+
+/// The `/metrics` text of the server at `base`.
+pub async fn metrics_at(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
         .await
         .unwrap()
         .text()

@@ -494,10 +494,7 @@ async fn renew(app: AppState) {
     loop {
         tokio::select! {
             _ = every.tick() => {}
-            _ = shutdown.changed() => {}
-        }
-        if *app.shutdown.borrow() {
-            break;
+            _ = crate::state::stopping(&mut shutdown) => break,
         }
         let asked = Instant::now();
         let lease = LEASE.as_millis() as i64;
@@ -535,10 +532,7 @@ async fn housekeeping(app: AppState) {
     loop {
         tokio::select! {
             _ = every.tick() => {}
-            _ = shutdown.changed() => {}
-        }
-        if *app.shutdown.borrow() {
-            break;
+            _ = crate::state::stopping(&mut shutdown) => break,
         }
         let draining = app.cluster.draining();
         check_owned(&app, !draining).await;
@@ -1224,7 +1218,7 @@ async fn pipe(
                     break;
                 }
             }
-            _ = crate::ws::stopping(&mut shutdown) => {
+            _ = crate::state::stopping(&mut shutdown) => {
                 let _ = tokio::time::timeout(write, c_tx.send(close(close_code::AWAY, "server restarting"))).await;
                 let _ = tokio::time::timeout(write, u_tx.send(Up::Close(None))).await;
                 break;

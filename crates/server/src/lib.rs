@@ -149,7 +149,7 @@ pub async fn serve(
     let local = listener.local_addr()?;
     if let Err(e) = cluster::start(&state, local).await {
         // What it started (lease beats, tables taken back) stops before the store closes.
-        let _ = state.shutdown.send(true);
+        state.shutdown.send_replace(true);
         wind_down(&state).await;
         return Err(std::io::Error::other(format!(
             "cannot join the cluster: {e}"
@@ -172,11 +172,11 @@ pub async fn serve(
             tracing::info!("shutting down: handing the tables over");
             // Still serving meanwhile: a client that reconnects is sent to the new owner.
             cluster::drain(&closer).await;
-            let _ = closer.shutdown.send(true);
+            closer.shutdown.send_replace(true);
         })
         .await;
     // Set already, unless serving failed.
-    let _ = state.shutdown.send(true);
+    state.shutdown.send_replace(true);
     wind_down(&state).await;
     served
 }

@@ -442,20 +442,14 @@ pub fn spawn_matcher(app: &AppState) {
         loop {
             let Some(inner) = weak.upgrade() else { break };
             let app = AppState(inner);
-            if *app.shutdown.borrow() {
-                break;
-            }
             if let Err(e) = match_once(&app).await {
                 tracing::error!(error = %e, "quick-play matcher");
             }
-            let wake = async {
-                tokio::select! {
-                    _ = app.quickplay.wake.notified() => {}
-                    _ = tokio::time::sleep(TICK) => {}
-                    _ = shutdown.changed() => {}
-                }
-            };
-            wake.await;
+            tokio::select! {
+                _ = app.quickplay.wake.notified() => {}
+                _ = tokio::time::sleep(TICK) => {}
+                _ = crate::state::stopping(&mut shutdown) => break,
+            }
         }
     });
 }

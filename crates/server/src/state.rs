@@ -41,7 +41,9 @@ pub struct Inner {
     pub quickplay: crate::quickplay::QuickPlay,
     /// The id of every session (device) just signed out: its open sockets close (4001).
     pub revoked: broadcast::Sender<String>,
-    /// Set to true when the server is shutting down; sockets close on it.
+    /// Set to true when the server is shutting down; sockets close on it. Set with
+    /// `send_replace`: `send` leaves the value as it was when nobody is subscribed, and
+    /// new sockets and tasks read it.
     pub shutdown: watch::Sender<bool>,
     /// The background tasks that use the store (lease beats, housekeeping, the quick-play
     /// matcher, queue clean-ups): each ends on `shutdown`, and `serve` waits for them
@@ -55,6 +57,12 @@ pub struct Inner {
     /// This node among the servers on one database: its id, address, the lobby entries
     /// of the others (`cluster`).
     pub cluster: crate::cluster::Cluster,
+}
+
+/// Resolves once the server is shutting down, at once if it already is: a receiver that
+/// subscribed after the signal was sent would wait for ever on `changed`.
+pub async fn stopping(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|down| *down).await;
 }
 
 impl std::ops::Deref for AppState {

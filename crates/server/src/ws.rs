@@ -25,6 +25,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::{
     ChatBody, ClientMsg, LobbyClientMsg, LobbyMsg, MAX_WS_MESSAGE, ServerMsg, check_chat_text,
 };
+use tokio_util::task::task_tracker::TaskTrackerToken;
 use uuid::Uuid;
 
 use crate::auth;
@@ -155,9 +156,7 @@ impl RateLimit {
 
 /// The shutdown's hold on a socket about to be opened (`AppState::sockets`); refused
 /// (`server_draining`) once the shutdown has begun, as `serve` may have stopped waiting.
-pub(crate) fn socket_token(
-    app: &AppState,
-) -> Result<tokio_util::task::task_tracker::TaskTrackerToken, ApiError> {
+pub(crate) fn socket_token(app: &AppState) -> Result<TaskTrackerToken, ApiError> {
     if *app.shutdown.borrow() {
         return Err(ApiError::Unavailable(
             "server_draining",
@@ -165,12 +164,6 @@ pub(crate) fn socket_token(
         ));
     }
     Ok(app.sockets.token())
-}
-
-/// Resolves once the server is shutting down, at once if it already is (a socket that
-/// subscribed after the signal was sent would wait for ever on `changed`).
-pub(crate) async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|down| *down).await;
 }
 
 /// The socket's own replies (errors it finds itself, `pong`), through the connection's
@@ -251,7 +244,7 @@ fn run_table_socket(
     held: (
         crate::table::Opening,
         crate::limits::SocketSlot,
-        tokio_util::task::task_tracker::TaskTrackerToken,
+        TaskTrackerToken,
     ),
 ) -> impl Future<Output = ()> + Send {
     let (sink, stream) = socket.split();
@@ -270,7 +263,7 @@ async fn table_socket_loop(
     (opening, _slot, _token): (
         crate::table::Opening,
         crate::limits::SocketSlot,
-        tokio_util::task::task_tracker::TaskTrackerToken,
+        TaskTrackerToken,
     ),
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
@@ -416,7 +409,7 @@ async fn table_socket_loop(
                     break;
                 }
             },
-            _ = stopping(&mut shutdown) => {
+            _ = crate::state::stopping(&mut shutdown) => {
                 close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
@@ -836,7 +829,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
                     break;
                 }
             }
-            _ = stopping(&mut shutdown) => {
+            _ = crate::state::stopping(&mut shutdown) => {
                 close_with(&mut sink, close_code::AWAY, "server restarting").await;
                 break;
             }
@@ -889,6 +882,29 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A socket's hold on the shutdown is given while the server runs, and refused with
+    /// `server_draining` once its shutdown has begun; a hold given before keeps the
+    /// shutdown's wait open until it is let go.
+    #[tokio::test]
+    async fn no_socket_opens_once_the_shutdown_has_begun() {
+        let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
+            .await
+            .expect("a server on an in-memory database");
+        let held = socket_token(&app).expect("running: a socket may open");
+        app.shutdown.send_replace(true);
+        let refused = socket_token(&app).expect_err("shutting down: no new socket");
+        assert_eq!(refused.code(), "server_draining");
+        app.sockets.close();
+        assert_eq!(
+            app.sockets.len(),
+            1,
+            "the socket given before is waited for"
+        );
+        drop(held);
+        assert!(app.sockets.is_empty());
+        app.sockets.wait().await;
+    }
 
     /// A socket's own reply is queued while there is room, marks the socket as fallen
     /// behind when the queue is full (it then closes with 1013), and is nothing to worry
