@@ -564,8 +564,9 @@ async fn check_owned(app: &AppState, restart: bool) {
     let held: HashSet<(Uuid, i64)> = owned.iter().map(|(id, epoch, _)| (*id, *epoch)).collect();
     let lost: Vec<_> = lock(&app.tables)
         .values()
-        // A table claimed after the question was asked is not in the answer.
-        .filter(|h| h.claimed_at < asked && !held.contains(&(h.id, h.epoch)))
+        // A table claimed after the question was asked is not in the answer, and one whose
+        // task is ending may have released it already.
+        .filter(|h| h.claimed_at < asked && !h.ending() && !held.contains(&(h.id, h.epoch)))
         .cloned()
         .collect();
     for h in lost {
@@ -761,7 +762,7 @@ pub async fn stop_tables(app: &AppState) -> usize {
     c.draining.store(true, Relaxed);
     // No table is created or claimed here once `draining` is set, but one may have been
     // starting as it was set: take what is running, until nothing is (a few rounds).
-    let mut n = 0;
+    let mut stopped = HashSet::new();
     for _ in 0..5 {
         // Whoever was creating or claiming has finished.
         drop(c.opening.lock().await);
@@ -769,7 +770,7 @@ pub async fn stop_tables(app: &AppState) -> usize {
         if handles.is_empty() {
             break;
         }
-        n += handles.len();
+        stopped.extend(handles.iter().map(|h| h.id));
         let waits = handles.into_iter().map(|h| async move {
             let (tx, rx) = tokio::sync::oneshot::channel();
             if h.send(crate::table::Cmd::HandOver { reply: tx })
@@ -780,10 +781,11 @@ pub async fn stop_tables(app: &AppState) -> usize {
             }
         });
         futures_util::future::join_all(waits).await;
-        // A task leaves the registry just after it answers.
+        // A task answers once it has released its table and left the registry; one that
+        // was ending already (it takes no more commands) leaves on its own: look again.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    n
+    stopped.len()
 }
 
 /// Where a table is served from.

@@ -220,6 +220,12 @@ impl TableHandle {
             .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
     }
 
+    /// The task takes no more commands: it is ending (releasing its table, or handing it
+    /// over) and about to leave the registry.
+    pub fn ending(&self) -> bool {
+        self.tx.is_closed()
+    }
+
     /// Notes a socket accepted for this table until the returned guard drops.
     pub fn opening(&self) -> Opening {
         self.pending
@@ -636,6 +642,11 @@ impl Table {
                 }
             }
         }
+        // No command is taken any more: senders now fail at once ("table_closed") instead
+        // of queueing for a task that will not answer, and the node's ownership check
+        // knows the task is ending (`TableHandle::ending`), so that a table released below
+        // and not yet out of the registry is not mistaken for one another node took.
+        rx.close();
         if panics_in_a_row > MAX_PANICS_IN_A_ROW || !alive {
             // Its connections close with it; the next visit restores it from the store.
             tracing::error!(table = %id, "table task gave up after repeated panics");
@@ -644,8 +655,17 @@ impl Table {
             drop(p);
             self.app.metrics.parked(-1);
         }
+        // Taken apart once: matching it in place in an `if let` chain would drop a
+        // `HandedOver` reply unanswered, and the draining node would stop waiting for this
+        // task before it released the table.
+        let ending = self.ending.take();
         let stepped_down = self.fenced.load(std::sync::atomic::Ordering::Relaxed)
-            || matches!(self.ending, Some(Ending::SteppedDown));
+            || matches!(ending, Some(Ending::SteppedDown));
+        let (release_to, handed_over) = match ending {
+            Some(Ending::Released(to, reply)) => (Some((to, reply)), None),
+            Some(Ending::HandedOver(reply)) => (None, Some(reply)),
+            Some(Ending::SteppedDown) | None => (None, None),
+        };
         let gave_up = panics_in_a_row > MAX_PANICS_IN_A_ROW || !alive;
         if gave_up {
             // Left to a visit (`open`), not restarted by the beat every second.
@@ -654,7 +674,7 @@ impl Table {
         if stepped_down {
             // The new owner holds the table: nothing of it is this node's to change.
             self.app.metrics.cluster("stepped_down");
-        } else if let Some(Ending::Released(to, reply)) = self.ending.take() {
+        } else if let Some((to, reply)) = release_to {
             // Straight to the node that asked: nobody else can claim it in between.
             let handed = self
                 .app
@@ -671,21 +691,22 @@ impl Table {
             let _ = reply.send(handed);
         } else if !gave_up {
             // Over, idle, or handed over: any node may take it when it is wanted again.
-            if let Err(e) = self
+            match self
                 .app
                 .store
                 .release_table(id, &self.app.cluster.node, self.epoch)
                 .await
             {
-                tracing::warn!(table = %id, error = %e, "could not release a table");
+                Ok(_) if handed_over.is_some() => self.app.metrics.cluster("handed_over"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(table = %id, error = %e, "could not release a table"),
             }
         }
         crate::state::lock(&self.app.tables).remove(&id);
         self.app.publish_lobby(id, self.epoch, None);
-        if let Some(Ending::HandedOver(reply)) = self.ending.take() {
-            self.app.metrics.cluster("handed_over");
+        if let Some(reply) = handed_over {
             // Its connections close (1013) as the table goes: they reconnect to the next
-            // owner.
+            // owner. Answered last: the node waits for this before it closes the store.
             self.fan = fanout::Fanout::default();
             let _ = reply.send(());
         }
@@ -830,4 +851,85 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
     })?;
     app.cluster.mark_broken(id, false);
     Ok(Some(spawn(table)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table of Trump for two, open, owned by this node.
+    async fn a_table(app: &AppState) -> TableHandle {
+        let now = crate::state::now_ms();
+        let record = TableRecord {
+            id: Uuid::new_v4(),
+            game: "trump".into(),
+            options: games::check_options("trump", &serde_json::json!({}), 2).unwrap(),
+            rules_version: 0,
+            seat_count: 2,
+            private: false,
+            invite_code: None,
+            created_by: Uuid::new_v4(),
+            created_at: now,
+            status: TableStatus::Open,
+            bots: None,
+            daily: None,
+            pace: serde_json::json!({}),
+            clock: None,
+            updated_at: now,
+        };
+        crate::http::create_and_spawn(app, record, vec![Occupant::Empty; 2])
+            .await
+            .expect("a new table")
+    }
+
+    /// A table asked to hand itself over (the node is stopping) answers only once it has
+    /// released the table in the store and left the registry: the node waits for that
+    /// answer before it closes the store. It used to drop the answer unsent as the task
+    /// began to end, so the node stopped waiting while the release was still under way.
+    #[tokio::test]
+    async fn a_table_handed_over_answers_once_it_has_released_the_table() {
+        let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
+            .await
+            .expect("a server on an in-memory database");
+        let table = a_table(&app).await;
+        let owner = app.store.table_owner(table.id).await.unwrap().unwrap();
+        assert_eq!(owner.node.as_deref(), Some(app.cluster.node.as_str()));
+        assert!(!table.ending());
+
+        let (reply, answer) = oneshot::channel();
+        table.send(Cmd::HandOver { reply }).await.unwrap();
+        answer
+            .await
+            .expect("answered, not dropped as the task ended");
+        assert!(table.ending(), "an ended task takes no more commands");
+        assert!(app.table(table.id).is_none(), "out of the registry");
+        let owner = app.store.table_owner(table.id).await.unwrap().unwrap();
+        assert_eq!(owner.node, None, "released in the store");
+        assert!(
+            app.metrics
+                .render()
+                .contains("fib_cluster_events_total{event=\"handed_over\"} 1\n"),
+            "counted as handed over"
+        );
+        let refused = table
+            .send(Cmd::StepDown)
+            .await
+            .expect_err("a command to an ended task fails at once");
+        assert_eq!(refused.code(), "table_closed");
+        app.store.close().await;
+    }
+
+    /// The node's stop counts each table once, however many rounds it takes.
+    #[tokio::test]
+    async fn stopping_the_tables_counts_each_once() {
+        let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
+            .await
+            .expect("a server on an in-memory database");
+        for _ in 0..3 {
+            a_table(&app).await;
+        }
+        assert_eq!(crate::cluster::stop_tables(&app).await, 3);
+        assert!(crate::state::lock(&app.tables).is_empty());
+        app.store.close().await;
+    }
 }
