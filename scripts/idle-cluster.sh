@@ -115,7 +115,8 @@ pids=()
 # sqlx's notes of slow statements and slow pool hand-outs say the machine was busy (three
 # nodes, three load generators and Postgres on its cores), not that anything went wrong:
 # counted, not failed on.
-slow=$(grep -hcE "WARN sqlx::(query: slow statement|pool::acquire: acquired connection, but time to acquire)" "$WORK"/node*.log | awk '{ s += $1 } END { print s + 0 }')
+slow=$(cat "$WORK"/node*.log |
+    awk '/WARN sqlx::(query: slow statement|pool::acquire: acquired connection, but time to acquire)/ { n++ } END { print n + 0 }')
 trouble=$(grep -hE " (WARN|ERROR) |panicked" "$WORK"/node*.log |
     grep -vE "WARN sqlx::(query: slow statement|pool::acquire: acquired connection, but time to acquire)" || true)
 

@@ -17,6 +17,7 @@
 //! [`echo`] (the baseline), [`proc`] (child processes, `/proc` figures), [`stats`]
 //! (percentiles, error tallies, the move RNG).
 
+pub mod cli;
 pub mod compare;
 pub mod conn;
 pub mod echo;
