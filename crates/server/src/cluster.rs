@@ -748,7 +748,7 @@ pub async fn drain(app: &AppState) {
     if let Err(e) = app.store.node_gone(&c.node).await {
         tracing::warn!(error = %e, "could not leave the cluster");
     }
-    tracing::info!(tables = n, "drained: tables handed over");
+    tracing::info!(tables = n, "drained: tables stopped and released");
 }
 
 /// Ends every table task of this process, each once it has done what was sent to it
@@ -766,24 +766,32 @@ pub async fn stop_tables(app: &AppState) -> usize {
     for _ in 0..5 {
         // Whoever was creating or claiming has finished.
         drop(c.opening.lock().await);
-        let handles: Vec<_> = lock(&app.tables).values().cloned().collect();
+        // Each waited for once: one that did not stop within its 10 s is not waited for again.
+        let handles: Vec<_> = lock(&app.tables)
+            .values()
+            .filter(|h| !stopped.contains(&h.id))
+            .cloned()
+            .collect();
         if handles.is_empty() {
             break;
         }
         stopped.extend(handles.iter().map(|h| h.id));
         let waits = handles.into_iter().map(|h| async move {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            if h.send(crate::table::Cmd::HandOver { reply: tx })
+            let stop = async {
+                let (tx, _answer) = tokio::sync::oneshot::channel();
+                // Refused by a task that is ending already (it takes no more commands):
+                // that one is waited for all the same.
+                let _ = h.send(crate::table::Cmd::HandOver { reply: tx }).await;
+                h.ended().await;
+            };
+            if tokio::time::timeout(Duration::from_secs(10), stop)
                 .await
-                .is_ok()
+                .is_err()
             {
-                let _ = tokio::time::timeout(Duration::from_secs(10), rx).await;
+                tracing::warn!(table = %h.id, "a table did not stop within 10 s");
             }
         });
         futures_util::future::join_all(waits).await;
-        // A task answers once it has released its table and left the registry; one that
-        // was ending already (it takes no more commands) leaves on its own: look again.
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     stopped.len()
 }

@@ -177,6 +177,8 @@ pub struct TableHandle {
     /// Sockets accepted whose connection has not reached the task yet ([`Opening`]).
     pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     tx: mpsc::Sender<Cmd>,
+    /// True once the task has ended (see [`Self::ended`]).
+    ended: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A socket accepted for a table, until its connection reaches the table's task: the
@@ -224,6 +226,16 @@ impl TableHandle {
     /// over) and about to leave the registry.
     pub fn ending(&self) -> bool {
         self.tx.is_closed()
+    }
+
+    /// Resolves once the task has ended: whatever it was doing is stored, its table is
+    /// released (or handed on, or left to the node that took it) and it has left the
+    /// registry. What a stopping node waits for before it closes the store, whether or
+    /// not the task still took its `HandOver`.
+    pub async fn ended(&self) {
+        let mut ended = self.ended.clone();
+        // An error: the task (and its sender) is gone, so it ended too.
+        let _ = ended.wait_for(|e| *e).await;
     }
 
     /// Notes a socket accepted for this table until the returned guard drops.
@@ -289,6 +301,9 @@ pub struct Table {
     /// Set when a write was refused because another node claimed the table since: the task
     /// ends after the current step, without writing or releasing anything.
     fenced: std::sync::atomic::AtomicBool,
+    /// Set once the task has ended: its table released (or handed on) and out of the
+    /// registry ([`TableHandle::ended`]).
+    ended: tokio::sync::watch::Sender<bool>,
     /// Why the task is ending, when it was asked to.
     ending: Option<Ending>,
     /// Sockets accepted for this table whose connection has not reached the task yet
@@ -350,6 +365,7 @@ impl Table {
             rematch: None,
             epoch: 0,
             fenced: std::sync::atomic::AtomicBool::new(false),
+            ended: tokio::sync::watch::Sender::new(false),
             ending: None,
             pending: Default::default(),
             app,
@@ -631,7 +647,12 @@ impl Table {
             Err(panic) => self.recover_or_give_up(panic).await,
         };
         let mut panics_in_a_row = 0;
-        while alive {
+        // A step that set an ending and then panicked, once recovered, must not wait for
+        // another command: the ending is checked before every step.
+        while alive
+            && self.ending.is_none()
+            && !self.fenced.load(std::sync::atomic::Ordering::Relaxed)
+        {
             match AssertUnwindSafe(self.step(&mut rx)).catch_unwind().await {
                 Ok(true) => panics_in_a_row = 0,
                 Ok(false) => break,
@@ -674,6 +695,9 @@ impl Table {
         if stepped_down {
             // The new owner holds the table: nothing of it is this node's to change.
             self.app.metrics.cluster("stepped_down");
+            if let Some((_, reply)) = release_to {
+                let _ = reply.send(None);
+            }
         } else if let Some((to, reply)) = release_to {
             // Straight to the node that asked: nobody else can claim it in between.
             let handed = self
@@ -697,7 +721,7 @@ impl Table {
                 .release_table(id, &self.app.cluster.node, self.epoch)
                 .await
             {
-                Ok(_) if handed_over.is_some() => self.app.metrics.cluster("handed_over"),
+                Ok(true) if handed_over.is_some() => self.app.metrics.cluster("handed_over"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(table = %id, error = %e, "could not release a table"),
             }
@@ -710,6 +734,7 @@ impl Table {
             self.fan = fanout::Fanout::default();
             let _ = reply.send(());
         }
+        self.ended.send_replace(true);
         self.app
             .metrics
             .live_tables
@@ -803,6 +828,7 @@ pub fn spawn(table: Table) -> TableHandle {
         claimed_at: Instant::now(),
         pending: table.pending.clone(),
         tx,
+        ended: table.ended.subscribe(),
     };
     let app = table.app.clone();
     let mut tables = crate::state::lock(&app.tables);
@@ -820,7 +846,13 @@ pub fn spawn(table: Table) -> TableHandle {
 /// (`table_moving`: the request was meant to be forwarded there, `cluster::forward`).
 pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiError> {
     if let Some(h) = app.table(id) {
-        return Ok(Some(h));
+        if !h.ending() {
+            return Ok(Some(h));
+        }
+        // Its task is ending (the match over and nobody left, a hand-over): it would only
+        // answer `table_closed`. Once it has released the table, the table is restored
+        // below like any other.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), h.ended()).await;
     }
     // One claim at a time on this node: two claims of one table here would leave the
     // task holding the older epoch.
@@ -919,17 +951,127 @@ mod tests {
         app.store.close().await;
     }
 
-    /// The node's stop counts each table once, however many rounds it takes.
+    /// A node's stop hands every table over and waits for each: afterwards none runs, each
+    /// is released in the store and counted once.
     #[tokio::test]
-    async fn stopping_the_tables_counts_each_once() {
+    async fn stopping_the_tables_releases_each_and_counts_it_once() {
         let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
             .await
             .expect("a server on an in-memory database");
+        let mut ids = Vec::new();
         for _ in 0..3 {
-            a_table(&app).await;
+            ids.push(a_table(&app).await.id);
         }
         assert_eq!(crate::cluster::stop_tables(&app).await, 3);
         assert!(crate::state::lock(&app.tables).is_empty());
+        for id in ids {
+            let owner = app.store.table_owner(id).await.unwrap().unwrap();
+            assert_eq!(owner.node, None, "released in the store");
+        }
+        assert!(
+            app.metrics
+                .render()
+                .contains("fib_cluster_events_total{event=\"handed_over\"} 3\n")
+        );
         app.store.close().await;
+    }
+
+    /// A node's stop waits also for a table whose task was ending already when the stop
+    /// began (it refuses the hand-over, taking no more commands), until it has released
+    /// its table: only then may the store close. Another connection holds SQLite's write
+    /// lock, so that the release waits.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stopping_waits_for_a_table_that_was_ending_already() {
+        use sqlx::Connection;
+        let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
+        let url = format!("sqlite://{}/fib.db", dir.display());
+        let app = crate::build(crate::Config::for_tests(&url))
+            .await
+            .expect("a server on a SQLite file");
+        let table = a_table(&app).await;
+        let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        let (reply, _answer) = oneshot::channel();
+        table.send(Cmd::HandOver { reply }).await.unwrap();
+        while !table.ending() {
+            tokio::task::yield_now().await;
+        }
+        let stop = tokio::spawn({
+            let app = app.clone();
+            async move { crate::cluster::stop_tables(&app).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(
+            !stop.is_finished(),
+            "the stop returned while the table was still releasing itself"
+        );
+        sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
+        other.close().await.unwrap();
+        assert_eq!(stop.await.unwrap(), 1);
+        assert!(app.table(table.id).is_none());
+        let owner = app.store.table_owner(table.id).await.unwrap().unwrap();
+        assert_eq!(owner.node, None, "released in the store");
+        app.store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A task that is ending takes no more commands, and `ended` resolves only once it has
+    /// released its table and left the registry; a visit meanwhile waits for that and then
+    /// restores the table, rather than being handed the ending task (which would only
+    /// answer `table_closed`). Another connection holds SQLite's write lock, so that the
+    /// task's release waits in the middle of its ending.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_visit_to_an_ending_table_waits_for_it_and_restores_the_table() {
+        use sqlx::Connection;
+        let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
+        let url = format!("sqlite://{}/fib.db", dir.display());
+        let app = crate::build(crate::Config::for_tests(&url))
+            .await
+            .expect("a server on a SQLite file");
+        let table = a_table(&app).await;
+        let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .unwrap();
+
+        let (reply, answer) = oneshot::channel();
+        table.send(Cmd::HandOver { reply }).await.unwrap();
+        let ending = async {
+            while !table.ending() {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(5), ending)
+            .await
+            .expect("the task begins to end");
+        let visit = tokio::spawn({
+            let app = app.clone();
+            async move { open(&app, table.id).await }
+        });
+        // The task cannot release its table while the lock is held: it is still ending,
+        // and still in the registry, when the visit asks for it.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(app.table(table.id).is_some_and(|h| h.ending()));
+        sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
+        other.close().await.unwrap();
+
+        answer.await.expect("the hand-over is answered");
+        let again = visit
+            .await
+            .unwrap()
+            .expect("a visit")
+            .expect("the table exists");
+        assert!(!again.ending(), "a live task, not the ending one");
+        assert!(again.epoch > table.epoch, "claimed again: {}", again.epoch);
+        tokio::time::timeout(std::time::Duration::from_secs(5), table.ended())
+            .await
+            .expect("the old task has ended");
+        crate::cluster::stop_tables(&app).await;
+        app.store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
