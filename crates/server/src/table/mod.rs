@@ -976,31 +976,78 @@ mod tests {
         app.store.close().await;
     }
 
+    /// A table whose task was asked to hand itself over and is stuck in the middle of its
+    /// ending: another connection holds SQLite's write lock, so its release waits until
+    /// [`MidEnding::let_go`].
+    struct MidEnding {
+        app: AppState,
+        table: TableHandle,
+        /// The hand-over's answer.
+        answer: oneshot::Receiver<()>,
+        lock: sqlx::SqliteConnection,
+        dir: std::path::PathBuf,
+    }
+
+    impl MidEnding {
+        async fn new() -> MidEnding {
+            use sqlx::Connection;
+            let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
+            let url = format!("sqlite://{}/fib.db", dir.display());
+            let app = crate::build(crate::Config::for_tests(&url))
+                .await
+                .expect("a server on a SQLite file");
+            let table = a_table(&app).await;
+            let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            sqlx::raw_sql("BEGIN IMMEDIATE")
+                .execute(&mut lock)
+                .await
+                .unwrap();
+            let (reply, answer) = oneshot::channel();
+            table.send(Cmd::HandOver { reply }).await.unwrap();
+            let ending = async {
+                while !table.ending() {
+                    tokio::task::yield_now().await;
+                }
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(5), ending)
+                .await
+                .expect("the task begins to end");
+            MidEnding {
+                app,
+                table,
+                answer,
+                lock,
+                dir,
+            }
+        }
+
+        /// Lets the release through: the task ends.
+        async fn let_go(
+            mut self,
+        ) -> (
+            AppState,
+            TableHandle,
+            oneshot::Receiver<()>,
+            std::path::PathBuf,
+        ) {
+            use sqlx::Connection;
+            sqlx::raw_sql("COMMIT")
+                .execute(&mut self.lock)
+                .await
+                .unwrap();
+            self.lock.close().await.unwrap();
+            (self.app, self.table, self.answer, self.dir)
+        }
+    }
+
     /// A node's stop waits also for a table whose task was ending already when the stop
     /// began (it refuses the hand-over, taking no more commands), until it has released
-    /// its table: only then may the store close. Another connection holds SQLite's write
-    /// lock, so that the release waits.
+    /// its table: only then may the store close.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn stopping_waits_for_a_table_that_was_ending_already() {
-        use sqlx::Connection;
-        let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
-        let url = format!("sqlite://{}/fib.db", dir.display());
-        let app = crate::build(crate::Config::for_tests(&url))
-            .await
-            .expect("a server on a SQLite file");
-        let table = a_table(&app).await;
-        let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        sqlx::raw_sql("BEGIN IMMEDIATE")
-            .execute(&mut other)
-            .await
-            .unwrap();
-        let (reply, _answer) = oneshot::channel();
-        table.send(Cmd::HandOver { reply }).await.unwrap();
-        while !table.ending() {
-            tokio::task::yield_now().await;
-        }
+        let mid = MidEnding::new().await;
         let stop = tokio::spawn({
-            let app = app.clone();
+            let app = mid.app.clone();
             async move { crate::cluster::stop_tables(&app).await }
         });
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -1008,8 +1055,7 @@ mod tests {
             !stop.is_finished(),
             "the stop returned while the table was still releasing itself"
         );
-        sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
-        other.close().await.unwrap();
+        let (app, table, _, dir) = mid.let_go().await;
         assert_eq!(stop.await.unwrap(), 1);
         assert!(app.table(table.id).is_none());
         let owner = app.store.table_owner(table.id).await.unwrap().unwrap();
@@ -1021,44 +1067,19 @@ mod tests {
     /// A task that is ending takes no more commands, and `ended` resolves only once it has
     /// released its table and left the registry; a visit meanwhile waits for that and then
     /// restores the table, rather than being handed the ending task (which would only
-    /// answer `table_closed`). Another connection holds SQLite's write lock, so that the
-    /// task's release waits in the middle of its ending.
+    /// answer `table_closed`).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_visit_to_an_ending_table_waits_for_it_and_restores_the_table() {
-        use sqlx::Connection;
-        let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
-        let url = format!("sqlite://{}/fib.db", dir.display());
-        let app = crate::build(crate::Config::for_tests(&url))
-            .await
-            .expect("a server on a SQLite file");
-        let table = a_table(&app).await;
-        let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        sqlx::raw_sql("BEGIN IMMEDIATE")
-            .execute(&mut other)
-            .await
-            .unwrap();
-
-        let (reply, answer) = oneshot::channel();
-        table.send(Cmd::HandOver { reply }).await.unwrap();
-        let ending = async {
-            while !table.ending() {
-                tokio::task::yield_now().await;
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(5), ending)
-            .await
-            .expect("the task begins to end");
+        let mid = MidEnding::new().await;
         let visit = tokio::spawn({
-            let app = app.clone();
-            async move { open(&app, table.id).await }
+            let (app, id) = (mid.app.clone(), mid.table.id);
+            async move { open(&app, id).await }
         });
         // The task cannot release its table while the lock is held: it is still ending,
         // and still in the registry, when the visit asks for it.
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        assert!(app.table(table.id).is_some_and(|h| h.ending()));
-        sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
-        other.close().await.unwrap();
-
+        assert!(mid.app.table(mid.table.id).is_some_and(|h| h.ending()));
+        let (app, table, answer, dir) = mid.let_go().await;
         answer.await.expect("the hand-over is answered");
         let again = visit
             .await
