@@ -748,13 +748,14 @@ pub async fn drain(app: &AppState) {
     if let Err(e) = app.store.node_gone(&c.node).await {
         tracing::warn!(error = %e, "could not leave the cluster");
     }
-    tracing::info!(tables = n, "drained: tables stopped and released");
+    tracing::info!(tables = n, "drained: table tasks stopped");
 }
 
 /// Ends every table task of this process, each once it has done what was sent to it
 /// before (a move is stored and answered); what arrives after is not taken, and no client
-/// was told it was. Each releases its table. Returns how many there were. Called before
-/// the store closes: a task still running then would fail its next write and park.
+/// was told it was. Each releases its table, and is waited for until it has ended or 10 s
+/// have passed (then a warning names it). Returns how many tasks there were. Called
+/// before the store closes: a task still running then would fail its next write and park.
 pub async fn stop_tables(app: &AppState) -> usize {
     let c = &app.cluster;
     // Set on SQLite too: a housekeeping beat already under way then claims nothing more
@@ -762,6 +763,8 @@ pub async fn stop_tables(app: &AppState) -> usize {
     c.draining.store(true, Relaxed);
     // No table is created or claimed here once `draining` is set, but one may have been
     // starting as it was set: take what is running, until nothing is (a few rounds).
+    // Tasks by (table, epoch): a table released in one round and claimed again meanwhile
+    // (by a beat that began before `draining` was set) is a new task, stopped in turn.
     let mut stopped = HashSet::new();
     for _ in 0..5 {
         // Whoever was creating or claiming has finished.
@@ -769,13 +772,13 @@ pub async fn stop_tables(app: &AppState) -> usize {
         // Each waited for once: one that did not stop within its 10 s is not waited for again.
         let handles: Vec<_> = lock(&app.tables)
             .values()
-            .filter(|h| !stopped.contains(&h.id))
+            .filter(|h| !stopped.contains(&(h.id, h.epoch)))
             .cloned()
             .collect();
         if handles.is_empty() {
             break;
         }
-        stopped.extend(handles.iter().map(|h| h.id));
+        stopped.extend(handles.iter().map(|h| (h.id, h.epoch)));
         let waits = handles.into_iter().map(|h| async move {
             let stop = async {
                 let (tx, _answer) = tokio::sync::oneshot::channel();

@@ -222,16 +222,19 @@ impl TableHandle {
             .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
     }
 
-    /// The task takes no more commands: it is ending (releasing its table, or handing it
-    /// over) and about to leave the registry.
+    /// The task's loop has ended and it takes no more commands: it is letting go of its
+    /// table and about to leave the registry. (A command that reached it after it was told
+    /// to end, before its loop ended, is dropped unanswered: its sender hears
+    /// `table_closed`.)
     pub fn ending(&self) -> bool {
         self.tx.is_closed()
     }
 
-    /// Resolves once the task has ended: whatever it was doing is stored, its table is
-    /// released (or handed on, or left to the node that took it) and it has left the
-    /// registry. What a stopping node waits for before it closes the store, whether or
-    /// not the task still took its `HandOver`.
+    /// Resolves once the task has ended: whatever it was doing is stored, it has let go of
+    /// its table (released it, handed it on, or left it to the node that took it; a
+    /// release that failed is logged) and it has left the registry. What a stopping node
+    /// waits for before it closes the store, whether or not the task still took its
+    /// `HandOver`.
     pub async fn ended(&self) {
         let mut ended = self.ended.clone();
         // An error: the task (and its sender) is gone, so it ended too.
@@ -850,8 +853,9 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
             return Ok(Some(h));
         }
         // Its task is ending (the match over and nobody left, a hand-over): it would only
-        // answer `table_closed`. Once it has released the table, the table is restored
-        // below like any other.
+        // answer `table_closed`. Once it has let go of the table, the table is restored
+        // below like any other; should it take longer than 5 s, the lookup below still
+        // finds the ending task, and the caller hears `table_closed`.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), h.ended()).await;
     }
     // One claim at a time on this node: two claims of one table here would leave the
