@@ -27,6 +27,15 @@ async fn endless_bots_table(p: &Player, seats: usize) -> String {
     create_bots_only(p, "trump", seats, "easy", json!({"target": 1_000_000})).await
 }
 
+/// An endless table of four easy bots made by a new guest on the server at `base`, and
+/// started: the bots play on with nobody watching.
+async fn endless_bots_game(base: &str, ws: &str) -> String {
+    let ada = Player::guest(base, ws, "Ada").await;
+    let table = endless_bots_table(&ada, 4).await;
+    start(&ada, &table).await;
+    table
+}
+
 async fn start(p: &Player, table: &str) {
     let (s, v) = p
         .post(&format!("/api/tables/{table}/start"), json!({}))
@@ -331,9 +340,7 @@ async fn small_window_socket(server: &Server, url: &str) -> Sock {
 async fn readers_that_fall_behind_are_closed_and_the_others_carry_on() {
     let db = sqlite_db();
     let server = Server::start_with_bot_delay(&db, 0).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let table = endless_bots_table(&ada, 4).await;
-    start(&ada, &table).await;
+    let table = endless_bots_game(&server.base, &server.ws).await;
     let url = format!("{}/ws/table/{table}?updates=full", server.ws);
     let mut normal = Sock::open(&format!("{}/ws/table/{table}", server.ws), None, None).await;
     normal.next_state().await;
@@ -436,9 +443,7 @@ async fn sigkill_under_load_loses_no_acknowledged_action() {
 async fn sockets_that_close_are_not_counted_as_fallen_behind() {
     let db = sqlite_db();
     let server = Server::start_with_bot_delay(&db, 0).await;
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let table = endless_bots_table(&ada, 4).await;
-    start(&ada, &table).await;
+    let table = endless_bots_game(&server.base, &server.ws).await;
     let url = format!("{}/ws/table/{table}", server.ws);
     // A watcher that reads everything, on its own task: one that lagged would fall behind
     // for real.
@@ -522,9 +527,7 @@ async fn sigterm_under_load_stops_the_tables_before_the_database() {
 async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_at_most() {
     let db = sqlite_db();
     let proc = Child::start(&db).await;
-    let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
-    let table = endless_bots_table(&ada, 4).await;
-    start(&ada, &table).await;
+    let table = endless_bots_game(&proc.base, &proc.ws).await;
     // Full states to a 4 KiB receive window that is never read: the server's writes to
     // it are stuck within moments.
     let sock = tokio::net::TcpSocket::new_v4().unwrap();

@@ -176,6 +176,13 @@ struct Local {
 }
 
 impl Local {
+    fn new(out: outbox::WeakSender) -> Local {
+        Local {
+            out,
+            overflowed: false.into(),
+        }
+    }
+
     fn send(&self, text: String) {
         if let Some(tx) = self.out.upgrade()
             && tx.try_send(text.into()) == Err(outbox::Refused::Full)
@@ -297,10 +304,7 @@ async fn table_socket_loop(
     // Held weakly: when the table drops this connection (it fell behind), the queue must
     // close so that the socket is told to resync (1013); a strong sender here would keep
     // it open forever, with nothing more coming.
-    let local = Local {
-        out: out_tx.downgrade(),
-        overflowed: false.into(),
-    };
+    let local = Local::new(out_tx.downgrade());
     drop(out_tx);
     // Chat starts after the first state: the history this connection may see, without
     // the lines of the players its player muted.
@@ -912,10 +916,7 @@ mod tests {
     #[test]
     fn a_local_reply_that_finds_the_queue_full_marks_the_socket_behind() {
         let (tx, mut rx) = outbox::outbox(1);
-        let local = Local {
-            out: tx.downgrade(),
-            overflowed: false.into(),
-        };
+        let local = Local::new(tx.downgrade());
         local.send("a".into());
         assert!(!local.overflowed(), "room for one");
         local.send("b".into());
@@ -923,10 +924,7 @@ mod tests {
         assert_eq!(rx.try_recv().as_deref(), Some("a"));
 
         let (tx, _rx) = outbox::outbox(1);
-        let local = Local {
-            out: tx.downgrade(),
-            overflowed: false.into(),
-        };
+        let local = Local::new(tx.downgrade());
         drop(tx);
         local.send("a".into());
         local.send("b".into());

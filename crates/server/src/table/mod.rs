@@ -652,10 +652,7 @@ impl Table {
         let mut panics_in_a_row = 0;
         // A step that set an ending and then panicked, once recovered, must not wait for
         // another command: the ending is checked before every step.
-        while alive
-            && self.ending.is_none()
-            && !self.fenced.load(std::sync::atomic::Ordering::Relaxed)
-        {
+        while alive && !self.told_to_end() {
             match AssertUnwindSafe(self.step(&mut rx)).catch_unwind().await {
                 Ok(true) => panics_in_a_row = 0,
                 Ok(false) => break,
@@ -794,7 +791,13 @@ impl Table {
         }
         self.bot_answer(answered, pending).await;
         self.chat_after_change();
-        self.ending.is_none() && !self.fenced.load(std::sync::atomic::Ordering::Relaxed)
+        !self.told_to_end()
+    }
+
+    /// Asked to end (stepped down, handed over, released) or fenced off by another node:
+    /// the loop takes no further step.
+    fn told_to_end(&self) -> bool {
+        self.ending.is_some() || self.fenced.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// After a panic inside a step: the table's memory may be half-changed, so it takes
