@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+pub mod client;
 pub mod patch;
 
 pub use patch::PatchOp;

@@ -42,7 +42,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
@@ -107,16 +107,9 @@ pub struct Cluster {
     pub multi: bool,
     address: RwLock<String>,
     secret: OnceLock<String>,
-    draining: AtomicBool,
     http: reqwest::Client,
     /// Lobby entries of other nodes' tables: table id → (node, epoch).
     remote: Mutex<HashMap<Uuid, (String, i64)>>,
-    /// Held while a table is claimed or created, and started here (`table::open`,
-    /// `http::create_and_spawn`, [`take_orphans`]): a table is never claimed here while it
-    /// is being started here.
-    pub opening: tokio::sync::Mutex<()>,
-    /// Tables claimed here whose restore failed: the beat leaves them (a visit retries).
-    broken: Mutex<HashSet<Uuid>>,
     /// Tables this node is asking their owners for ([`adopt`]).
     adopting: Mutex<HashSet<Uuid>>,
     /// Notes to send to the other nodes, in order, by one task ([`send_notes`]).
@@ -140,7 +133,6 @@ impl Cluster {
             multi,
             address: RwLock::new(String::new()),
             secret: OnceLock::new(),
-            draining: AtomicBool::new(false),
             http: reqwest::Client::builder()
                 .timeout(FORWARD_TIMEOUT)
                 .redirect(reqwest::redirect::Policy::none())
@@ -148,8 +140,6 @@ impl Cluster {
                 .build()
                 .expect("an HTTP client builds"),
             remote: Mutex::new(HashMap::new()),
-            opening: tokio::sync::Mutex::new(()),
-            broken: Mutex::new(HashSet::new()),
             adopting: Mutex::new(HashSet::new()),
             notes,
             notes_rx: Mutex::new(Some(notes_rx)),
@@ -161,20 +151,6 @@ impl Cluster {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-    }
-
-    /// A table whose task gave up or that does not restore: the beat leaves it to visits.
-    pub fn mark_broken(&self, id: Uuid, broken: bool) {
-        let mut set = lock(&self.broken);
-        if broken {
-            set.insert(id);
-        } else {
-            set.remove(&id);
-        }
-    }
-
-    pub fn draining(&self) -> bool {
-        self.draining.load(Relaxed)
     }
 
     /// Whether `headers` come from another node of this cluster (they carry its secret).
@@ -408,7 +384,7 @@ pub async fn take_orphans(app: &AppState, all: bool) -> usize {
     loop {
         // Claims and starts happen under `opening`, like `table::open`: a table is never
         // claimed twice here, and never claimed while it is being started here.
-        let _one = app.cluster.opening.lock().await;
+        let _one = app.core.opening.lock().await;
         let claimed = match app
             .store
             .claim_orphans(&app.cluster.node, CLAIM_BATCH, all)
@@ -453,10 +429,10 @@ async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
         tracing::error!(table = %id, running = live.epoch, claimed = epoch, "claimed a table already running here");
         step_down(live);
     }
-    match crate::table::restore(app.clone(), st, epoch) {
+    match crate::table::restore(app.core.clone(), st, epoch) {
         Ok(t) => {
             let h = crate::table::spawn(t);
-            app.cluster.mark_broken(id, false);
+            app.core.mark_broken(id, false);
             if h.epoch != epoch {
                 // The stepping-down task still holds the registry: the next beat starts
                 // the table (`check_owned`).
@@ -466,7 +442,7 @@ async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
         }
         Err(e) => {
             tracing::error!(table = %id, error = %e, "could not restore a table");
-            lock(&app.cluster.broken).insert(id);
+            app.core.mark_broken(id, true);
             false
         }
     }
@@ -499,7 +475,9 @@ async fn renew(app: AppState) {
         let asked = Instant::now();
         let lease = LEASE.as_millis() as i64;
         let address = c.address();
-        let beat = app.store.node_beat(&c.node, &address, lease, c.draining());
+        let beat = app
+            .store
+            .node_beat(&c.node, &address, lease, app.core.draining());
         match tokio::time::timeout(RENEW_TIMEOUT, beat).await {
             Ok(Ok(())) => {
                 app.metrics.cluster("lease_renewals");
@@ -534,7 +512,7 @@ async fn housekeeping(app: AppState) {
             _ = every.tick() => {}
             _ = crate::state::stopping(&mut shutdown) => break,
         }
-        let draining = app.cluster.draining();
+        let draining = app.core.draining();
         check_owned(&app, !draining).await;
         if !draining {
             take_orphans(&app, false).await;
@@ -562,12 +540,13 @@ async fn check_owned(app: &AppState, restart: bool) {
         }
     };
     let held: HashSet<(Uuid, i64)> = owned.iter().map(|(id, epoch, _)| (*id, *epoch)).collect();
-    let lost: Vec<_> = lock(&app.tables)
-        .values()
+    let lost: Vec<_> = app
+        .core
+        .tables()
+        .into_iter()
         // A table claimed after the question was asked is not in the answer, and one whose
         // task is ending may have released it already.
         .filter(|h| h.claimed_at < asked && !h.ending() && !held.contains(&(h.id, h.epoch)))
-        .cloned()
         .collect();
     for h in lost {
         tracing::warn!(table = %h.id, epoch = h.epoch, "another node owns this table now: stepping down");
@@ -578,13 +557,11 @@ async fn check_owned(app: &AppState, restart: bool) {
     }
     let idle: Vec<Uuid> = owned
         .into_iter()
-        .filter(|(id, _, live)| {
-            *live && app.table(*id).is_none() && !lock(&app.cluster.broken).contains(id)
-        })
+        .filter(|(id, _, live)| *live && app.table(*id).is_none() && !app.core.is_broken(*id))
         .map(|(id, _, _)| id)
         .collect();
     for id in idle {
-        let _one = app.cluster.opening.lock().await;
+        let _one = app.core.opening.lock().await;
         if app.table(id).is_some() {
             continue;
         }
@@ -601,7 +578,7 @@ async fn check_owned(app: &AppState, restart: bool) {
 
 /// Every table running here steps down (the node lost its lease).
 fn step_down_all(app: &AppState) {
-    let all: Vec<_> = lock(&app.tables).values().cloned().collect();
+    let all = app.core.tables();
     if !all.is_empty() {
         tracing::warn!(
             tables = all.len(),
@@ -632,7 +609,7 @@ async fn drop_dead_entries(app: &AppState) {
         gone
     };
     for id in gone {
-        app.lobby_apply(id, None);
+        app.lobby.apply(id, None);
     }
 }
 
@@ -654,7 +631,7 @@ async fn listen(app: AppState, mut rx: tokio::sync::mpsc::Receiver<store::Notice
                     .map(|(id, _)| id)
                     .collect();
                 for id in gone {
-                    app.lobby_apply(id, None);
+                    app.lobby.apply(id, None);
                 }
                 hello(&app);
             }
@@ -687,12 +664,9 @@ fn hello(app: &AppState) {
 
 /// Publishes every lobby entry of this node's tables again.
 fn republish(app: &AppState) {
-    let local: Vec<(Uuid, i64)> = lock(&app.tables)
-        .values()
-        .map(|h| (h.id, h.epoch))
-        .collect();
+    let local: Vec<(Uuid, i64)> = app.core.tables().iter().map(|h| (h.id, h.epoch)).collect();
     for (id, epoch) in local {
-        if let Some(info) = app.lobby_table(id) {
+        if let Some(info) = app.lobby.table(id) {
             app.cluster.publish(epoch, id, Some(&info));
         }
     }
@@ -726,7 +700,7 @@ fn lobby_note(app: &AppState, note: LobbyNote) {
             }
         }
     }
-    app.lobby_apply(note.id, note.info);
+    app.lobby.apply(note.id, note.info);
 }
 
 /// Marks this node draining and hands every table over: each finishes what it is doing,
@@ -739,7 +713,7 @@ pub async fn drain(app: &AppState) {
     if !c.multi {
         return;
     }
-    c.draining.store(true, Relaxed);
+    app.core.start_draining();
     let _ = app
         .store
         .node_beat(&c.node, &c.address(), LEASE.as_millis() as i64, true)
@@ -751,52 +725,9 @@ pub async fn drain(app: &AppState) {
     tracing::info!(tables = n, "drained: table tasks stopped");
 }
 
-/// Ends every table task of this process, each once it has done what was sent to it
-/// before (a move is stored and answered); what arrives after is not taken, and no client
-/// was told it was. Each releases its table, and is waited for until it has ended or 10 s
-/// have passed (then a warning names it). Returns how many tasks there were. Called
-/// before the store closes: a task still running then would fail its next write and park.
+/// Ends every table task of this process and waits for each (`realtime::table::stop_tables`).
 pub async fn stop_tables(app: &AppState) -> usize {
-    let c = &app.cluster;
-    // Set on SQLite too: a housekeeping beat already under way then claims nothing more
-    // (the tables released here would be orphans to it), and the matcher seats nobody.
-    c.draining.store(true, Relaxed);
-    // No table is created or claimed here once `draining` is set, but one may have been
-    // starting as it was set: take what is running, until nothing is (a few rounds).
-    // Tasks by (table, epoch): a table released in one round and claimed again meanwhile
-    // (by a beat that began before `draining` was set) is a new task, stopped in turn.
-    let mut stopped = HashSet::new();
-    for _ in 0..5 {
-        // Whoever was creating or claiming has finished.
-        drop(c.opening.lock().await);
-        // Each waited for once: one that did not stop within its 10 s is not waited for again.
-        let handles: Vec<_> = lock(&app.tables)
-            .values()
-            .filter(|h| !stopped.contains(&(h.id, h.epoch)))
-            .cloned()
-            .collect();
-        if handles.is_empty() {
-            break;
-        }
-        stopped.extend(handles.iter().map(|h| (h.id, h.epoch)));
-        let waits = handles.into_iter().map(|h| async move {
-            let stop = async {
-                let (tx, _answer) = tokio::sync::oneshot::channel();
-                // Refused by a task that is ending already (it takes no more commands):
-                // that one is waited for all the same.
-                let _ = h.send(crate::table::Cmd::HandOver { reply: tx }).await;
-                h.ended().await;
-            };
-            if tokio::time::timeout(Duration::from_secs(10), stop)
-                .await
-                .is_err()
-            {
-                tracing::warn!(table = %h.id, "a table did not stop within 10 s");
-            }
-        });
-        futures_util::future::join_all(waits).await;
-    }
-    stopped.len()
+    crate::table::stop_tables(&app.core).await
 }
 
 /// Where a table is served from.
@@ -913,7 +844,7 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
 /// the table (nothing in flight: it answers between two commands), then this node claims
 /// it at a new epoch and restores it. `false`: forward as usual.
 async fn adopt(app: &AppState, address: &str, id: Uuid) -> Option<crate::table::Opening> {
-    if app.cluster.draining() {
+    if app.core.draining() {
         return None;
     }
     let secret = app.cluster.secret.get()?;
@@ -949,15 +880,15 @@ async fn adopt(app: &AppState, address: &str, id: Uuid) -> Option<crate::table::
     }?;
     // The table is this node's at `epoch` now; it is started under `opening`, like every
     // table this node starts.
-    let _one = app.cluster.opening.lock().await;
+    let _one = app.core.opening.lock().await;
     let restored = match app.store.load_table(id).await {
-        Ok(Some(st)) => crate::table::restore(app.clone(), st, epoch).ok(),
+        Ok(Some(st)) => crate::table::restore(app.core.clone(), st, epoch).ok(),
         _ => None,
     };
     match restored {
         Some(t) => {
             let h = crate::table::spawn(t);
-            app.cluster.mark_broken(id, false);
+            app.core.mark_broken(id, false);
             app.metrics.cluster("adopted");
             // Held by the request until its socket reaches the table: no third node takes
             // the table in between.
@@ -987,7 +918,7 @@ async fn release(app: &AppState, id: &str, headers: &HeaderMap) -> Response {
         .map(str::to_string);
     let table = Uuid::parse_str(id).ok().and_then(|id| app.table(id));
     let handed = match (table, to) {
-        (Some(h), Some(to)) if !app.cluster.draining() => {
+        (Some(h), Some(to)) if !app.core.draining() => {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let sent = h
                 .send(crate::table::Cmd::Release {

@@ -174,6 +174,18 @@ impl Config {
 
     /// A configuration for tests: port 0, the given database, no bot delay, and no
     /// practical message rate limit (test clients answer every state at once).
+    /// The settings of the real-time core.
+    pub fn core(&self) -> realtime::CoreConfig {
+        realtime::CoreConfig {
+            bot_delay_ms: self.bot_delay_ms,
+            bot_budget_ms: self.bot_budget_ms,
+            disconnect_grace_s: self.disconnect_grace_s,
+            abandon_after_s: self.abandon_after_s,
+            open_table_ttl_s: self.open_table_ttl_s,
+            test_hooks: self.test_hooks,
+        }
+    }
+
     pub fn for_tests(database_url: &str) -> Self {
         Config {
             bind: "127.0.0.1".into(),

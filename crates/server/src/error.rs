@@ -142,6 +142,19 @@ impl From<store::StoreError> for ApiError {
     }
 }
 
+impl From<realtime::TableError> for ApiError {
+    fn from(e: realtime::TableError) -> Self {
+        use realtime::TableError as T;
+        match e {
+            T::Conflict(code, msg) => ApiError::Conflict(code, msg),
+            T::BadTable(code, msg) => ApiError::BadTable(code, msg),
+            T::Moving | T::Draining => ApiError::Unavailable(e.code(), e.to_string()),
+            T::Exists => ApiError::Conflict(e.code(), e.to_string()),
+            T::Internal => ApiError::Internal,
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry = match &self {

@@ -20,7 +20,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::openapi::wire;
 use crate::state::{AppState, now_ms};
-use crate::table::{self, Cmd, Table, Who};
+use crate::table::{self, Cmd, Who};
+use realtime::TableError;
 
 /// A JSON body whose rejection is our `malformed` error rather than axum's plain text.
 pub struct Body<T>(pub T);
@@ -270,7 +271,7 @@ pub async fn list_games() -> Json<Vec<games::GameInfo>> {
     ),
 )]
 pub async fn list_tables(State(app): State<AppState>) -> Json<Vec<TableInfo>> {
-    Json(app.lobby_tables())
+    Json(app.lobby.tables())
 }
 
 #[utoipa::path(
@@ -334,7 +335,7 @@ pub async fn create_table(
             name: who.name.clone(),
         };
     }
-    let handle = create_and_spawn(&app, record, seats).await?;
+    let handle = app.core.create(record, seats).await?;
     tracing::info!(table = %handle.id, game = %req.game, "table created");
     let info = handle.info().await?;
     Ok((
@@ -367,37 +368,6 @@ pub async fn test_panic(
     Ok(StatusCode::ACCEPTED)
 }
 
-/// Stores a new table (under the rules version of its game) and starts its task.
-pub(crate) async fn create_and_spawn(
-    app: &AppState,
-    record: TableRecord,
-    seats: Vec<Occupant>,
-) -> Result<table::TableHandle, ApiError> {
-    let mut t = Table::new(app.clone(), record, seats.clone())?;
-    let record = t.set_rules_version();
-    let _one = creating(app).await?;
-    // Owned by this node from its first row: no other node takes it for an orphan.
-    let epoch = app
-        .store
-        .create_owned_table(&record, &seats, Some(&app.cluster.node))
-        .await?;
-    Ok(table::spawn(t.claimed(epoch)))
-}
-
-/// The node's `opening` lock, held from a new table's first row until its task runs (so
-/// a request that finds the row meanwhile waits and then finds the task), unless the node
-/// is draining: then new tables are refused, to be made on another node.
-async fn creating(app: &AppState) -> Result<tokio::sync::MutexGuard<'_, ()>, ApiError> {
-    let one = app.cluster.opening.lock().await;
-    if app.cluster.draining() {
-        return Err(ApiError::Unavailable(
-            "server_draining",
-            "this server is shutting down: try again in a moment".into(),
-        ));
-    }
-    Ok(one)
-}
-
 /// The live table `id`, checking a private table's invite code unless `who` sits there.
 pub async fn reach_table(
     app: &AppState,
@@ -406,7 +376,7 @@ pub async fn reach_table(
     who: Option<&Who>,
 ) -> Result<table::TableHandle, ApiError> {
     let tid = Uuid::parse_str(id).map_err(|_| ApiError::TableNotFound(id.to_string()))?;
-    let h = table::open(app, tid)
+    let h = table::open(&app.core, tid)
         .await?
         .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
     if h.private && h.invite_code.as_deref() != invite {
@@ -488,7 +458,7 @@ pub async fn get_table_state(
     let text = h.state_for(who.map(|w| w.id)).await?;
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
-        text.to_string(),
+        axum::body::Body::from(text.into_bytes()),
     )
         .into_response())
 }
@@ -856,7 +826,7 @@ pub async fn table_replay(
             "a daily deal's seed and deal are published when its day (UTC) is over",
         ));
     }
-    let replay = table::replay::build(&st).map_err(|e| {
+    let replay = crate::replay::build(&st).map_err(|e| {
         tracing::error!(table = %id, error = %e, "replaying a finished match failed");
         ApiError::Internal
     })?;
@@ -1280,16 +1250,16 @@ async fn daily_info(
     id: Uuid,
     headers: &HeaderMap,
 ) -> Result<Option<TableInfo>, ApiError> {
-    match table::open(app, id).await {
+    match table::open(&app.core, id).await {
         Ok(Some(h)) => Ok(Some(h.info().await?)),
         Ok(None) => Ok(None),
-        Err(e @ ApiError::Unavailable(..)) => {
+        Err(e @ (TableError::Moving | TableError::Draining)) => {
             match crate::cluster::remote_info(app, id, headers).await {
                 Some(info) => Ok(Some(info)),
-                None => Err(e),
+                None => Err(e.into()),
             }
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -1366,21 +1336,13 @@ pub async fn start_daily(
         id: who.id,
         name: who.name.clone(),
     }];
-    // As `create_and_spawn`, except that a second daily table of the same player and deal
-    // is a `Conflict` of the store (a unique index): another request of this player created
-    // it in between, so that one is handed back (R-25: one game per player and deal).
-    let mut t = Table::new(app.clone(), record, seats.clone())?;
-    let record = t.set_rules_version();
-    let one = creating(&app).await?;
-    let owned = app
-        .store
-        .create_owned_table(&record, &seats, Some(&app.cluster.node))
-        .await;
-    let handle = match owned {
-        Ok(epoch) => table::spawn(t.claimed(epoch)),
-        Err(store::StoreError::Conflict(_)) => {
-            // The other request holds no lock now: its table runs (or failed to start).
-            drop(one);
+    // A second daily table of the same player and deal is refused by the store (a unique
+    // index): another request of this player created it in between, so that one is handed
+    // back (R-25: one game per player and deal).
+    let handle = match app.core.create(record, seats).await {
+        Ok(handle) => handle,
+        Err(TableError::Exists) => {
+            // The other request's table runs (or failed to start).
             let existing = app
                 .store
                 .daily_table_of(&key, who.id)
@@ -1396,7 +1358,6 @@ pub async fn start_daily(
         }
         Err(e) => return Err(e.into()),
     };
-    drop(one);
     let info = handle.ask(|reply| Cmd::Start { who, reply }).await?;
     Ok(Json(info))
 }

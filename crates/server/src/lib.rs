@@ -14,13 +14,15 @@ pub mod config;
 pub mod error;
 pub mod http;
 pub mod limits;
-pub mod metrics;
+pub mod lobby;
 pub mod openapi;
-pub mod outbox;
 pub mod quickplay;
+pub mod replay;
 pub mod state;
-pub mod table;
 pub mod ws;
+
+// The real-time core, under the names the server's modules use.
+pub use realtime::{metrics, outbox, table};
 
 use std::future::Future;
 

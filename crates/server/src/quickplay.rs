@@ -134,6 +134,12 @@ impl From<ApiError> for Refusal {
     }
 }
 
+impl From<realtime::TableError> for Refusal {
+    fn from(e: realtime::TableError) -> Self {
+        ApiError::from(e).into()
+    }
+}
+
 /// A rating on the common scale: distance from the start in starting deviations.
 pub fn scaled(pool: Pool, mu: f64) -> f64 {
     match pool {
@@ -389,7 +395,7 @@ async fn seat_group(
             level: FILL_BOTS.as_str().to_string(),
         },
     );
-    let handle = crate::http::create_and_spawn(app, record, occupants).await?;
+    let handle = app.core.create(record, occupants).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     handle
         .send(Cmd::Start {
@@ -473,7 +479,7 @@ fn tell(app: &AppState, conn: &str, msg: LobbyMsg) {
 /// sockets; the node holding the matcher's lock also seats groups.
 pub async fn match_once(app: &AppState) -> Result<(), store::StoreError> {
     // A draining node seats nobody (its tables are being handed over).
-    let lock = if app.cluster.draining() {
+    let lock = if app.core.draining() {
         None
     } else {
         app.store.try_exclusive(MATCHER_LOCK).await?

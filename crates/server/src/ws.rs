@@ -67,7 +67,34 @@ pub struct TableQuery {
     /// `patch` (default): patches after the first state; `full`: a whole state each time.
     #[serde(default)]
     #[param(inline)]
-    pub updates: Updates,
+    pub updates: UpdatesParam,
+}
+
+/// What a connection is sent after each change.
+// The `updates` query parameter with its schema for the OpenAPI document; the core's
+// `Updates` is the same choice without one.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdatesParam {
+    /// A `patch` against the document it holds (the default).
+    #[default]
+    Patch,
+    /// A whole `state` every time, for simple clients.
+    Full,
+}
+
+impl From<UpdatesParam> for Updates {
+    fn from(u: UpdatesParam) -> Updates {
+        match u {
+            UpdatesParam::Patch => Updates::Patch,
+            UpdatesParam::Full => Updates::Full,
+        }
+    }
+}
+
+/// A text of the core as the socket library's text (the core only makes UTF-8).
+fn frame(text: realtime::Text) -> Utf8Bytes {
+    Utf8Bytes::try_from(text.into_bytes()).unwrap_or_default()
 }
 
 #[utoipa::path(
@@ -111,7 +138,7 @@ pub async fn table_socket(
         None => (None, None),
     };
     let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
-    let start = (q.since, q.updates, session);
+    let start = (q.since, q.updates.into(), session);
     // From before the client hears the upgrade until the table has the connection: the
     // table is not handed to another node meanwhile (`cluster::adopt`).
     let opening = handle.opening();
@@ -218,7 +245,7 @@ async fn write_batch(
         sink.feed(Message::Text(first)).await?;
         for _ in 1..FLUSH_EVERY {
             match queue.try_recv() {
-                Some(text) => sink.feed(Message::Text(text)).await?,
+                Some(text) => sink.feed(Message::Text(frame(text))).await?,
                 None => break,
             }
         }
@@ -332,7 +359,7 @@ async fn table_socket_loop(
         tokio::select! {
             out = out_rx.recv() => match out {
                 Some(text) => {
-                    if !write_batch(&mut sink, text, &mut out_rx).await {
+                    if !write_batch(&mut sink, frame(text), &mut out_rx).await {
                         app.metrics.closed("write_timeout");
                         break;
                     }
@@ -729,7 +756,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
     let mut counts = app.quickplay.counts();
     counts.mark_changed();
     let (mut sink, mut stream) = socket.split();
-    let mut changes = app.lobby_changes.subscribe();
+    let mut changes = app.lobby.subscribe();
     let mut shutdown = app.shutdown.subscribe();
     let mut changed: std::collections::BTreeSet<uuid::Uuid> = Default::default();
     let mut resend_all = true;
@@ -755,7 +782,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
             changed.clear();
             window = None;
             let msg = LobbyMsg::Tables {
-                tables: app.lobby_tables(),
+                tables: app.lobby.tables(),
             };
             if !lobby_send(&mut sink, &msg).await {
                 app.metrics.closed("write_timeout");
@@ -822,7 +849,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
                 window = None;
                 let (mut tables, mut removed) = (Vec::new(), Vec::new());
                 for id in std::mem::take(&mut changed) {
-                    match app.lobby_table(id) {
+                    match app.lobby.table(id) {
                         Some(t) => tables.push(t),
                         None => removed.push(id),
                     }
@@ -921,7 +948,10 @@ mod tests {
         assert!(!local.overflowed(), "room for one");
         local.send("b".into());
         assert!(local.overflowed(), "the second found the queue full");
-        assert_eq!(rx.try_recv().as_deref(), Some("a"));
+        assert_eq!(
+            rx.try_recv().as_ref().map(realtime::Text::as_str),
+            Some("a")
+        );
 
         let (tx, _rx) = outbox::outbox(1);
         let local = Local::new(tx.downgrade());

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use store::{ActionRecord, RoundRecord, StoreError, TableStatus, TableWrite, WriteOp};
 
 use super::{RoundState, Table};
-use crate::state::now_ms;
+use crate::time::now_ms;
 
 /// A change being prepared: the table as it will be, and the writes that make it so.
 pub(super) struct Draft {
@@ -69,7 +69,7 @@ impl Table {
             return Ok(());
         }
         let written = self
-            .app
+            .core
             .writer
             .write(TableWrite {
                 table: self.record.id,
@@ -160,7 +160,7 @@ impl Table {
             let seed = match (&self.record.daily, d.rounds.is_empty()) {
                 (Some(key), true) => {
                     let hex = self
-                        .app
+                        .core
                         .store
                         .daily_seed(key, Some(&fresh_seed().to_hex()), now_ms())
                         .await?
@@ -273,7 +273,7 @@ impl Table {
                 "the server could not save your move: the table is paused and keeps trying to store it; you will see it played once it is saved".into(),
             ));
         }
-        self.app
+        self.core
             .metrics
             .actions_accepted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -314,7 +314,7 @@ impl Table {
     }
 
     pub(super) fn refuse(&mut self, conn: u64, code: &str, message: String) {
-        self.app.metrics.rejected(code);
+        self.core.metrics.rejected(code);
         let msg = protocol::ServerMsg::Error {
             code: code.to_string(),
             message,

@@ -26,7 +26,6 @@ mod fanout;
 mod online;
 mod play;
 mod rematch;
-pub mod replay;
 mod restore;
 mod seats;
 
@@ -35,7 +34,6 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 
-use axum::extract::ws::Utf8Bytes;
 use game_core::{Seat, Seed};
 use games::{BotLevel, DynGame};
 use protocol::{SeatInfo, TableInfo};
@@ -47,8 +45,8 @@ use uuid::Uuid;
 pub use fanout::Updates;
 pub use restore::{deal_of_round, restore};
 
-use crate::error::ApiError;
-use crate::state::{AppState, now_ms};
+use crate::time::now_ms;
+use crate::{Core, TableError, Text};
 
 /// Messages a connection may have queued before it counts as too slow and is dropped
 /// (closed with 1013; it reconnects and resyncs). Patches are small, so 64 is generous
@@ -62,7 +60,7 @@ const MAX_PANICS_IN_A_ROW: u32 = 3;
 /// How long a finished, unwatched table stays in memory.
 const LINGER: Duration = Duration::from_secs(30);
 
-pub type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+pub type Reply<T> = oneshot::Sender<Result<T, TableError>>;
 
 /// Who asks: a signed-in player.
 #[derive(Clone, Debug)]
@@ -100,14 +98,14 @@ pub enum Cmd {
     /// version, so a socket opened right after with `since` gets a patch, not it again.
     State {
         who: Option<Uuid>,
-        reply: oneshot::Sender<Utf8Bytes>,
+        reply: oneshot::Sender<Text>,
     },
     /// A WebSocket connection joins; its first message is queued at once: a patch from
     /// `since` if the table still holds that version of the connection's document, else
     /// the full state.
     Connect {
         who: Option<Who>,
-        out: crate::outbox::Sender,
+        out: crate::outbox::Sender<Text>,
         since: Option<u64>,
         updates: Updates,
         reply: oneshot::Sender<u64>,
@@ -192,8 +190,8 @@ impl Drop for Opening {
 }
 
 impl TableHandle {
-    pub async fn send(&self, cmd: Cmd) -> Result<(), ApiError> {
-        let closed = || ApiError::conflict("table_closed", "this table has closed");
+    pub async fn send(&self, cmd: Cmd) -> Result<(), TableError> {
+        let closed = || TableError::conflict("table_closed", "this table has closed");
         match self.tx.try_send(cmd) {
             Ok(()) => Ok(()),
             // A full queue is waited on in a box: inline, the wait (which holds the
@@ -207,19 +205,19 @@ impl TableHandle {
     }
 
     /// Sends a command carrying a reply channel and waits for the answer.
-    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, ApiError> {
+    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, TableError> {
         let (tx, rx) = oneshot::channel();
         self.send(make(tx)).await?;
         rx.await
-            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))?
+            .map_err(|_| TableError::conflict("table_closed", "this table has closed"))?
     }
 
     /// The `state` message (JSON text) of `who`'s viewer: a seat's, or a spectator's.
-    pub async fn state_for(&self, who: Option<Uuid>) -> Result<Utf8Bytes, ApiError> {
+    pub async fn state_for(&self, who: Option<Uuid>) -> Result<Text, TableError> {
         let (tx, rx) = oneshot::channel();
         self.send(Cmd::State { who, reply: tx }).await?;
         rx.await
-            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+            .map_err(|_| TableError::conflict("table_closed", "this table has closed"))
     }
 
     /// The task's loop has ended and it takes no more commands: it is letting go of its
@@ -248,11 +246,11 @@ impl TableHandle {
         Opening(self.pending.clone())
     }
 
-    pub async fn info(&self) -> Result<TableInfo, ApiError> {
+    pub async fn info(&self) -> Result<TableInfo, TableError> {
         let (tx, rx) = oneshot::channel();
         self.send(Cmd::Info { reply: tx }).await?;
         rx.await
-            .map_err(|_| ApiError::conflict("table_closed", "this table has closed"))
+            .map_err(|_| TableError::conflict("table_closed", "this table has closed"))
     }
 }
 
@@ -312,7 +310,7 @@ pub struct Table {
     /// Sockets accepted for this table whose connection has not reached the task yet
     /// (shared with the handle): a table with one is not released to another node.
     pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    app: AppState,
+    core: Core,
 }
 
 /// Why a table's task ends before its table is over.
@@ -338,15 +336,15 @@ pub fn seed_public(round_ended: bool, daily: Option<&str>) -> bool {
         && daily.is_none_or(|key| {
             key.rsplit('/')
                 .next()
-                .is_some_and(|day| day < crate::state::utc_day(now_ms()).as_str())
+                .is_some_and(|day| day < crate::time::utc_day(now_ms()).as_str())
         })
 }
 
 impl Table {
     /// A new, open table (already stored).
-    pub fn new(app: AppState, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, ApiError> {
+    pub fn new(core: Core, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, TableError> {
         let (game, _) = games::new_match(&record.game, &record.options, seats.len())
-            .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+            .map_err(|e| TableError::BadTable("bad_options", format!("{e:?}")))?;
         let banks = record
             .clock
             .as_ref()
@@ -371,7 +369,7 @@ impl Table {
             ended: tokio::sync::watch::Sender::new(false),
             ending: None,
             pending: Default::default(),
-            app,
+            core,
         })
     }
 
@@ -557,7 +555,7 @@ impl Table {
                 }
             }
             Cmd::TestPanic => {
-                if self.app.config.test_hooks {
+                if self.core.config.test_hooks {
                     panic!("test hook: a forced panic in table {}", self.record.id);
                 }
             }
@@ -623,7 +621,7 @@ impl Table {
                     return;
                 }
                 match self.accept(seat, action).await {
-                    Ok(()) => self.app.metrics.acknowledged(received.elapsed()),
+                    Ok(()) => self.core.metrics.acknowledged(received.elapsed()),
                     Err((code, msg)) => self.refuse(conn, &code, msg),
                 }
             }
@@ -640,7 +638,7 @@ impl Table {
     /// Runs the table until it is over and nobody is connected, or the server stops.
     async fn run(mut self, mut rx: mpsc::Receiver<Cmd>) {
         let id = self.record.id;
-        self.app
+        self.core
             .metrics
             .live_tables
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -674,7 +672,7 @@ impl Table {
         }
         if let Some(p) = self.online.parked.take() {
             drop(p);
-            self.app.metrics.parked(-1);
+            self.core.metrics.parked(-1);
         }
         // Taken apart once: matching it in place in an `if let` chain would drop a
         // `HandedOver` reply unanswered, and the draining node would stop waiting for this
@@ -690,44 +688,44 @@ impl Table {
         let gave_up = panics_in_a_row > MAX_PANICS_IN_A_ROW || !alive;
         if gave_up {
             // Left to a visit (`open`), not restarted by the beat every second.
-            self.app.cluster.mark_broken(id, true);
+            self.core.mark_broken(id, true);
         }
         if stepped_down {
             // The new owner holds the table: nothing of it is this node's to change.
-            self.app.metrics.cluster("stepped_down");
+            self.core.metrics.cluster("stepped_down");
             if let Some((_, reply)) = release_to {
                 let _ = reply.send(None);
             }
         } else if let Some((to, reply)) = release_to {
             // Straight to the node that asked: nobody else can claim it in between.
             let handed = self
-                .app
+                .core
                 .store
-                .transfer_table(id, &self.app.cluster.node, self.epoch, &to)
+                .transfer_table(id, &self.core.node, self.epoch, &to)
                 .await
                 .unwrap_or_else(|e| {
                     tracing::warn!(table = %id, error = %e, "could not hand a table over");
                     None
                 });
             if handed.is_some() {
-                self.app.metrics.cluster("released");
+                self.core.metrics.cluster("released");
             }
             let _ = reply.send(handed);
         } else if !gave_up {
             // Over, idle, or handed over: any node may take it when it is wanted again.
             match self
-                .app
+                .core
                 .store
-                .release_table(id, &self.app.cluster.node, self.epoch)
+                .release_table(id, &self.core.node, self.epoch)
                 .await
             {
-                Ok(true) if handed_over.is_some() => self.app.metrics.cluster("handed_over"),
+                Ok(true) if handed_over.is_some() => self.core.metrics.cluster("handed_over"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(table = %id, error = %e, "could not release a table"),
             }
         }
-        crate::state::lock(&self.app.tables).remove(&id);
-        self.app.publish_lobby(id, self.epoch, None);
+        self.core.forget(id);
+        self.core.publish_lobby(id, self.epoch, None);
         if let Some(reply) = handed_over {
             // Its connections close (1013) as the table goes: they reconnect to the next
             // owner. Answered last: the node waits for this before it closes the store.
@@ -735,7 +733,7 @@ impl Table {
             let _ = reply.send(());
         }
         self.ended.send_replace(true);
-        self.app
+        self.core
             .metrics
             .live_tables
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
@@ -809,7 +807,7 @@ impl Table {
             .or_else(|| panic.downcast_ref::<&str>().copied())
             .unwrap_or("a panic");
         tracing::error!(table = %self.record.id, panic = what, "table task panicked; restarting it from its stored log");
-        self.app
+        self.core
             .metrics
             .table_panics
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -836,8 +834,8 @@ pub fn spawn(table: Table) -> TableHandle {
         tx,
         ended: table.ended.subscribe(),
     };
-    let app = table.app.clone();
-    let mut tables = crate::state::lock(&app.tables);
+    let core = table.core.clone();
+    let mut tables = crate::lock(&core.tables);
     if let Some(live) = tables.get(&handle.id) {
         return live.clone();
     }
@@ -850,8 +848,8 @@ pub fn spawn(table: Table) -> TableHandle {
 /// match that nobody watched for a while, or a table whose node is gone). `None` if the
 /// store does not know it. A table another live node owns is not taken from it
 /// (`table_moving`: the request was meant to be forwarded there, `cluster::forward`).
-pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiError> {
-    if let Some(h) = app.table(id) {
+pub async fn open(core: &Core, id: Uuid) -> Result<Option<TableHandle>, TableError> {
+    if let Some(h) = core.table(id) {
         if !h.ending() {
             return Ok(Some(h));
         }
@@ -863,33 +861,80 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
     }
     // One claim at a time on this node: two claims of one table here would leave the
     // task holding the older epoch.
-    let _one = app.cluster.opening.lock().await;
-    if let Some(h) = app.table(id) {
+    let _one = core.opening.lock().await;
+    if let Some(h) = core.table(id) {
         return Ok(Some(h));
     }
-    if app.cluster.draining() {
-        return match app.store.table_owner(id).await? {
+    if core.draining() {
+        return match core.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(crate::cluster::moving()),
+            Some(_) => Err(TableError::Moving),
         };
     }
-    let Some(epoch) = app.store.claim_table(id, &app.cluster.node).await? else {
-        return match app.store.table_owner(id).await? {
+    let Some(epoch) = core.store.claim_table(id, &core.node).await? else {
+        return match core.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(crate::cluster::moving()),
+            Some(_) => Err(TableError::Moving),
         };
     };
     // Read after the claim: whatever the previous owner wrote is in, and it can write
     // nothing more.
-    let Some(st) = app.store.load_table(id).await? else {
+    let Some(st) = core.store.load_table(id).await? else {
         return Ok(None);
     };
-    let table = restore(app.clone(), st, epoch).map_err(|e| {
+    let table = restore(core.clone(), st, epoch).map_err(|e| {
         tracing::error!(table = %id, error = %e, "could not restore a table on demand");
-        ApiError::Internal
+        TableError::Internal
     })?;
-    app.cluster.mark_broken(id, false);
+    core.mark_broken(id, false);
     Ok(Some(spawn(table)))
+}
+
+/// Ends every table task of this node, each once it has done what was sent to it before (a
+/// move is stored and answered); what arrives after is not taken, and no client was told it
+/// was. Each releases its table, and is waited for until it has ended or 10 s have passed
+/// (then a warning names it). Returns how many tasks there were. Called before the store
+/// closes: a task still running then would fail its next write and park.
+pub async fn stop_tables(core: &Core) -> usize {
+    // Set on SQLite too: a housekeeping beat already under way then claims nothing more
+    // (the tables released here would be orphans to it), and the matcher seats nobody.
+    core.start_draining();
+    // No table is created or claimed here once draining, but one may have been starting
+    // as it was set: take what is running, until nothing is (a few rounds). Tasks by
+    // (table, epoch): a table released in one round and claimed again meanwhile (by a beat
+    // that began before draining was set) is a new task, stopped in turn.
+    let mut stopped = std::collections::HashSet::new();
+    for _ in 0..5 {
+        // Whoever was creating or claiming has finished.
+        drop(core.opening.lock().await);
+        // Each waited for once: one that did not stop within its 10 s is not waited for again.
+        let handles: Vec<_> = core
+            .tables()
+            .into_iter()
+            .filter(|h| !stopped.contains(&(h.id, h.epoch)))
+            .collect();
+        if handles.is_empty() {
+            break;
+        }
+        stopped.extend(handles.iter().map(|h| (h.id, h.epoch)));
+        let waits = handles.into_iter().map(|h| async move {
+            let stop = async {
+                let (tx, _answer) = oneshot::channel();
+                // Refused by a task that is ending already (it takes no more commands):
+                // that one is waited for all the same.
+                let _ = h.send(Cmd::HandOver { reply: tx }).await;
+                h.ended().await;
+            };
+            if tokio::time::timeout(Duration::from_secs(10), stop)
+                .await
+                .is_err()
+            {
+                tracing::warn!(table = %h.id, "a table did not stop within 10 s");
+            }
+        });
+        futures_util::future::join_all(waits).await;
+    }
+    stopped.len()
 }
 
 #[cfg(test)]
@@ -897,8 +942,8 @@ mod tests {
     use super::*;
 
     /// A table of Trump for two, open, owned by this node.
-    async fn a_table(app: &AppState) -> TableHandle {
-        let now = crate::state::now_ms();
+    async fn a_table(core: &Core) -> TableHandle {
+        let now = crate::time::now_ms();
         let record = TableRecord {
             id: Uuid::new_v4(),
             game: "trump".into(),
@@ -916,7 +961,7 @@ mod tests {
             clock: None,
             updated_at: now,
         };
-        crate::http::create_and_spawn(app, record, vec![Occupant::Empty; 2])
+        core.create(record, vec![Occupant::Empty; 2])
             .await
             .expect("a new table")
     }
@@ -927,12 +972,10 @@ mod tests {
     /// began to end, so the node stopped waiting while the release was still under way.
     #[tokio::test]
     async fn a_table_handed_over_answers_once_it_has_released_the_table() {
-        let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
-            .await
-            .expect("a server on an in-memory database");
+        let app = crate::testing::core("sqlite::memory:").await;
         let table = a_table(&app).await;
         let owner = app.store.table_owner(table.id).await.unwrap().unwrap();
-        assert_eq!(owner.node.as_deref(), Some(app.cluster.node.as_str()));
+        assert_eq!(owner.node.as_deref(), Some(app.node.as_str()));
         assert!(!table.ending());
 
         let (reply, answer) = oneshot::channel();
@@ -962,15 +1005,13 @@ mod tests {
     /// is released in the store and counted once.
     #[tokio::test]
     async fn stopping_the_tables_releases_each_and_counts_it_once() {
-        let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
-            .await
-            .expect("a server on an in-memory database");
+        let app = crate::testing::core("sqlite::memory:").await;
         let mut ids = Vec::new();
         for _ in 0..3 {
             ids.push(a_table(&app).await.id);
         }
-        assert_eq!(crate::cluster::stop_tables(&app).await, 3);
-        assert!(crate::state::lock(&app.tables).is_empty());
+        assert_eq!(stop_tables(&app).await, 3);
+        assert_eq!(app.live(), 0);
         for id in ids {
             let owner = app.store.table_owner(id).await.unwrap().unwrap();
             assert_eq!(owner.node, None, "released in the store");
@@ -987,7 +1028,7 @@ mod tests {
     /// ending: another connection holds SQLite's write lock, so its release waits until
     /// [`MidEnding::let_go`].
     struct MidEnding {
-        app: AppState,
+        app: Core,
         table: TableHandle,
         /// The hand-over's answer.
         answer: oneshot::Receiver<()>,
@@ -1000,9 +1041,7 @@ mod tests {
             use sqlx::Connection;
             let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
             let url = format!("sqlite://{}/fib.db", dir.display());
-            let app = crate::build(crate::Config::for_tests(&url))
-                .await
-                .expect("a server on a SQLite file");
+            let app = crate::testing::core(&url).await;
             let table = a_table(&app).await;
             let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
             sqlx::raw_sql("BEGIN IMMEDIATE")
@@ -1031,12 +1070,7 @@ mod tests {
         /// Lets the release through: the task ends.
         async fn let_go(
             mut self,
-        ) -> (
-            AppState,
-            TableHandle,
-            oneshot::Receiver<()>,
-            std::path::PathBuf,
-        ) {
+        ) -> (Core, TableHandle, oneshot::Receiver<()>, std::path::PathBuf) {
             use sqlx::Connection;
             sqlx::raw_sql("COMMIT")
                 .execute(&mut self.lock)
@@ -1055,7 +1089,7 @@ mod tests {
         let mid = MidEnding::new().await;
         let stop = tokio::spawn({
             let app = mid.app.clone();
-            async move { crate::cluster::stop_tables(&app).await }
+            async move { stop_tables(&app).await }
         });
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         assert!(
@@ -1098,7 +1132,7 @@ mod tests {
         tokio::time::timeout(std::time::Duration::from_secs(5), table.ended())
             .await
             .expect("the old task has ended");
-        crate::cluster::stop_tables(&app).await;
+        stop_tables(&app).await;
         app.store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }

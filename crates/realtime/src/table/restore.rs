@@ -7,11 +7,11 @@ use serde_json::Value;
 use store::StoredTable;
 
 use super::{RoundState, Table};
-use crate::state::AppState;
+use crate::Core;
 
 /// Rebuilds a table from the store: its match is replayed from each round's seed and
 /// action log, in order.
-pub fn restore(app: AppState, st: StoredTable, epoch: i64) -> Result<Table, String> {
+pub fn restore(core: Core, st: StoredTable, epoch: i64) -> Result<Table, String> {
     let StoredTable {
         record,
         seats,
@@ -21,7 +21,7 @@ pub fn restore(app: AppState, st: StoredTable, epoch: i64) -> Result<Table, Stri
         ..
     } = st;
     let updated_at = record.updated_at;
-    let mut table = Table::new(app, record, seats)
+    let mut table = Table::new(core, record, seats)
         .map_err(|e| e.to_string())?
         .claimed(epoch);
     if table.game.rules_version() as i32 != table.record.rules_version {
@@ -62,7 +62,7 @@ impl Table {
     /// adopted) and `false` is returned: the caller parks the table.
     pub(super) async fn reload(&mut self) -> bool {
         let id = self.record.id;
-        let st = match self.app.store.load_table(id).await {
+        let st = match self.core.store.load_table(id).await {
             Ok(Some(st)) => st,
             Ok(None) => {
                 tracing::error!(table = %id, "a live table is not in the store");
@@ -73,7 +73,7 @@ impl Table {
                 return false;
             }
         };
-        let fresh = match restore(self.app.clone(), st, self.epoch) {
+        let fresh = match restore(self.core.clone(), st, self.epoch) {
             Ok(t) => t,
             Err(e) => {
                 tracing::error!(table = %id, error = %e, "could not replay a table");
@@ -95,7 +95,7 @@ impl Table {
         self.version = self.version.max(fresh.version) + 1;
         self.moved = self.version;
         self.seated = self.version;
-        self.app
+        self.core
             .metrics
             .table_reloads
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

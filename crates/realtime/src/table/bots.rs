@@ -132,7 +132,7 @@ impl Table {
             // follow (most answers are "nothing"), and the bot on turn still gets its
             // pause after it.
             let delay = if self.bots.off_turn_due.is_empty() && self.humans_watching() {
-                Duration::from_millis(self.app.config.bot_delay_ms)
+                Duration::from_millis(self.core.config.bot_delay_ms)
             } else {
                 Duration::ZERO
             };
@@ -172,7 +172,7 @@ impl Table {
         let seed = self.bots.counter ^ (self.record.id.as_u128() as u64);
         let game = self.game.clone_box();
         let budget = games::BotBudget {
-            time: Some(Duration::from_millis(self.app.config.bot_budget_ms)),
+            time: Some(Duration::from_millis(self.core.config.bot_budget_ms)),
             samples: None,
         };
         self.ask_pool(seat, false, move || {
@@ -265,7 +265,7 @@ impl Table {
                     Ok(()) => return,
                     Err((code, msg)) if version == self.moved => {
                         // Refused at the position it was chosen for: a bug.
-                        self.app.metrics.rejected(&code);
+                        self.core.metrics.rejected(&code);
                         tracing::error!(table = %self.record.id, seat, code, msg, "bot off-turn move refused");
                     }
                     // Overtaken (e.g. a new round): ask afresh.
@@ -286,7 +286,7 @@ impl Table {
             Some(action) => {
                 if let Err((code, msg)) = self.accept(seat, action).await {
                     // A bot's illegal move is a bug: counted like any refusal, and logged.
-                    self.app.metrics.rejected(&code);
+                    self.core.metrics.rejected(&code);
                     tracing::error!(table = %self.record.id, seat, code, msg, "bot move refused");
                     // Try again later rather than spin.
                     self.bots.due = Some(tokio::time::Instant::now() + Duration::from_secs(1));

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use super::{Cmd, Table, Who};
-use crate::state::now_ms;
+use crate::time::now_ms;
 
 impl Table {
     pub(super) async fn rematch(&mut self, conn: u64, accept: bool) {
@@ -79,7 +79,7 @@ impl Table {
     }
 
     /// Creates and starts the new table; returns its id.
-    async fn start_rematch(&mut self) -> Result<Uuid, crate::error::ApiError> {
+    async fn start_rematch(&mut self) -> Result<Uuid, crate::TableError> {
         let creator = self
             .seats
             .iter()
@@ -90,7 +90,7 @@ impl Table {
                 }),
                 _ => None,
             })
-            .ok_or(crate::error::ApiError::Internal)?;
+            .ok_or(crate::TableError::Internal)?;
         let now = now_ms();
         let record = TableRecord {
             id: Uuid::new_v4(),
@@ -99,7 +99,7 @@ impl Table {
             rules_version: 0,
             seat_count: self.record.seat_count,
             private: self.record.private,
-            invite_code: self.record.private.then(|| crate::auth::random_hex(12)),
+            invite_code: self.record.private.then(|| crate::random_hex(12)),
             created_by: creator.id,
             created_at: now,
             status: TableStatus::Open,
@@ -109,7 +109,7 @@ impl Table {
             clock: None,
             updated_at: now,
         };
-        let handle = crate::http::create_and_spawn(&self.app, record, self.seats.clone()).await?;
+        let handle = self.core.create(record, self.seats.clone()).await?;
         let (tx, rx) = oneshot::channel();
         handle
             .send(Cmd::Start {
@@ -117,7 +117,7 @@ impl Table {
                 reply: tx,
             })
             .await?;
-        let info = rx.await.map_err(|_| crate::error::ApiError::Internal)??;
+        let info = rx.await.map_err(|_| crate::TableError::Internal)??;
         tracing::info!(from = %self.record.id, table = %info.id, "rematch started");
         Ok(info.id)
     }

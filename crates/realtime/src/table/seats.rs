@@ -6,13 +6,13 @@ use protocol::TableInfo;
 use store::{Occupant, TableStatus, WriteOp};
 
 use super::{Table, Who};
-use crate::error::ApiError;
+use crate::TableError;
 
 impl Table {
     /// An abandoned table takes no more lobby actions.
-    fn refuse_if_abandoned(&self) -> Result<(), ApiError> {
+    fn refuse_if_abandoned(&self) -> Result<(), TableError> {
         if self.record.status == TableStatus::Abandoned {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "table_closed",
                 "this table was abandoned before its match started; create a new one",
             ));
@@ -23,16 +23,16 @@ impl Table {
     /// What starting and choosing bots need: an open table (not abandoned, not started)
     /// and a requester who sits at it or created it (a creator who took no seat can run a
     /// table of bots only). `what` names the action in the refusal.
-    fn before_start_by_a_seated_player(&self, who: &Who, what: &str) -> Result<(), ApiError> {
+    fn before_start_by_a_seated_player(&self, who: &Who, what: &str) -> Result<(), TableError> {
         self.refuse_if_abandoned()?;
         if self.seat_of(Some(who.id)).is_none() && self.record.created_by != who.id {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "not_seated",
                 format!("only a seated player or the table's creator can {what}"),
             ));
         }
         if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "already_started",
                 format!("the match has already started: too late to {what}"),
             ));
@@ -45,7 +45,7 @@ impl Table {
         &mut self,
         seats: Vec<(usize, Occupant)>,
         status: Option<TableStatus>,
-    ) -> Result<TableInfo, ApiError> {
+    ) -> Result<TableInfo, TableError> {
         let mut ops: Vec<WriteOp> = seats
             .iter()
             .map(|(s, o)| WriteOp::SetSeat {
@@ -76,29 +76,29 @@ impl Table {
         &mut self,
         who: Who,
         seat: Option<usize>,
-    ) -> Result<TableInfo, ApiError> {
+    ) -> Result<TableInfo, TableError> {
         self.refuse_if_abandoned()?;
         if self.seat_of(Some(who.id)).is_some() {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "already_seated",
                 "you already have a seat at this table",
             ));
         }
         if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "already_started",
                 "the match has already started",
             ));
         }
         let seat = match seat {
             Some(s) if s >= self.seats.len() => {
-                return Err(ApiError::conflict(
+                return Err(TableError::conflict(
                     "bad_seat",
                     format!("seat {s} does not exist at a table of {}", self.seats.len()),
                 ));
             }
             Some(s) if self.seats[s] != Occupant::Empty => {
-                return Err(ApiError::conflict(
+                return Err(TableError::conflict(
                     "seat_taken",
                     format!("seat {s} is already taken"),
                 ));
@@ -108,7 +108,7 @@ impl Table {
                 .seats
                 .iter()
                 .position(|o| *o == Occupant::Empty)
-                .ok_or_else(|| ApiError::conflict("table_full", "every seat is taken"))?,
+                .ok_or_else(|| TableError::conflict("table_full", "every seat is taken"))?,
         };
         let occ = Occupant::Player {
             id: who.id,
@@ -117,15 +117,15 @@ impl Table {
         self.change_seats(vec![(seat, occ)], None).await
     }
 
-    pub(super) async fn leave(&mut self, who: Who) -> Result<TableInfo, ApiError> {
+    pub(super) async fn leave(&mut self, who: Who) -> Result<TableInfo, TableError> {
         let Some(seat) = self.seat_of(Some(who.id)) else {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "not_seated",
                 "you have no seat at this table",
             ));
         };
         if self.record.status != TableStatus::Open {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "already_started",
                 "the match has started: your seat stays yours, come back any time",
             ));
@@ -148,10 +148,10 @@ impl Table {
         who: Who,
         seat: usize,
         level: Option<BotLevel>,
-    ) -> Result<TableInfo, ApiError> {
+    ) -> Result<TableInfo, TableError> {
         self.before_start_by_a_seated_player(&who, "choose the bots")?;
         let Some(current) = self.seats.get(seat) else {
-            return Err(ApiError::conflict(
+            return Err(TableError::conflict(
                 "bad_seat",
                 format!(
                     "seat {seat} does not exist at a table of {}",
@@ -164,14 +164,14 @@ impl Table {
                 level: level.as_str().into(),
             },
             (Some(_), _) => {
-                return Err(ApiError::conflict(
+                return Err(TableError::conflict(
                     "seat_taken",
                     format!("seat {seat} is already taken"),
                 ));
             }
             (None, Occupant::Bot { .. }) => Occupant::Empty,
             (None, _) => {
-                return Err(ApiError::conflict(
+                return Err(TableError::conflict(
                     "not_a_bot",
                     format!("seat {seat} has no bot to take out"),
                 ));
@@ -182,7 +182,7 @@ impl Table {
 
     /// Starts the match: empty seats get the table's bots, and round 1 is dealt, all
     /// stored as one unit.
-    pub(super) async fn start(&mut self, who: Who) -> Result<TableInfo, ApiError> {
+    pub(super) async fn start(&mut self, who: Who) -> Result<TableInfo, TableError> {
         self.before_start_by_a_seated_player(&who, "start the match")?;
         let empty: Vec<usize> = (0..self.seats.len())
             .filter(|&s| self.seats[s] == Occupant::Empty)
@@ -190,7 +190,7 @@ impl Table {
         let mut fill = Vec::new();
         if !empty.is_empty() {
             let Some(level) = self.bots_level() else {
-                return Err(ApiError::conflict(
+                return Err(TableError::conflict(
                     "seats_not_full",
                     format!(
                         "{} seat(s) are still empty and this table has no bots",

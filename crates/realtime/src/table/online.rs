@@ -27,7 +27,7 @@ use store::{Occupant, TableStatus, WriteOp};
 use tokio::time::Instant;
 
 use super::Table;
-use crate::state::now_ms;
+use crate::time::now_ms;
 
 /// However long a table was down, a clock that was running resumes with at least this much
 /// time left (or its whole allowance, if smaller): a restart is nobody's fault.
@@ -137,7 +137,7 @@ impl Online {
     }
 
     /// Disconnection grace, for a pace that has one.
-    fn grace(&self, config: &crate::Config) -> Option<Duration> {
+    fn grace(&self, config: &crate::CoreConfig) -> Option<Duration> {
         match self.pace {
             Pace::Correspondence { .. } => None,
             _ => Some(Duration::from_secs(config.disconnect_grace_s)),
@@ -438,7 +438,7 @@ impl Table {
                         at(end);
                     }
                 }
-                if let Some(grace) = o.grace(&self.app.config) {
+                if let Some(grace) = o.grace(&self.core.config) {
                     for seat in 0..self.seats.len() {
                         if let (Some(since), None, Occupant::Player { .. }) =
                             (o.gone_since[seat], o.stand_in[seat], &self.seats[seat])
@@ -459,7 +459,7 @@ impl Table {
     }
 
     fn open_ttl(&self) -> Duration {
-        Duration::from_secs(self.app.config.open_table_ttl_s)
+        Duration::from_secs(self.core.config.open_table_ttl_s)
     }
 
     /// How long a match may go on with none of its people connected; `None` when that is
@@ -471,7 +471,7 @@ impl Table {
         Some(if self.seats.len() == 1 {
             SOLO_ABANDON_AFTER
         } else {
-            Duration::from_secs(self.app.config.abandon_after_s)
+            Duration::from_secs(self.core.config.abandon_after_s)
         })
     }
 
@@ -516,11 +516,11 @@ impl Table {
                         self.online.banks_dirty = true;
                         self.online.stand_in[seat] = Some(StandIn::TimedOut);
                         self.online.owes[seat] = true;
-                        self.app.metrics.count("timeouts");
+                        self.core.metrics.count("timeouts");
                         changed = true;
                     }
                 }
-                if let Some(grace) = self.online.grace(&self.app.config) {
+                if let Some(grace) = self.online.grace(&self.core.config) {
                     for seat in 0..self.seats.len() {
                         if let (Some(since), None, Occupant::Player { .. }) = (
                             self.online.gone_since[seat],
@@ -529,7 +529,7 @@ impl Table {
                         ) && now >= since + grace
                         {
                             self.online.stand_in[seat] = Some(StandIn::Gone);
-                            self.app.metrics.count("stand_ins");
+                            self.core.metrics.count("stand_ins");
                             changed = true;
                         }
                     }
@@ -561,7 +561,7 @@ impl Table {
             return;
         }
         tracing::info!(table = %self.record.id, why, "table ended as {}", status.as_str());
-        self.app.metrics.count(why);
+        self.core.metrics.count(why);
         for s in abandoned {
             self.online.abandoned[s as usize] = true;
         }
@@ -578,7 +578,7 @@ impl Table {
         let now = Instant::now();
         let old = self.online.parked.take();
         if old.is_none() {
-            self.app.metrics.parked(1);
+            self.core.metrics.parked(1);
             tracing::warn!(table = %self.record.id, "table parked: its writes fail; retrying");
         }
         let (since, attempts, old_owed) =
@@ -624,7 +624,7 @@ impl Table {
             }
         }
         if let Some(p) = self.online.parked.take() {
-            self.app.metrics.parked(-1);
+            self.core.metrics.parked(-1);
             tracing::info!(table = %self.record.id, after = ?p.since.elapsed(), "table unparked");
         }
         self.sync_clocks();

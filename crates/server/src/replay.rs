@@ -262,7 +262,7 @@ mod tests {
     /// docs/deals.md's worked examples: every row of its table is recomputed here.
     #[test]
     fn the_worked_examples_of_docs_deals_md_hold() {
-        let doc = include_str!("../../../../docs/deals.md");
+        let doc = include_str!("../../../docs/deals.md");
         let seed =
             Seed::from_hex("0100000000000000000000000000000000000000000000000000000000000000")
                 .unwrap();

@@ -17,8 +17,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use axum::extract::ws::Utf8Bytes;
 use tokio::sync::Notify;
+
+use crate::Text;
 
 /// A drained queue whose buffer has grown past this many slots gives it back.
 const KEEP_SLOTS: usize = 8;
@@ -72,7 +73,7 @@ pub enum Refused {
 
 /// The sending end; clones share the queue.
 #[derive(Debug)]
-pub struct Sender<T = Utf8Bytes>(Arc<Shared<T>>);
+pub struct Sender<T = Text>(Arc<Shared<T>>);
 
 impl<T> Sender<T> {
     /// Queues `text` unless the queue is full or its receiver gone. Never waits.
@@ -118,7 +119,7 @@ impl<T> Drop for Sender<T> {
 
 /// A sender that does not keep the queue open: it sends only while a strong one lives.
 #[derive(Debug)]
-pub struct WeakSender<T = Utf8Bytes>(Arc<Shared<T>>);
+pub struct WeakSender<T = Text>(Arc<Shared<T>>);
 
 impl<T> WeakSender<T> {
     /// A strong sender, unless every strong one is gone (the queue is closed).
@@ -134,7 +135,7 @@ impl<T> WeakSender<T> {
 
 /// The receiving end (the socket's writer).
 #[derive(Debug)]
-pub struct Receiver<T = Utf8Bytes>(Arc<Shared<T>>);
+pub struct Receiver<T = Text>(Arc<Shared<T>>);
 
 impl<T> Receiver<T> {
     /// The next message; `None` once the queue is empty and every strong sender is gone.
@@ -191,13 +192,14 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn text(s: &str) -> Utf8Bytes {
-        Utf8Bytes::from(s.to_string())
+    /// The queue is generic: its tests carry plain strings.
+    fn text(s: &str) -> String {
+        s.to_string()
     }
 
     #[tokio::test]
     async fn messages_come_out_in_order_up_to_the_bound() {
-        let (tx, mut rx) = outbox(2);
+        let (tx, mut rx) = outbox::<String>(2);
         assert_eq!(tx.try_send(text("a")), Ok(()));
         assert_eq!(tx.try_send(text("b")), Ok(()));
         assert_eq!(tx.try_send(text("c")), Err(Refused::Full));
@@ -210,7 +212,7 @@ mod tests {
 
     #[tokio::test]
     async fn it_closes_when_the_last_strong_sender_goes_and_is_drained() {
-        let (tx, mut rx) = outbox(4);
+        let (tx, mut rx) = outbox::<String>(4);
         let weak = tx.downgrade();
         let other = weak.upgrade().expect("a strong sender lives");
         drop(tx);
@@ -224,7 +226,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_receiver_wakes_for_a_message_and_for_the_close() {
-        let (tx, mut rx) = outbox(4);
+        let (tx, mut rx) = outbox::<String>(4);
         let (got_tx, got) = tokio::sync::oneshot::channel();
         let waiting = tokio::spawn(async move {
             let _ = got_tx.send(rx.recv().await);
@@ -249,7 +251,7 @@ mod tests {
 
     #[tokio::test]
     async fn sending_fails_once_the_receiver_is_gone_and_its_queue_is_freed() {
-        let (tx, rx) = outbox(4);
+        let (tx, rx) = outbox::<String>(4);
         tx.try_send(text("unread")).unwrap();
         let shared = tx.0.clone();
         drop(rx);
@@ -259,7 +261,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_drained_burst_gives_its_buffer_back() {
-        let (tx, mut rx) = outbox(64);
+        let (tx, mut rx) = outbox::<String>(64);
         for i in 0..40 {
             tx.try_send(text(&i.to_string())).unwrap();
         }
@@ -278,7 +280,7 @@ mod tests {
     /// nothing: many senders and a receiver that keeps abandoning its wait.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn nothing_is_lost_when_a_wait_is_abandoned() {
-        let (tx, mut rx) = outbox(1_000_000);
+        let (tx, mut rx) = outbox::<String>(1_000_000);
         let senders: Vec<_> = (0..4)
             .map(|k| {
                 let tx = tx.clone();

@@ -15,17 +15,16 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use axum::extract::ws::Utf8Bytes;
 use protocol::patch::{Doc, RawPatchOp};
 use protocol::{RoundFairness, Viewer, patch};
 use serde_json::Value;
 use uuid::Uuid;
 
 use super::{Table, seed_public};
+use crate::Text;
 
 /// What a connection is sent after each change.
-// ToSchema: the table socket's query parameter in the OpenAPI document (`openapi`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Updates {
     /// A `patch` against the document it holds (the default).
@@ -37,7 +36,7 @@ pub enum Updates {
 
 struct Conn {
     who: Option<Uuid>,
-    out: crate::outbox::Sender,
+    out: crate::outbox::Sender<Text>,
     updates: Updates,
     /// The viewer and version of the document this connection holds (what it was last
     /// sent, or on connect what it says it has).
@@ -76,7 +75,7 @@ impl Fanout {
     pub fn add(
         &mut self,
         who: Option<Uuid>,
-        out: crate::outbox::Sender,
+        out: crate::outbox::Sender<Text>,
         since: Option<(Viewer, u64)>,
         updates: Updates,
     ) -> u64 {
@@ -136,7 +135,7 @@ impl Fanout {
 
 /// A `patch` message (`ServerMsg::Patch`), written as text: its operations' values are
 /// parts of held documents, valid JSON that need not be parsed or checked again.
-fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> Utf8Bytes {
+fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> Text {
     let mut out = String::with_capacity(
         96 + ops
             .iter()
@@ -160,7 +159,7 @@ fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> U
 }
 
 /// A `state` message (`ServerMsg::State`) written from a held document's text.
-fn state_text(h: &Held, you: Viewer, events: &str) -> Utf8Bytes {
+fn state_text(h: &Held, you: Viewer, events: &str) -> Text {
     let you = serde_json::to_string(&you).expect("a viewer serializes");
     let mut out = String::with_capacity(
         128 + h.table.text().len()
@@ -377,8 +376,8 @@ impl Table {
         for (group, change) in groups.into_iter().zip(changes) {
             let viewer = group[0].1;
             let h = &self.fan.held[&viewer];
-            let mut patch_text: Option<Utf8Bytes> = None;
-            let mut full_text: Option<Utf8Bytes> = None;
+            let mut patch_text: Option<Text> = None;
+            let mut full_text: Option<Text> = None;
             for &(id, _) in group {
                 let c = self.fan.conns.get_mut(&id).expect("listed above");
                 let text = match (&change, c.updates, c.holds) {
@@ -419,7 +418,7 @@ impl Table {
         if let Some(c) = self.fan.conns.remove(&id) {
             if refused == crate::outbox::Refused::Full {
                 tracing::info!(table = %self.record.id, conn = id, "dropping a connection that fell behind");
-                self.app.metrics.closed("fell_behind");
+                self.core.metrics.closed("fell_behind");
             }
             // Its socket's own `Disconnect` will find it gone: the player's absence (grace,
             // desertion) counts from here.
@@ -436,7 +435,7 @@ impl Table {
                 self.record.status,
                 store::TableStatus::Open | store::TableStatus::Playing
             );
-        self.app
+        self.core
             .publish_lobby(self.record.id, self.epoch, listed.then_some(info));
     }
 
@@ -457,7 +456,7 @@ impl Table {
     /// The full state of `who`'s viewer as text, for HTTP. Its table part is made afresh
     /// (with no connection the latest broadcast's may be behind), and the viewer's document
     /// is kept at this version: a socket that connects next with `since` gets a patch.
-    pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Utf8Bytes {
+    pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Text {
         let viewer = self.viewer_for(who);
         let table = Arc::new(Doc::of(&self.info()));
         self.refresh(viewer, &table, None);

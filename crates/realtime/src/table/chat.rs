@@ -39,7 +39,8 @@ use tokio::sync::broadcast;
 use uuid::Uuid;
 
 use super::Table;
-use crate::state::{lock, now_ms};
+use crate::lock;
+use crate::time::now_ms;
 
 /// What a socket asks of its table's chat.
 pub enum ChatCmd {
@@ -255,7 +256,7 @@ impl Table {
             return Ok(());
         }
         let stored = self
-            .app
+            .core
             .store
             .chat_history(self.record.id, CHAT_HISTORY as i64)
             .await
@@ -326,7 +327,7 @@ impl Table {
             }
         };
         if let Err(e) = result {
-            self.app.metrics.rejected(e.code());
+            self.core.metrics.rejected(e.code());
             let text = text_of(&e.server_msg(self.version));
             self.send_to(conn, text);
         }
@@ -367,7 +368,7 @@ impl Table {
             created_at: at,
         };
         let unit = TableWrite::one(self.record.id, at, WriteOp::Chat(record)).fenced(self.epoch);
-        if let Err(e) = self.app.writer.write(unit).await {
+        if let Err(e) = self.core.writer.write(unit).await {
             self.note_fenced(&e);
             tracing::error!(table = %self.record.id, error = %e, "could not store a chat line");
             return Err(ChatError::Internal);
