@@ -16,12 +16,22 @@ async fn ada_and_bob_started(
     pace: Value,
     options: Value,
 ) -> (Player, Player, String, Sock, Sock) {
+    ada_and_bob_playing(server, "trump", pace, options).await
+}
+
+/// [`ada_and_bob_started`] at a two-seat table of `game`.
+async fn ada_and_bob_playing(
+    server: &Server,
+    game: &str,
+    pace: Value,
+    options: Value,
+) -> (Player, Player, String, Sock, Sock) {
     let ada = Player::guest(&server.base, &server.ws, "Ada").await;
     let bob = Player::guest(&server.base, &server.ws, "Bob").await;
     let (s, v) = ada
         .post(
             "/api/tables",
-            json!({"game": "trump", "seats": 2, "pace": pace, "options": options}),
+            json!({"game": game, "seats": 2, "pace": pace, "options": options}),
         )
         .await;
     assert_eq!(s, 201, "{v}");
@@ -158,6 +168,73 @@ async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
                 .await
                 .contains("fib_table_events_total{event=\"timeouts\"}")
         );
+        server.stop().await;
+    }
+}
+
+/// Issue #33, item 1: a stand-in makes only the move whose clock ran out. In Fibonacci 21
+/// a turn is two moves (draw, then discard) for the same seat: the stand-in draws for the
+/// late player, who is back (their late draw was refused), and the discard is theirs, on a
+/// clock of its own. It used to stay the stand-in's as long as the game waited for that
+/// seat: the player's discard was refused `move_timed_out` and the bot discarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stand_in_makes_only_the_timed_out_move_and_the_player_the_next() {
+    fn find(st: &Value, kind: &str) -> Option<Value> {
+        st["legal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["type"] == kind)
+            .cloned()
+    }
+    for db in databases().await {
+        // The stand-in waits 1.5 s before its move: time for the late player to try.
+        let server = Server::start_with_bot_delay(&db, 1500).await;
+        let (_, _, _, mut a, mut b) = ada_and_bob_playing(
+            &server,
+            "rummy",
+            json!({"kind": "live", "move_s": 2, "bank_s": 0}),
+            json!({"target": 21}),
+        )
+        .await;
+        let late = on_turn(a.state.as_ref().unwrap());
+        let late_sock = if late == 0 { &mut a } else { &mut b };
+        // Nobody draws: after 2 s a stand-in takes the seat for this move.
+        let st = late_sock
+            .until(|s| !seat(s, late)["stand_in"].is_null())
+            .await;
+        let draw = find(&st, "draw_stock").expect("a draw is due");
+        late_sock.act(st["version"].as_u64().unwrap(), &draw).await;
+        let err = late_sock.next_error().await;
+        assert_eq!(err["code"], "move_timed_out", "{err}");
+        // The stand-in draws; the game waits for the same seat again, for its discard.
+        let drawn = late_sock
+            .until(|s| on_turn(s) == late && find(s, "discard").is_some())
+            .await;
+        assert!(seat(&drawn, late)["stand_in"].is_null(), "{drawn}");
+        assert_eq!(seat(&drawn, late)["presence"], "connected", "{drawn}");
+        assert!(
+            drawn["table"]["clocks"][late]["left_ms"].is_u64(),
+            "the player's own clock runs for the discard: {drawn}"
+        );
+        let discard = find(&drawn, "discard").unwrap();
+        late_sock
+            .act(drawn["version"].as_u64().unwrap(), &discard)
+            .await;
+        let after = late_sock.next().await;
+        assert_eq!(
+            after["type"], "state",
+            "the discard is the player's: {after}"
+        );
+        assert!(
+            after["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["type"] == "discarded" && e["seat"] == late as u64),
+            "{after}"
+        );
+        assert_ne!(on_turn(&after), late, "{after}");
         server.stop().await;
     }
 }
