@@ -239,6 +239,78 @@ async fn a_stand_in_makes_only_the_timed_out_move_and_the_player_the_next() {
     }
 }
 
+/// Issue #33, item 2: a clock's `left_ms` is "as of the message", in a full state sent
+/// alone (the answer to `sync`, `GET /api/tables/{id}/state`) too. Those used to carry the
+/// table part of the latest broadcast, seconds old. A socket that still holds that older
+/// part gets patches that bring it to the same table as everyone's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_sent_on_sync_or_over_http_has_the_clocks_as_of_then() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (ada, _, table, mut a, mut b) = ada_and_bob_started(
+        &server,
+        json!({"kind": "live", "move_s": 30, "bank_s": 0}),
+        Value::Null,
+    )
+    .await;
+    // A second socket of Ada's: the last change, after which nothing changes for a while.
+    let mut a2 = ada.connect(&table).await;
+    let first = a2.next_state().await;
+    let late = on_turn(&first);
+    let left = |st: &Value| {
+        st["table"]["clocks"][late]["left_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("the clock of the seat on turn runs: {st}"))
+    };
+    let at_first = left(&first);
+    a.until(|s| s["version"] == first["version"]).await;
+    b.until(|s| s["version"] == first["version"]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    a.send(json!({"type": "sync"})).await;
+    let synced = a.next_state().await;
+    assert_eq!(
+        synced["version"], first["version"],
+        "nothing changed: {synced}"
+    );
+    assert!(
+        left(&synced) + 1000 <= at_first,
+        "the answer to sync counts the clock down: {at_first} ms, then {} ms 1.5 s later",
+        left(&synced)
+    );
+    let (s, over_http) = ada.get(&format!("/api/tables/{table}/state")).await;
+    assert_eq!(s, 200, "{over_http}");
+    assert_eq!(over_http["version"], first["version"]);
+    assert!(
+        left(&over_http) + 1000 <= at_first,
+        "so does the state over HTTP: {at_first} ms, then {} ms",
+        left(&over_http)
+    );
+
+    // The seat on turn moves: each socket's document, whichever table part it held (the
+    // one answered to sync, or the broadcast's before it), is patched to the same table.
+    let mover = if late == 0 { &mut a } else { &mut b };
+    let st = mover.state.clone().unwrap();
+    mover
+        .act(st["version"].as_u64().unwrap(), &st["legal"][0])
+        .await;
+    let mut tables = Vec::new();
+    for sock in [&mut a, &mut a2, &mut b] {
+        let after = sock.until(|s| on_turn(s) != late).await;
+        assert!(
+            after["table"]["clocks"][late]["left_ms"].is_null(),
+            "{after}"
+        );
+        tables.push(after["table"].clone());
+    }
+    assert_eq!(
+        tables[0], tables[1],
+        "Ada's two sockets hold the same table"
+    );
+    assert_eq!(tables[0], tables[2], "and so does Bob's");
+    server.stop().await;
+}
+
 /// A player who disconnects is shown disconnected; after the grace period a bot plays for
 /// them, and the seat is theirs again the moment they reconnect.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
