@@ -112,6 +112,13 @@ impl Fanout {
         self.conns.get(&id).map_or(Updates::Patch, |c| c.updates)
     }
 
+    /// Gives connection `id` back the message of its rate limit that carried a move.
+    pub fn refund(&self, id: u64) {
+        if let Some(c) = self.conns.get(&id) {
+            c.out.refund();
+        }
+    }
+
     pub fn connected(&self, player: Uuid) -> bool {
         self.conns.values().any(|c| c.who == Some(player))
     }
