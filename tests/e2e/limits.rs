@@ -4,7 +4,8 @@
 //! with `Retry-After` and a specific code, changes nothing and is counted in `/metrics`;
 //! other addresses are not affected; a rate lifts after its period; and the defaults leave
 //! a normal session alone. Addresses are told apart through `X-Forwarded-For` from a
-//! trusted proxy (the test itself, on 127.0.0.1).
+//! trusted proxy (the test itself, on 127.0.0.1). And a table socket's messages a second,
+//! which moves the game waited for never reach (a flood: `main.rs`).
 
 use std::time::Duration;
 
@@ -469,6 +470,79 @@ async fn open_tables_are_capped_per_player_even_when_asked_at_once() {
         assert_eq!(limited(&server, "open_tables").await, before + 6);
         server.stop().await;
     }
+}
+
+/// Answers every state in which `sock` is on turn with one act (docs/protocol.md §9's
+/// minimal bot) until the table's version reaches `until` or the match is over; any
+/// error fails. Returns the socket and how many moves it made.
+async fn answer_every_turn(mut sock: Sock, until: u64) -> (Sock, u64) {
+    let mut moves = 0;
+    loop {
+        let m = sock.next().await;
+        assert_ne!(m["type"], "error", "after {moves} moves: {m}");
+        if m["type"] != "state" {
+            continue;
+        }
+        let version = m["version"].as_u64().unwrap();
+        if version >= until || status(&m) == "finished" {
+            return (sock, moves);
+        }
+        if my_turn(&m) {
+            sock.act(version, &m["legal"][0]).await;
+            moves += 1;
+        }
+    }
+}
+
+/// Issue #33, item 4: two programs that answer every state in which they are on turn
+/// with one act play each other as fast as the table takes their moves, far beyond the
+/// socket's rate (here 2 messages a second, bursts of 4): moves the game waited for are no
+/// flood. They used to be refused `rate_limited` within a second. What a flood is made of
+/// is still counted: a burst of pings is refused past the burst.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_the_game_waits_for_are_never_a_flood() {
+    let db = sqlite_db();
+    let server = Server::start_with(&db, |c| c.ws_messages_per_second = 2).await;
+    let (ada, bob, table) = ada_and_bob_at_trump(&server.base, &server.ws).await;
+    let mut a = ada.connect(&table).await;
+    a.next_state().await;
+    let mut b = bob.connect(&table).await;
+    b.next_state().await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let started = a.until(|s| status(s) == "playing").await;
+    let until = started["version"].as_u64().unwrap() + 60;
+    let (a, b) = (
+        tokio::spawn(answer_every_turn(a, until)),
+        tokio::spawn(answer_every_turn(b, until)),
+    );
+    let (mut a, ada_moves) = a.await.unwrap();
+    let (_, bob_moves) = b.await.unwrap();
+    assert!(
+        ada_moves + bob_moves >= 50,
+        "the match went on: {ada_moves} + {bob_moves} moves"
+    );
+
+    for _ in 0..10 {
+        a.send(json!({"type": "ping"})).await;
+    }
+    let (mut pongs, mut limited) = (0, 0);
+    while pongs + limited < 10 {
+        let m = a.next().await;
+        match (m["type"].as_str(), m["code"].as_str()) {
+            (Some("pong"), _) => pongs += 1,
+            (Some("error"), Some("rate_limited")) => limited += 1,
+            (Some("error"), _) => panic!("{m}"),
+            _ => {}
+        }
+    }
+    assert!(
+        pongs <= 5 && limited >= 5,
+        "a burst of pings past 4 is refused: {pongs} answered, {limited} refused"
+    );
+    server.stop().await;
 }
 
 /// The default limits leave a normal session alone: a household of two behind one

@@ -16,12 +16,22 @@ async fn ada_and_bob_started(
     pace: Value,
     options: Value,
 ) -> (Player, Player, String, Sock, Sock) {
+    ada_and_bob_playing(server, "trump", pace, options).await
+}
+
+/// [`ada_and_bob_started`] at a two-seat table of `game`.
+async fn ada_and_bob_playing(
+    server: &Server,
+    game: &str,
+    pace: Value,
+    options: Value,
+) -> (Player, Player, String, Sock, Sock) {
     let ada = Player::guest(&server.base, &server.ws, "Ada").await;
     let bob = Player::guest(&server.base, &server.ws, "Bob").await;
     let (s, v) = ada
         .post(
             "/api/tables",
-            json!({"game": "trump", "seats": 2, "pace": pace, "options": options}),
+            json!({"game": game, "seats": 2, "pace": pace, "options": options}),
         )
         .await;
     assert_eq!(s, 201, "{v}");
@@ -160,6 +170,145 @@ async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
         );
         server.stop().await;
     }
+}
+
+/// Issue #33, item 1: a stand-in makes only the move whose clock ran out. In Fibonacci 21
+/// a turn is two moves (draw, then discard) for the same seat: the stand-in draws for the
+/// late player, who is back (their late draw was refused), and the discard is theirs, on a
+/// clock of its own. It used to stay the stand-in's as long as the game waited for that
+/// seat: the player's discard was refused `move_timed_out` and the bot discarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stand_in_makes_only_the_timed_out_move_and_the_player_the_next() {
+    fn find(st: &Value, kind: &str) -> Option<Value> {
+        st["legal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["type"] == kind)
+            .cloned()
+    }
+    for db in databases().await {
+        // The stand-in waits 1.5 s before its move: time for the late player to try.
+        let server = Server::start_with_bot_delay(&db, 1500).await;
+        let (_, _, _, mut a, mut b) = ada_and_bob_playing(
+            &server,
+            "rummy",
+            json!({"kind": "live", "move_s": 2, "bank_s": 0}),
+            json!({"target": 21}),
+        )
+        .await;
+        let late = on_turn(a.state.as_ref().unwrap());
+        let late_sock = if late == 0 { &mut a } else { &mut b };
+        // Nobody draws: after 2 s a stand-in takes the seat for this move.
+        let st = late_sock
+            .until(|s| !seat(s, late)["stand_in"].is_null())
+            .await;
+        let draw = find(&st, "draw_stock").expect("a draw is due");
+        late_sock.act(st["version"].as_u64().unwrap(), &draw).await;
+        let err = late_sock.next_error().await;
+        assert_eq!(err["code"], "move_timed_out", "{err}");
+        // The stand-in draws; the game waits for the same seat again, for its discard.
+        let drawn = late_sock
+            .until(|s| on_turn(s) == late && find(s, "discard").is_some())
+            .await;
+        assert!(seat(&drawn, late)["stand_in"].is_null(), "{drawn}");
+        assert_eq!(seat(&drawn, late)["presence"], "connected", "{drawn}");
+        assert!(
+            drawn["table"]["clocks"][late]["left_ms"].is_u64(),
+            "the player's own clock runs for the discard: {drawn}"
+        );
+        let discard = find(&drawn, "discard").unwrap();
+        late_sock
+            .act(drawn["version"].as_u64().unwrap(), &discard)
+            .await;
+        let after = late_sock.next().await;
+        assert_eq!(
+            after["type"], "state",
+            "the discard is the player's: {after}"
+        );
+        assert!(
+            after["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["type"] == "discarded" && e["seat"] == late as u64),
+            "{after}"
+        );
+        assert_ne!(on_turn(&after), late, "{after}");
+        server.stop().await;
+    }
+}
+
+/// Issue #33, item 2: a clock's `left_ms` is "as of the message", in a full state sent
+/// alone (the answer to `sync`, `GET /api/tables/{id}/state`) too. Those used to carry the
+/// table part of the latest broadcast, seconds old. A socket that still holds that older
+/// part gets patches that bring it to the same table as everyone's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_sent_on_sync_or_over_http_has_the_clocks_as_of_then() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (ada, _, table, mut a, mut b) = ada_and_bob_started(
+        &server,
+        json!({"kind": "live", "move_s": 30, "bank_s": 0}),
+        Value::Null,
+    )
+    .await;
+    // A second socket of Ada's: the last change, after which nothing changes for a while.
+    let mut a2 = ada.connect(&table).await;
+    let first = a2.next_state().await;
+    let late = on_turn(&first);
+    let left = |st: &Value| {
+        st["table"]["clocks"][late]["left_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("the clock of the seat on turn runs: {st}"))
+    };
+    let at_first = left(&first);
+    a.until(|s| s["version"] == first["version"]).await;
+    b.until(|s| s["version"] == first["version"]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    a.send(json!({"type": "sync"})).await;
+    let synced = a.next_state().await;
+    assert_eq!(
+        synced["version"], first["version"],
+        "nothing changed: {synced}"
+    );
+    assert!(
+        left(&synced) + 1000 <= at_first,
+        "the answer to sync counts the clock down: {at_first} ms, then {} ms 1.5 s later",
+        left(&synced)
+    );
+    let (s, over_http) = ada.get(&format!("/api/tables/{table}/state")).await;
+    assert_eq!(s, 200, "{over_http}");
+    assert_eq!(over_http["version"], first["version"]);
+    assert!(
+        left(&over_http) + 1000 <= at_first,
+        "so does the state over HTTP: {at_first} ms, then {} ms",
+        left(&over_http)
+    );
+
+    // The seat on turn moves: each socket's document, whichever table part it held (the
+    // one answered to sync, or the broadcast's before it), is patched to the same table.
+    let mover = if late == 0 { &mut a } else { &mut b };
+    let st = mover.state.clone().unwrap();
+    mover
+        .act(st["version"].as_u64().unwrap(), &st["legal"][0])
+        .await;
+    let mut tables = Vec::new();
+    for sock in [&mut a, &mut a2, &mut b] {
+        let after = sock.until(|s| on_turn(s) != late).await;
+        assert!(
+            after["table"]["clocks"][late]["left_ms"].is_null(),
+            "{after}"
+        );
+        tables.push(after["table"].clone());
+    }
+    assert_eq!(
+        tables[0], tables[1],
+        "Ada's two sockets hold the same table"
+    );
+    assert_eq!(tables[0], tables[2], "and so does Bob's");
+    server.stop().await;
 }
 
 /// A player who disconnects is shown disconnected; after the grace period a bot plays for

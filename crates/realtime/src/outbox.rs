@@ -13,8 +13,12 @@
 //! cloned, a weak sender does not keep the queue open, `try_send` refuses when the queue is
 //! full or its receiver gone, and `recv` gives `None` once every sender is dropped and the
 //! queue is empty (the table let go of the connection).
+//!
+//! Beside the messages, the table gives a socket back what its rate limit charged for a
+//! move the game waited for ([`Sender::refund`]): such a move is no flood (`ws`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
@@ -34,6 +38,7 @@ pub fn outbox<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
         }),
         ready: Notify::new(),
         capacity,
+        refunds: AtomicU32::new(0),
     });
     (Sender(shared.clone()), Receiver(shared))
 }
@@ -44,6 +49,8 @@ struct Shared<T> {
     /// Told when a message is queued or the last sender goes.
     ready: Notify,
     capacity: usize,
+    /// Messages given back to the receiving socket's rate limit, not yet taken.
+    refunds: AtomicU32,
 }
 
 #[derive(Debug)]
@@ -89,6 +96,12 @@ impl<T> Sender<T> {
         drop(s);
         self.0.ready.notify_one();
         Ok(())
+    }
+
+    /// Gives the receiving socket back one message of its rate limit: the one that
+    /// carried a move the game waited for.
+    pub fn refund(&self) {
+        self.0.refunds.fetch_add(1, Relaxed);
     }
 
     /// A sender that does not keep the queue open.
@@ -150,6 +163,11 @@ impl<T> Receiver<T> {
                 Err(false) => self.0.ready.notified().await,
             }
         }
+    }
+
+    /// The messages given back ([`Sender::refund`]) since the last call.
+    pub fn refunds(&self) -> u32 {
+        self.0.refunds.swap(0, Relaxed)
     }
 
     /// The next message if one is waiting.

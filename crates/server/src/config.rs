@@ -78,8 +78,9 @@ pub struct Config {
     /// more is stronger and costs more CPU; the pool runs one bot per core at a time).
     #[arg(long, env = "FIB_BOT_BUDGET_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub bot_budget_ms: u64,
-    /// Messages one table WebSocket may send per second (bursts of twice that); beyond,
-    /// each is refused with `rate_limited`.
+    /// Messages one table WebSocket may send per second (bursts of twice that), not
+    /// counting accepted moves the game waited for; beyond, each is refused with
+    /// `rate_limited`.
     #[arg(long, env = "FIB_WS_MESSAGES_PER_SECOND", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub ws_messages_per_second: u32,
     /// Seconds a seated player of a live or untimed match may stay disconnected before a

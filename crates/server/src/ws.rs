@@ -5,7 +5,11 @@
 //! [`protocol::MAX_WS_MESSAGE`] bytes (closing with 1009). A table socket takes at most
 //! `--ws-messages-per-second` messages a second (bursts of twice that): beyond, each
 //! message is answered `rate_limited` and dropped, so one flooding client cannot hold up
-//! its table's task for everybody else.
+//! its table's task for everybody else. A move the game waited for is not a flood,
+//! however fast the table plays (bots answering at once): once the table accepts it, it
+//! gives its message back (`outbox::Sender::refund`). What stays counted is what a flood
+//! is made of: pings, syncs, presence and chat, refused and repeated moves, and moves out
+//! of turn.
 //!
 //! What a socket is sent waits in a bounded queue (`table::CONN_QUEUE` messages); each
 //! write to the network must finish within [`WRITE_TIMEOUT`]. A client that stops reading
@@ -166,10 +170,11 @@ impl RateLimit {
         }
     }
 
-    /// Takes a token if there is one.
-    fn take(&mut self) -> bool {
+    /// Takes a token if there is one, after putting back `refunded` (messages that
+    /// carried moves the game waited for).
+    fn take(&mut self, refunded: u32) -> bool {
         let now = std::time::Instant::now();
-        let refill = now.duration_since(self.last).as_secs_f64() * self.rate;
+        let refill = now.duration_since(self.last).as_secs_f64() * self.rate + f64::from(refunded);
         self.tokens = (self.tokens + refill).min(2.0 * self.rate);
         self.last = now;
         if self.tokens >= 1.0 {
@@ -371,7 +376,7 @@ async fn table_socket_loop(
                 }
             },
             incoming = stream.next() => match incoming {
-                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take() => {
+                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take(out_rx.refunds()) => {
                     app.metrics.rejected("rate_limited");
                     local.send(error_text(
                         "rate_limited",
@@ -875,7 +880,7 @@ async fn run_lobby_socket(socket: WebSocket, app: AppState, authed: Option<(Who,
                     }
                     break;
                 }
-                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take() => {
+                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take(0) => {
                     let msg = lobby_error(
                         &app,
                         "rate_limited",

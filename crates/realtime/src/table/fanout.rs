@@ -41,6 +41,11 @@ struct Conn {
     /// The viewer and version of the document this connection holds (what it was last
     /// sent, or on connect what it says it has).
     holds: Option<(Viewer, u64)>,
+    /// The table part of that document, when it is not the viewer's held one: the table
+    /// part changes between versions too (the clocks' `left_ms` count down), so a full
+    /// state made later at the same version (`sync`, HTTP) has another one
+    /// ([`Table::refresh_now`]). Its next patch is diffed from what it holds.
+    table: Option<Arc<Doc>>,
 }
 
 /// A viewer's state document, as its connections hold it.
@@ -88,6 +93,7 @@ impl Fanout {
                 out,
                 updates,
                 holds: since,
+                table: None,
             },
         );
         id
@@ -103,6 +109,13 @@ impl Fanout {
 
     pub fn updates(&self, id: u64) -> Updates {
         self.conns.get(&id).map_or(Updates::Patch, |c| c.updates)
+    }
+
+    /// Gives connection `id` back the message of its rate limit that carried a move.
+    pub fn refund(&self, id: u64) {
+        if let Some(c) = self.conns.get(&id) {
+            c.out.refund();
+        }
     }
 
     pub fn connected(&self, player: Uuid) -> bool {
@@ -156,6 +169,12 @@ fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> T
     out.push_str(events);
     out.push('}');
     out.into()
+}
+
+/// Whether `op` changes the table's part of a document (`/table`).
+fn of_table(op: &RawPatchOp) -> bool {
+    let path = op.path();
+    path == "/table" || path.starts_with("/table/")
 }
 
 /// A `state` message (`ServerMsg::State`) written from a held document's text.
@@ -384,15 +403,28 @@ impl Table {
                     (Some((from, ops)), Updates::Patch, Some((held_viewer, at)))
                         if held_viewer == viewer && at == *from =>
                     {
-                        patch_text
-                            .get_or_insert_with(|| patch_text_of(*from, h.version, ops, &events))
-                            .clone()
+                        match &c.table {
+                            // A table part of its own: so is the table's part of its patch.
+                            Some(own) => {
+                                let mut mine = vec![Vec::new()];
+                                patch::diff_docs_at("/table", &[(own, &table)], &mut mine);
+                                let mut mine = mine.pop().expect("one");
+                                mine.extend(ops.iter().filter(|op| !of_table(op)).cloned());
+                                patch_text_of(*from, h.version, &mine, &events)
+                            }
+                            None => patch_text
+                                .get_or_insert_with(|| {
+                                    patch_text_of(*from, h.version, ops, &events)
+                                })
+                                .clone(),
+                        }
                     }
                     _ => full_text
                         .get_or_insert_with(|| state_text(h, viewer, &events))
                         .clone(),
                 };
                 c.holds = Some((viewer, h.version));
+                c.table = None;
                 if let Err(refused) = c.out.try_send(text) {
                     slow.push((id, refused));
                 }
@@ -453,35 +485,51 @@ impl Table {
         }
     }
 
-    /// The full state of `who`'s viewer as text, for HTTP. Its table part is made afresh
-    /// (with no connection the latest broadcast's may be behind), and the viewer's document
-    /// is kept at this version: a socket that connects next with `since` gets a patch.
-    pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Text {
-        let viewer = self.viewer_for(who);
+    /// Brings `viewer`'s held document to now, for a full state sent at once: to the
+    /// current version, with its table part made afresh. The table part changes between
+    /// versions too (the clocks' `left_ms` are "as of the message", protocol.md §1.6), so
+    /// the latest broadcast's may be seconds old. Connections that hold the document as it
+    /// was keep that table part as their own, so that their next patch is still diffed
+    /// from exactly what they hold.
+    fn refresh_now(&mut self, viewer: Viewer) {
         let table = Arc::new(Doc::of(&self.info()));
         self.refresh(viewer, &table, None);
+        let version = self.version;
+        let h = self.fan.held.get_mut(&viewer).expect("refreshed above");
+        if h.table.text() == table.text() {
+            return;
+        }
+        let was = std::mem::replace(&mut h.table, table);
+        for c in self.fan.conns.values_mut() {
+            if c.holds == Some((viewer, version)) && c.table.is_none() {
+                c.table = Some(was.clone());
+            }
+        }
+    }
+
+    /// The full state of `who`'s viewer as text, for HTTP, as of now ([`Self::refresh_now`]).
+    /// The viewer's document is kept at this version: a socket that connects next with
+    /// `since` gets a patch.
+    pub(super) fn state_for(&mut self, who: Option<Uuid>) -> Text {
+        let viewer = self.viewer_for(who);
+        self.refresh_now(viewer);
         state_text(&self.fan.held[&viewer], viewer, "[]")
     }
 
-    /// Sends one connection its full state (on `sync`, after a stale action).
+    /// Sends one connection its full state as of now (on `sync`, after a stale action).
     pub(super) fn send_state(&mut self, conn: u64) {
         let Some(who) = self.fan.who(conn) else {
             return;
         };
         let viewer = self.viewer_for(who);
-        // Held documents of viewers with connections are current (at the latest
-        // broadcast's table); this only makes one for a viewer that has none yet.
-        let table = match &self.fan.table {
-            Some(t) => t.clone(),
-            None => Arc::new(Doc::of(&self.info())),
-        };
-        self.refresh(viewer, &table, None);
+        self.refresh_now(viewer);
         let text = state_text(&self.fan.held[&viewer], viewer, "[]");
         let version = self.version;
         let lost = match self.fan.conns.get_mut(&conn) {
             Some(c) => {
                 let lost = c.out.try_send(text).err();
                 c.holds = Some((viewer, version));
+                c.table = None;
                 lost
             }
             None => None,

@@ -620,8 +620,18 @@ impl Table {
                     }
                     return;
                 }
+                // A move the game waited for (its seat on turn), once accepted, is no
+                // flood however fast the table plays: its socket gets back what its rate
+                // limit charged for it (`ws`). Moves out of turn, refused ones
+                // and every other message stay counted.
+                let on_turn = self.game.to_act().contains(&seat);
                 match self.accept(seat, action).await {
-                    Ok(()) => self.core.metrics.acknowledged(received.elapsed()),
+                    Ok(()) => {
+                        self.core.metrics.acknowledged(received.elapsed());
+                        if on_turn {
+                            self.fan.refund(conn);
+                        }
+                    }
                     Err((code, msg)) => self.refuse(conn, &code, msg),
                 }
             }

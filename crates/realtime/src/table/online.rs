@@ -71,7 +71,9 @@ pub(super) struct Online {
     pub stand_in: Vec<Option<StandIn>>,
     /// Per seat: its clock ran out on the move the game waits for; that move is the
     /// stand-in's even if the player comes back before it is made (coming back must not
-    /// give the clock a fresh start).
+    /// give the clock a fresh start). Only that one move: the debt is paid once the seat
+    /// makes a move ([`Table::adopt_clocks`]), even when the game waits for the same seat
+    /// again (a rummy draw before its discard, a trick's winner leading the next).
     pub owes: Vec<bool>,
     /// Per seat: stored as having abandoned the match.
     pub abandoned: Vec<bool>,
@@ -280,8 +282,13 @@ impl Table {
 
     /// After a change is stored: its banks become the table's, the clocks it stopped are
     /// stopped without being charged again, and the clocks of the seats now owing a move
-    /// start.
+    /// start. The seat that acted has made its move: a timed-out move it owed (made by its
+    /// stand-in) is paid, and its next move is the player's own, with a fresh clock once
+    /// they are back (protocol.md §1.6: each action the game waits for is a move).
     pub(super) fn adopt_clocks(&mut self, actor: Option<Seat>, banks: Option<Vec<u64>>) {
+        if let Some(seat) = actor {
+            self.online.owes[seat] = false;
+        }
         if let Some(banks) = banks {
             self.online.banks = banks;
             self.online.banks_dirty = false;
