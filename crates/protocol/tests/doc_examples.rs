@@ -551,3 +551,17 @@ fn elisions_leave_json() {
         );
     }
 }
+
+/// §3.5's `malformed` example lists the message types a table socket takes: it is the
+/// text of the server's decoder (`ClientMsg::decode`, which `server::ws` prefixes with
+/// `not a valid message: `), so a new variant of `ClientMsg` must reach the document.
+/// It once lacked `rematch`.
+#[test]
+fn the_malformed_example_names_every_client_message_type() {
+    let from = DOC
+        .find("not a valid message: unknown variant `teleport`")
+        .expect("§3.5 shows the answer to an unknown message type");
+    let shown = &DOC[from..][..DOC[from..].find("``").unwrap()];
+    let err = protocol::ClientMsg::decode(r#"{"type":"teleport"}"#).unwrap_err();
+    assert_eq!(shown, format!("not a valid message: {err}"));
+}
