@@ -552,16 +552,64 @@ fn elisions_leave_json() {
     }
 }
 
-/// §3.5's `malformed` example lists the message types a table socket takes: it is the
-/// text of the server's decoder (`ClientMsg::decode`, which `server::ws` prefixes with
-/// `not a valid message: `), so a new variant of `ClientMsg` must reach the document.
-/// It once lacked `rematch`.
+/// Serde's refusals name what a type takes ("unknown variant `teleport`, expected one of
+/// `act`, …"), and the document quotes some: each quote must be the decoder's own text
+/// (less its " at line 1 column N"), so a new variant or field must reach the document.
+/// §3.5 once lacked `rematch`, §2.10 `pace`. Every "expected one of" of the document must
+/// be one of these checked quotes.
 #[test]
-fn the_malformed_example_names_every_client_message_type() {
-    let from = DOC
-        .find("not a valid message: unknown variant `teleport`")
-        .expect("§3.5 shows the answer to an unknown message type");
-    let shown = &DOC[from..][..DOC[from..].find("``").unwrap()];
-    let err = protocol::ClientMsg::decode(r#"{"type":"teleport"}"#).unwrap_err();
-    assert_eq!(shown, format!("not a valid message: {err}"));
+fn every_expected_one_of_list_in_protocol_md_is_the_decoders() {
+    fn without_position(e: serde_json::Error) -> String {
+        let s = e.to_string();
+        match s.rfind(" at line ") {
+            Some(i) => s[..i].to_string(),
+            None => s,
+        }
+    }
+    let table = |body: &str| {
+        without_position(serde_json::from_str::<protocol::CreateTableRequest>(body).unwrap_err())
+    };
+    let quotes = [
+        // §3.5: the table socket prefixes the decoder's error.
+        format!(
+            "not a valid message: {}",
+            without_position(protocol::ClientMsg::decode(r#"{"type":"teleport"}"#).unwrap_err())
+        ),
+        // §2.10: axum names the path of the bad member.
+        table(r#"{"game":"trump","seats":2,"color":1}"#),
+        format!(
+            "bots: {}",
+            table(r#"{"game":"trump","seats":2,"bots":"godlike"}"#)
+        ),
+    ];
+    let mut covered = Vec::new();
+    let mut wrong = Vec::new();
+    for q in &quotes {
+        // The quote in the document starts as the decoder's text does, up to its list.
+        let head = &q[..q.find(", expected").unwrap()];
+        let Some(at) = DOC.find(head) else {
+            wrong.push(format!(
+                "protocol.md no longer quotes {head:?}: drop it here"
+            ));
+            continue;
+        };
+        let shown = &DOC[at..][..DOC[at..].find("``").unwrap()];
+        let shown = shown.trim_end();
+        let shown = shown.split(" at line ").next().unwrap();
+        if shown != q {
+            wrong.push(format!(
+                "protocol.md shows\n  {shown}\nthe decoder says\n  {q}"
+            ));
+        }
+        covered.push(at..at + shown.len());
+    }
+    for (i, _) in DOC.match_indices("expected one of") {
+        if !covered.iter().any(|r| r.contains(&i)) {
+            let line = DOC[..i].lines().count();
+            wrong.push(format!(
+                "protocol.md:{line} quotes an \"expected one of\" that no test compares with its decoder"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
