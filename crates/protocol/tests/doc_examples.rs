@@ -20,6 +20,10 @@
 //!   not start with an arrow, or a parenthesised one, is commentary; an indented line
 //!   continues the message above it. An `act` answered `bad_action` or `unknown_field` on
 //!   the next line shows a refusal: its action is not held to the game's schema.
+//! - A code span in the text that is a JSON object with a `"type"` (`{"type":"sync"}`) must
+//!   be a message, or an action or event of some game. A span that is not JSON
+//!   (`{"type":"mute","player":ID}`) is a pattern and is skipped; one followed by
+//!   `unknown_field` or `bad_action` shows a refusal.
 //! - `…` marks an example shortened by hand: outside strings it stands for left-out members
 //!   or elements (`{…TableInfo…}`, `[…24 cards…]`, `, …]`, `"first_leader":…`). Such an
 //!   excerpt is checked against the same schema with nothing required: every member it
@@ -471,12 +475,87 @@ fn doc_problems(doc: &str, root: &Value) -> String {
             _ => {}
         }
     }
+    report.push_str(&inline_problems(doc, root));
     if checked <= 20 {
         writeln!(
             report,
             "only {checked} examples checked: is the convention still used?"
         )
         .unwrap();
+    }
+    report
+}
+
+/// Code spans in the text (outside fenced blocks) that are a JSON object with a `"type"`:
+/// each must be a message or a game's action or event (any of them; formats unchecked,
+/// since ids there are placeholders). A span that is not JSON (`{"type":"mute","player":ID}`,
+/// `true|false`) is a pattern, not an example; one followed by `→ \`unknown_field\`` or
+/// `bad_action` shows a refusal.
+fn inline_problems(doc: &str, root: &Value) -> String {
+    let mut candidates: Vec<Value> = ["ClientMsg", "ServerMsg", "LobbyClientMsg", "LobbyMsg"]
+        .iter()
+        .map(|m| root["websocket"][*m].clone())
+        .collect();
+    for game in root["games"].as_object().unwrap().keys() {
+        for part in ["action", "event"] {
+            candidates.push(schema_at(root, &format!("games.{game}.{part}")).unwrap());
+        }
+    }
+    candidates.push(round_dealt_schema());
+    // Closed, and closed and relaxed for shortened spans.
+    let build = |relaxed: bool| -> Vec<jsonschema::Validator> {
+        candidates
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                close(&mut s, true);
+                if relaxed {
+                    relax(&mut s);
+                }
+                jsonschema::draft202012::options().build(&s).unwrap()
+            })
+            .collect()
+    };
+    let (full, relaxed) = (build(false), build(true));
+    let mut report = String::new();
+    let mut checked = 0;
+    let mut fence = false;
+    for (n, line) in doc.lines().enumerate() {
+        if line.starts_with("```") {
+            fence = !fence;
+        }
+        if fence {
+            continue;
+        }
+        // Single-backtick spans: split on backticks, the odd pieces are code.
+        let pieces: Vec<&str> = line.split('`').collect();
+        for i in (1..pieces.len()).step_by(2) {
+            let span = pieces[i];
+            if !span.starts_with("{\"type\":") {
+                continue;
+            }
+            let after: String = pieces[i + 1..].join("`").chars().take(30).collect();
+            if after.contains("unknown_field") || after.contains("bad_action") {
+                continue;
+            }
+            let (text, excerpt) = elide(span);
+            let Ok(v) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            checked += 1;
+            let validators = if excerpt { &relaxed } else { &full };
+            if !validators.iter().any(|val| val.is_valid(&v)) {
+                writeln!(
+                    report,
+                    "docs/protocol.md:{}: `{span}` is no message, action or event of the schema",
+                    n + 1
+                )
+                .unwrap();
+            }
+        }
+    }
+    if checked < 30 {
+        writeln!(report, "only {checked} inline messages checked").unwrap();
     }
     report
 }
@@ -496,7 +575,7 @@ fn every_message_example_of_protocol_md_matches_the_schema() {
 fn a_broken_example_is_caught() {
     let root: Value = serde_json::from_str(SCHEMA).unwrap();
     let good = "<!-- schema: websocket.ServerMsg -->\n```json\n{\"type\":\"pong\"}\n```\n";
-    let pad = good.repeat(21);
+    let pad = good.repeat(21) + &"`{\"type\":\"pong\"}`\n".repeat(30);
     assert_eq!(doc_problems(&pad, &root), "");
     for (bad, why) in [
         (
@@ -519,6 +598,10 @@ fn a_broken_example_is_caught() {
         (
             "<!-- schema: websocket.ServerMsg#SeatInfo -->\n```json\n{\"kind\":\"player\",\"id\":\"e052b058-…\",\"nmae\":\"Ada\"}\n```\n",
             "nmae",
+        ),
+        (
+            "`{\"type\":\"queue_leave\",\"x\":1}`\n",
+            "no message, action or event",
         ),
     ] {
         let report = doc_problems(&format!("{pad}{bad}"), &root);
