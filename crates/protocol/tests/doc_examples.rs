@@ -1,8 +1,9 @@
 //! docs/protocol.md against the code: every JSON example that claims to be a message or a
 //! body is validated against the JSON Schema generated from the wire types
 //! (docs/protocol.schema.json, kept current by `games::tests::checked_in_schema_is_current`),
-//! and the document's structure (parts, section numbers, citations, links) is checked, so
-//! the reference cannot drift from the server again (#29).
+//! and every decoder refusal it quotes with an "expected one of" list is the decoder's own
+//! text, so the reference cannot drift from the server again (#29). Its numbering and
+//! citations are checked in `doc_structure.rs`.
 //!
 //! The convention, stated in protocol.md's introduction:
 //!
