@@ -19,14 +19,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, header};
-use axum::middleware::Next;
-use axum::response::{Html, IntoResponse, Response};
 use base64::Engine;
 use sha2::{Digest, Sha256};
-
-use crate::state::AppState;
 
 /// The client's files as this process serves them.
 #[derive(Debug, Default)]
@@ -34,9 +28,9 @@ pub struct Assets {
     /// URL path (`/app.js`) → version (12 hex digits of the file's SHA-256).
     versions: BTreeMap<String, String>,
     /// The rewritten `index.html`.
-    index: String,
+    pub(crate) index: String,
     /// The Content-Security-Policy of every response.
-    csp: String,
+    pub(crate) csp: String,
     /// Per game kind, `<link rel="modulepreload">`s of its modules (what a table page of
     /// that game needs beyond the start-up set).
     game_preloads: BTreeMap<String, String>,
@@ -249,30 +243,12 @@ impl Assets {
     }
 
     /// Whether `path?query` names the current version of a file.
-    fn current(&self, path: &str, query: Option<&str>) -> bool {
+    pub(crate) fn current(&self, path: &str, query: Option<&str>) -> bool {
         let Some(v) = query.and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("v="))) else {
             return false;
         };
         self.versions.get(path).is_some_and(|cur| cur == v)
     }
-}
-
-/// `GET /`: the rewritten index page.
-#[utoipa::path(
-    get,
-    path = "/",
-    tag = "service",
-    summary = "The browser client's page",
-    responses(
-        (status = 200, description = "the page, with versioned module URLs (docs/web.md); the other files of `web/` are served under their own paths", body = String, content_type = "text/html"),
-    ),
-)]
-pub async fn index(State(app): State<AppState>) -> Response {
-    (
-        [(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))],
-        Html(app.assets.index.clone()),
-    )
-        .into_response()
 }
 
 /// The page for a table's own address (`/table/{id}`): the index with the viewer's first
@@ -299,52 +275,6 @@ pub fn table_index(assets: &Assets, game: &str, state: &str, session: &str) -> S
 /// in, or the table cannot be shown to them: the page says why, as it would for `#/table`).
 pub fn plain_index(assets: &Assets) -> String {
     assets.index.clone()
-}
-
-/// `GET /index.html`: the same page (its own handler, so that the OpenAPI document has an
-/// operation for each route).
-#[utoipa::path(
-    get,
-    path = "/index.html",
-    tag = "service",
-    summary = "The same page as `/`",
-    responses(
-        (status = 200, description = "the page", body = String, content_type = "text/html"),
-    ),
-)]
-pub async fn index_html(state: State<AppState>) -> Response {
-    index(state).await
-}
-
-/// Caching and security headers on every response.
-pub async fn headers(State(app): State<AppState>, req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_string();
-    let immutable = app.assets.current(&path, req.uri().query());
-    let mut res = next.run(req).await;
-    let h = res.headers_mut();
-    if !h.contains_key(header::CACHE_CONTROL) {
-        let cache = if path.starts_with("/api/") || path == "/healthz" || path == "/metrics" {
-            "no-store"
-        } else if immutable {
-            "public, max-age=31536000, immutable"
-        } else {
-            "no-cache"
-        };
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
-    }
-    if let Ok(csp) = HeaderValue::from_str(&app.assets.csp) {
-        h.insert(header::CONTENT_SECURITY_POLICY, csp);
-    }
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    res
 }
 
 #[cfg(test)]

@@ -910,7 +910,7 @@ const RELEASE_WITHIN: Duration = Duration::from_secs(2);
 /// `none`.
 async fn release(app: &AppState, id: &str, headers: &HeaderMap) -> Response {
     if !app.cluster.from_node(headers) {
-        return crate::http::not_found_api().await.into_response();
+        return crate::extract::not_found_api().await.into_response();
     }
     let to = headers
         .get(NODE_ID_HEADER)

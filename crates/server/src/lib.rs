@@ -5,13 +5,13 @@
 //! other node runs), runs the router on a listener until shutdown, and then hands its
 //! tables over (`cluster::drain`). Only this crate speaks HTTP and WebSocket.
 
-pub mod account;
 pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod extract;
 pub mod http;
 pub mod limits;
 pub mod lobby;
@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod quickplay;
 pub mod replay;
 pub mod state;
+pub mod wire;
 pub mod ws;
 
 // The real-time core, under the names the server's modules use.
@@ -51,76 +52,84 @@ pub fn app(state: AppState) -> Router {
     // unknown file is a 404 (a short page pointing to the lobby) rather than the index
     // page in disguise.
     let client = ServeDir::new(&state.config.web_dir).not_found_service(
-        axum::handler::HandlerWithoutStateExt::into_service(http::not_found_page),
+        axum::handler::HandlerWithoutStateExt::into_service(http::pages::not_found_page),
     );
     use axum::handler::Handler;
     use limits::Class;
     // A route limited per client address (`limits`).
     let limited =
-        |class: Class| axum::middleware::from_fn_with_state((state.clone(), class), limits::limit);
+        |class: Class| axum::middleware::from_fn_with_state((state.clone(), class), http::limit);
     let api = Router::new()
         .route(
             "/guest",
-            post(http::create_guest).layer(limited(Class::Guest)),
+            post(http::players::create_guest).layer(limited(Class::Guest)),
         )
-        .route("/me", get(http::me))
-        .route("/account", get(account::account))
-        .route("/account/claim", post(account::claim))
+        .route("/me", get(http::players::me))
+        .route("/account", get(http::accounts::account))
+        .route("/account/claim", post(http::accounts::claim))
         .route(
             "/account/signin",
-            post(account::sign_in).layer(limited(Class::SignIn)),
+            post(http::accounts::sign_in).layer(limited(Class::SignIn)),
         )
-        .route("/account/signout", post(account::sign_out))
-        .route("/account/devices", get(account::devices))
+        .route("/account/signout", post(http::accounts::sign_out))
+        .route("/account/devices", get(http::accounts::devices))
         .route(
             "/account/devices/{id}",
-            axum::routing::delete(account::revoke_device),
+            axum::routing::delete(http::accounts::revoke_device),
         )
-        .route("/players/{id}", get(http::player_profile))
-        .route("/players/{id}/matches", get(http::player_matches))
-        .route("/session", get(http::session))
-        .route("/me/matches", get(http::my_matches))
-        .route("/games", get(http::list_games))
+        .route("/players/{id}", get(http::players::player_profile))
+        .route("/players/{id}/matches", get(http::players::player_matches))
+        .route("/session", get(http::players::session))
+        .route("/me/matches", get(http::players::my_matches))
+        .route("/games", get(http::tables::list_games))
         .route(
             "/tables",
-            get(http::list_tables).post(http::create_table.layer(limited(Class::CreateTable))),
+            get(http::tables::list_tables)
+                .post(http::tables::create_table.layer(limited(Class::CreateTable))),
         )
-        .route("/tables/{id}", get(http::get_table))
-        .route("/tables/{id}/state", get(http::get_table_state))
+        .route("/tables/{id}", get(http::tables::get_table))
+        .route("/tables/{id}/state", get(http::tables::get_table_state))
         .route(
             "/tables/{id}/join",
-            post(http::join_table).layer(limited(Class::Join)),
+            post(http::tables::join_table).layer(limited(Class::Join)),
         )
-        .route("/tables/{id}/leave", post(http::leave_table))
-        .route("/tables/{id}/start", post(http::start_table))
-        .route("/tables/{id}/bots", post(http::seat_bot))
-        .route("/tables/{id}/rounds", get(http::table_rounds))
-        .route("/tables/{id}/replay", get(http::table_replay))
-        .route("/tables/{id}/rounds/{round}/deal", get(http::round_deal))
-        .route("/leaderboard/{game}", get(http::leaderboard))
-        .route("/records/{game}", get(http::records))
-        .route("/players/{id}/ratings", get(http::player_ratings))
-        .route("/players/{id}/rating-history", get(http::rating_history))
+        .route("/tables/{id}/leave", post(http::tables::leave_table))
+        .route("/tables/{id}/start", post(http::tables::start_table))
+        .route("/tables/{id}/bots", post(http::tables::seat_bot))
+        .route("/tables/{id}/rounds", get(http::tables::table_rounds))
+        .route("/tables/{id}/replay", get(http::tables::table_replay))
+        .route(
+            "/tables/{id}/rounds/{round}/deal",
+            get(http::tables::round_deal),
+        )
+        .route("/leaderboard/{game}", get(http::boards::leaderboard))
+        .route("/records/{game}", get(http::boards::records))
+        .route("/players/{id}/ratings", get(http::boards::player_ratings))
+        .route(
+            "/players/{id}/rating-history",
+            get(http::boards::rating_history),
+        )
         .route("/openapi.json", get(openapi::serve))
         .route(
             "/daily/solitaire",
-            get(http::daily_board).post(http::start_daily.layer(limited(Class::CreateTable))),
+            get(http::daily::daily_board)
+                .post(http::daily::start_daily.layer(limited(Class::CreateTable))),
         );
     // Test hooks exist only when asked for (FIB_TEST_HOOKS): never on a real server.
     let api = if state.config.test_hooks {
-        api.route("/tables/{id}/test/panic", post(http::test_panic))
+        api.route("/tables/{id}/test/panic", post(http::ops::test_panic))
     } else {
         api
     }
-    .fallback(http::not_found_api);
+    .fallback(extract::not_found_api);
     Router::new()
         .nest("/api", api)
-        .route("/", get(assets::index))
-        .route("/index.html", get(assets::index_html))
-        .route("/table/{id}", get(http::table_page))
-        .route("/table/{id}/{invite}", get(http::table_page_invite))
-        .route("/healthz", get(http::healthz))
-        .route("/metrics", get(http::metrics))
+        .route("/", get(http::pages::index))
+        .route("/index.html", get(http::pages::index_html))
+        .route("/table/{id}", get(http::pages::table_page))
+        .route("/table/{id}/{invite}", get(http::pages::table_page_invite))
+        .route("/healthz", get(http::ops::healthz))
+        .route("/metrics", get(http::ops::metrics))
         .route("/ws/lobby", get(ws::lobby_socket))
         .route("/ws/table/{id}", get(ws::table_socket))
         .fallback_service(client)
@@ -132,7 +141,7 @@ pub fn app(state: AppState) -> Router {
         .layer(axum::middleware::map_response(error::json_rejections))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            assets::headers,
+            http::pages::headers,
         ))
         .layer(CompressionLayer::new())
         .layer(DefaultBodyLimit::max(protocol::MAX_HTTP_BODY))

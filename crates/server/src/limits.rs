@@ -27,10 +27,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, Request, State};
 use axum::http::HeaderMap;
-use axum::middleware::Next;
-use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 
@@ -396,49 +393,6 @@ fn group(ip: IpAddr) -> IpAddr {
             IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
         }
     }
-}
-
-/// The client's address as the limits see it (an extractor).
-pub struct ClientAddr(pub IpAddr);
-
-impl axum::extract::FromRequestParts<AppState> for ClientAddr {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        app: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0);
-        Ok(ClientAddr(app.limits.client(peer, &parts.headers)))
-    }
-}
-
-/// Takes a WebSocket place for `client`, counting a refusal.
-pub fn socket_slot(app: &AppState, client: IpAddr) -> Result<SocketSlot, ApiError> {
-    app.limits
-        .socket(client)
-        .inspect_err(|_| app.metrics.limited("sockets"))
-}
-
-/// Middleware: limits a route by `class`, keyed by the client's address.
-pub async fn limit(
-    State((app, class)): State<(AppState, Class)>,
-    req: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    let peer = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
-    let client = app.limits.client(peer, req.headers());
-    if let Err(e) = app.limits.check(class, client) {
-        app.metrics.limited(class.as_str());
-        return Err(e);
-    }
-    Ok(next.run(req).await)
 }
 
 #[cfg(test)]

@@ -31,80 +31,6 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder
 use utoipa::openapi::{ContentBuilder, RefOr};
 use utoipa::{Modify, OpenApi};
 
-/// The wire types as `#[utoipa::path]` sees them. Each marker stands for the type of the same
-/// name: its schema is a reference to that type's schemars name, and [`wire::schema`] makes
-/// the schema behind it. A type used in a body must be listed here (a marker that is not
-/// does not compile in an annotation).
-pub mod wire {
-    use schemars::JsonSchema;
-    use schemars::generate::SchemaGenerator;
-    use serde_json::Value;
-    use std::borrow::Cow;
-    use utoipa::openapi::RefOr;
-    use utoipa::openapi::schema::{Ref, Schema};
-
-    macro_rules! markers {
-        ($($name:ident = $ty:ty),* $(,)?) => {
-            $(
-                #[doc = concat!("Stands for `", stringify!($ty), "` in `#[utoipa::path]`.")]
-                pub struct $name;
-                impl utoipa::PartialSchema for $name {
-                    fn schema() -> RefOr<Schema> {
-                        RefOr::Ref(Ref::from_schema_name(<$ty as JsonSchema>::schema_name()))
-                    }
-                }
-                impl utoipa::ToSchema for $name {
-                    fn name() -> Cow<'static, str> {
-                        <$ty as JsonSchema>::schema_name()
-                    }
-                }
-            )*
-
-            /// schemars' schema of the wire type a marker named `name` stands for (in
-            /// practice a reference into the generator's definitions), or `None` when no
-            /// marker has that name.
-            pub(super) fn schema(name: &str, g: &mut SchemaGenerator) -> Option<Value> {
-                $(
-                    if name == <$ty as JsonSchema>::schema_name() {
-                        return Some(g.subschema_for::<$ty>().to_value());
-                    }
-                )*
-                None
-            }
-        };
-    }
-
-    markers! {
-        ErrorBody = protocol::ErrorBody,
-        GuestRequest = protocol::GuestRequest,
-        GuestResponse = protocol::GuestResponse,
-        PlayerInfo = protocol::PlayerInfo,
-        Credentials = protocol::Credentials,
-        AccountInfo = protocol::AccountInfo,
-        SignInResponse = protocol::SignInResponse,
-        DeviceInfo = protocol::DeviceInfo,
-        PublicPlayer = protocol::PublicPlayer,
-        Session = protocol::Session,
-        MatchRow = protocol::MatchRow,
-        GameInfo = games::GameInfo,
-        TableInfo = protocol::TableInfo,
-        ServerMsg = protocol::ServerMsg,
-        CreateTableRequest = protocol::CreateTableRequest,
-        CreateTableResponse = protocol::CreateTableResponse,
-        JoinRequest = protocol::JoinRequest,
-        SeatBotRequest = protocol::SeatBotRequest,
-        RoundFairness = protocol::RoundFairness,
-        Replay = protocol::Replay,
-        DealRecord = protocol::DealRecord,
-        Leaderboard = protocol::Leaderboard,
-        Records = protocol::Records,
-        PlayerRating = protocol::PlayerRating,
-        RatingPoint = protocol::RatingPoint,
-        DailyBoard = protocol::DailyBoard,
-        DailyRequest = protocol::DailyRequest,
-    }
-}
-
 /// The document: every operation of the router (in the order of `lib.rs`).
 #[derive(OpenApi)]
 #[openapi(
@@ -114,44 +40,44 @@ pub mod wire {
         license(name = "MIT"),
     ),
     paths(
-        crate::http::create_guest,
-        crate::http::me,
-        crate::account::account,
-        crate::account::claim,
-        crate::account::sign_in,
-        crate::account::sign_out,
-        crate::account::devices,
-        crate::account::revoke_device,
-        crate::http::player_profile,
-        crate::http::player_matches,
-        crate::http::session,
-        crate::http::my_matches,
-        crate::http::list_games,
-        crate::http::list_tables,
-        crate::http::create_table,
-        crate::http::get_table,
-        crate::http::get_table_state,
-        crate::http::join_table,
-        crate::http::leave_table,
-        crate::http::start_table,
-        crate::http::seat_bot,
-        crate::http::table_rounds,
-        crate::http::table_replay,
-        crate::http::round_deal,
-        crate::http::leaderboard,
-        crate::http::records,
-        crate::http::player_ratings,
-        crate::http::rating_history,
+        crate::http::players::create_guest,
+        crate::http::players::me,
+        crate::http::accounts::account,
+        crate::http::accounts::claim,
+        crate::http::accounts::sign_in,
+        crate::http::accounts::sign_out,
+        crate::http::accounts::devices,
+        crate::http::accounts::revoke_device,
+        crate::http::players::player_profile,
+        crate::http::players::player_matches,
+        crate::http::players::session,
+        crate::http::players::my_matches,
+        crate::http::tables::list_games,
+        crate::http::tables::list_tables,
+        crate::http::tables::create_table,
+        crate::http::tables::get_table,
+        crate::http::tables::get_table_state,
+        crate::http::tables::join_table,
+        crate::http::tables::leave_table,
+        crate::http::tables::start_table,
+        crate::http::tables::seat_bot,
+        crate::http::tables::table_rounds,
+        crate::http::tables::table_replay,
+        crate::http::tables::round_deal,
+        crate::http::boards::leaderboard,
+        crate::http::boards::records,
+        crate::http::boards::player_ratings,
+        crate::http::boards::rating_history,
         serve,
-        crate::http::daily_board,
-        crate::http::start_daily,
-        crate::http::test_panic,
-        crate::assets::index,
-        crate::assets::index_html,
-        crate::http::table_page,
-        crate::http::table_page_invite,
-        crate::http::healthz,
-        crate::http::metrics,
+        crate::http::daily::daily_board,
+        crate::http::daily::start_daily,
+        crate::http::ops::test_panic,
+        crate::http::pages::index,
+        crate::http::pages::index_html,
+        crate::http::pages::table_page,
+        crate::http::pages::table_page_invite,
+        crate::http::ops::healthz,
+        crate::http::ops::metrics,
         crate::ws::lobby_socket,
         crate::ws::table_socket,
     ),
@@ -243,7 +169,7 @@ pub fn document() -> Value {
         .map(|s| s.keys().cloned().collect())
         .unwrap_or_default();
     for name in referenced {
-        let schema = wire::schema(&name, &mut generator)
+        let schema = crate::wire::schema(&name, &mut generator)
             .unwrap_or_else(|| panic!("{name} is referenced but is no `wire` marker"));
         // The marker's reference must be where schemars put the type (no renamed duplicate).
         assert_eq!(

@@ -34,11 +34,11 @@ use uuid::Uuid;
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::openapi::wire;
 use crate::outbox;
 use crate::state::AppState;
 use crate::table::chat::{ChatCmd, ChatError};
 use crate::table::{Cmd, TableHandle, Updates, Who};
+use crate::wire;
 
 /// How long one write to a client's socket may take before the client counts as gone.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -122,7 +122,7 @@ pub async fn table_socket(
     State(app): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<TableQuery>,
-    crate::limits::ClientAddr(client): crate::limits::ClientAddr,
+    crate::extract::ClientAddr(client): crate::extract::ClientAddr,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     // A socket another node forwards was checked there (`cluster::forward`).
@@ -136,12 +136,12 @@ pub async fn table_socket(
     // this socket (`serve`), or refused once one has begun.
     let token = socket_token(&app)?;
     // The address's place first: one over its cap costs no table lookup.
-    let slot = crate::limits::socket_slot(&app, client)?;
-    let (who, session) = match crate::http::authed(&headers, &app).await? {
+    let slot = crate::extract::socket_slot(&app, client)?;
+    let (who, session) = match crate::extract::authed(&headers, &app).await? {
         Some((w, s)) => (Some(w), Some(s)),
         None => (None, None),
     };
-    let handle = crate::http::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
+    let handle = crate::extract::reach_table(&app, &id, q.invite.as_deref(), who.as_ref()).await?;
     let start = (q.since, q.updates.into(), session);
     // From before the client hears the upgrade until the table has the connection: the
     // table is not handed to another node meanwhile (`cluster::adopt`).
@@ -570,15 +570,15 @@ fn read_error(app: &AppState, e: &axum::Error) -> Option<(u16, &'static str)> {
 pub async fn lobby_socket(
     ws: WebSocketUpgrade,
     State(app): State<AppState>,
-    crate::limits::ClientAddr(client): crate::limits::ClientAddr,
+    crate::extract::ClientAddr(client): crate::extract::ClientAddr,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     auth::origin_allowed(&headers, &app.config.allowed_origins)?;
     // Before any database work, as on the table socket.
     let token = socket_token(&app)?;
-    let slot = crate::limits::socket_slot(&app, client)?;
+    let slot = crate::extract::socket_slot(&app, client)?;
     // Reading the lobby needs nothing; chatting and quick play need a player.
-    let authed = crate::http::authed(&headers, &app).await?;
+    let authed = crate::extract::authed(&headers, &app).await?;
     Ok(limits(ws).on_upgrade(move |socket| async move {
         let (_slot, _token) = (slot, token);
         run_lobby_socket(socket, app, authed).await

@@ -24,9 +24,9 @@ use store::{AccountRecord, Claim};
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::http::{Body, Signed};
-use crate::openapi::wire;
+use crate::extract::{Body, Signed};
 use crate::state::{AppState, now_ms};
+use crate::wire;
 
 pub const MIN_USERNAME: usize = 3;
 pub const MAX_USERNAME: usize = 24;

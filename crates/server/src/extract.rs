@@ -1,0 +1,177 @@
+//! What the HTTP handlers and the sockets take from a request: a JSON body whose rejection
+//! is our own error, the signed-in player (by token, looked up every time), the client's
+//! address as the abuse limits see it, and the live table a path names (with a private
+//! table's invite rule). Every refusal is an [`ApiError`] with a JSON body.
+
+use axum::Json;
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::JsonRejection;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::ConnectInfo;
+use uuid::Uuid;
+
+use crate::limits::SocketSlot;
+
+use crate::auth;
+use crate::error::ApiError;
+use crate::state::{AppState, now_ms};
+use crate::table::{self, Who};
+
+/// A JSON body whose rejection is our `malformed` error rather than axum's plain text.
+pub struct Body<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for Body<T>
+where
+    Json<T>: axum::extract::FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Body(v)),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::TooLarge),
+            Err(e) => Err(ApiError::Malformed(e.body_text())),
+        }
+    }
+}
+
+/// The signed-in player of a request (401 `unauthorized` without a valid token).
+pub struct Me(pub Who);
+
+impl FromRequestParts<AppState> for Me {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        player_from(&parts.headers, app)
+            .await?
+            .map(Me)
+            .ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// The signed-in player of a request and the id of its session (device): 401
+/// `unauthorized` without a valid token.
+pub struct Signed(pub Who, pub String);
+
+impl FromRequestParts<AppState> for Signed {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        authed(&parts.headers, app)
+            .await?
+            .map(|(who, session)| Signed(who, session))
+            .ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// How stale a session's `last_seen_at` may get before a request refreshes it: often
+/// enough for the device list, rarely enough not to write on every request.
+const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
+
+/// The player a request's token names, if any.
+pub async fn player_from(headers: &HeaderMap, app: &AppState) -> Result<Option<Who>, ApiError> {
+    Ok(authed(headers, app).await?.map(|(who, _)| who))
+}
+
+/// The player a request's token names and the id of its session, if any. The token is
+/// looked up every time, so a device signed out is refused at once.
+pub async fn authed(
+    headers: &HeaderMap,
+    app: &AppState,
+) -> Result<Option<(Who, String)>, ApiError> {
+    let Some(token) = auth::token_from(headers) else {
+        return Ok(None);
+    };
+    let Some(a) = app
+        .store
+        .player_by_token_hash(&auth::hash_token(&token))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let now = now_ms();
+    if now - a.session.last_seen_at > TOUCH_EVERY_MS
+        && let Err(e) = app.store.touch_session(&a.session.id, now).await
+    {
+        // Only the device list's "last seen" is late: the request goes on.
+        tracing::warn!(error = %e, "could not note a session's use");
+    }
+    Ok(Some((
+        Who {
+            id: a.player.id,
+            name: a.player.name,
+        },
+        a.session.id,
+    )))
+}
+
+pub fn player_id(id: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(id)
+        .map_err(|_| ApiError::Malformed(format!("a player id is a UUID, not {id:?}")))
+}
+
+/// The live table `id`, checking a private table's invite code unless `who` sits there.
+pub async fn reach_table(
+    app: &AppState,
+    id: &str,
+    invite: Option<&str>,
+    who: Option<&Who>,
+) -> Result<table::TableHandle, ApiError> {
+    let tid = Uuid::parse_str(id).map_err(|_| ApiError::TableNotFound(id.to_string()))?;
+    let h = table::open(&app.core, tid)
+        .await?
+        .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
+    if h.private && h.invite_code.as_deref() != invite {
+        let seated = match who {
+            Some(w) => h
+                .info()
+                .await?
+                .seats
+                .iter()
+                .any(|s| matches!(s, protocol::SeatInfo::Player { id, .. } if *id == w.id)),
+            None => false,
+        };
+        if !seated {
+            return Err(ApiError::InviteRequired);
+        }
+    }
+    Ok(h)
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct InviteQuery {
+    /// A private table's invite code (not needed by a player seated there).
+    pub invite: Option<String>,
+}
+
+pub async fn not_found_api() -> ApiError {
+    ApiError::NotFound("no such endpoint; see docs/protocol.md".into())
+}
+
+/// The client's address as the limits see it (an extractor).
+pub struct ClientAddr(pub IpAddr);
+
+impl axum::extract::FromRequestParts<AppState> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(ClientAddr(app.limits.client(peer, &parts.headers)))
+    }
+}
+
+/// Takes a WebSocket place for `client`, counting a refusal.
+pub fn socket_slot(app: &AppState, client: IpAddr) -> Result<SocketSlot, ApiError> {
+    app.limits
+        .socket(client)
+        .inspect_err(|_| app.metrics.limited("sockets"))
+}

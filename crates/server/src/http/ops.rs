@@ -1,0 +1,81 @@
+//! Operations: `/healthz`, `/metrics`, and the test hook that makes a table panic.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+use crate::extract::*;
+use crate::state::AppState;
+use crate::table::Cmd;
+use crate::wire;
+
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "service",
+    summary = "Health",
+    responses(
+        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked; with `database` and `parked_tables`", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0})),
+        (status = 503, description = "`{\"status\": \"unavailable\"}`: the database does not answer", content_type = "application/json"),
+    ),
+)]
+pub async fn healthz(State(app): State<AppState>) -> Response {
+    let parked = app.metrics.parked_now();
+    match app.store.ping().await {
+        // Parked tables cannot save moves: the server is up but degraded.
+        Ok(()) => Json(serde_json::json!({
+            "status": if parked > 0 { "degraded" } else { "ok" },
+            "database": app.store.backend(),
+            "parked_tables": parked,
+        }))
+        .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "health check failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(serde_json::json!({"status": "unavailable", "database": app.store.backend()})),
+            )
+                .into_response()
+        }
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "service",
+    summary = "Prometheus metrics",
+    responses(
+        (status = 200, description = "the metrics in the text exposition format", body = String, content_type = "text/plain; version=0.0.4"),
+    ),
+)]
+pub async fn metrics(State(app): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        app.metrics.render(),
+    )
+        .into_response()
+}
+
+/// Test hook (`FIB_TEST_HOOKS` only): makes the table's task panic, to test supervision.
+#[utoipa::path(
+    post,
+    path = "/api/tables/{id}/test/panic",
+    tag = "tables",
+    summary = "Test hook: make the table task panic once",
+    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    responses(
+        (status = 202, description = "the panic was requested (only registered with FIB_TEST_HOOKS, never on a real server)"),
+        (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
+    ),
+)]
+pub async fn test_panic(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let h = reach_table(&app, &id, None, None).await?;
+    h.send(Cmd::TestPanic).await?;
+    Ok(StatusCode::ACCEPTED)
+}
