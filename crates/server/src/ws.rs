@@ -301,6 +301,9 @@ async fn table_socket_loop(
             let text = error_text("table_closed", "this table has closed".into());
             let _ =
                 tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::Text(text.into()))).await;
+            // Its task ended (a hand-over, a table over and unwatched): the next socket
+            // finds the table wherever it is served now.
+            close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
             app.metrics.ws_connections.fetch_sub(1, Relaxed);
             return;
         }
@@ -360,49 +363,63 @@ async fn table_socket_loop(
                     ));
                 }
                 Some(Ok(Message::Text(text))) => {
-                    match ClientMsg::decode(&text) {
+                    // `false`: the table's task has ended and takes no more commands.
+                    let taken = match ClientMsg::decode(&text) {
                         Ok(ClientMsg::Act { version, action }) => {
                             let received = std::time::Instant::now();
-                            if table.send(Cmd::Act { conn, version, action, received }).await.is_err() { break; }
+                            table.send(Cmd::Act { conn, version, action, received }).await.is_ok()
                         }
-                        Ok(ClientMsg::Sync {}) => {
-                            if table.send(Cmd::Sync { conn }).await.is_err() { break; }
-                        }
+                        Ok(ClientMsg::Sync {}) => table.send(Cmd::Sync { conn }).await.is_ok(),
                         Ok(ClientMsg::Presence { away }) => {
-                            if table.send(Cmd::Presence { conn, away }).await.is_err() { break; }
+                            table.send(Cmd::Presence { conn, away }).await.is_ok()
                         }
                         Ok(ClientMsg::Rematch { accept }) => {
-                            if table.send(Cmd::Rematch { conn, accept }).await.is_err() { break; }
+                            table.send(Cmd::Rematch { conn, accept }).await.is_ok()
                         }
                         Ok(ClientMsg::Ping {}) => {
                             local.send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
+                            true
                         }
                         Ok(ClientMsg::Chat { text }) => {
                             match chat_text(me.as_ref(), &text) {
                                 Ok((name, body)) => {
                                     let cmd = ChatCmd::Say { name, body };
-                                    if table.send(Cmd::Chat { conn, cmd }).await.is_err() { break; }
+                                    table.send(Cmd::Chat { conn, cmd }).await.is_ok()
                                 }
-                                Err(e) => local.send(chat_error_text(&app, &e)),
+                                Err(e) => {
+                                    local.send(chat_error_text(&app, &e));
+                                    true
+                                }
                             }
                         }
                         Ok(ClientMsg::React { emote }) => match &me {
                             Some(w) => {
                                 let cmd = ChatCmd::Say { name: w.name.clone(), body: ChatBody::Emote { emote } };
-                                if table.send(Cmd::Chat { conn, cmd }).await.is_err() { break; }
+                                table.send(Cmd::Chat { conn, cmd }).await.is_ok()
                             }
-                            None => local.send(chat_error_text(&app, &ChatError::NotSignedIn)),
+                            None => {
+                                local.send(chat_error_text(&app, &ChatError::NotSignedIn));
+                                true
+                            }
                         },
                         Ok(ClientMsg::Mute { player }) => {
-                            if !mute_at_table(&app, &table, conn, me.as_ref(), player, true, &local).await { break; }
+                            mute_at_table(&app, &table, conn, me.as_ref(), player, true, &local).await
                         }
                         Ok(ClientMsg::Unmute { player }) => {
-                            if !mute_at_table(&app, &table, conn, me.as_ref(), player, false, &local).await { break; }
+                            mute_at_table(&app, &table, conn, me.as_ref(), player, false, &local).await
                         }
                         Err(e) => {
                             app.metrics.rejected("malformed");
                             local.send(error_text("malformed", format!("not a valid message: {e}")));
+                            true
                         }
+                    };
+                    if !taken {
+                        // As when the table lets go of the queue: the task ended (the table
+                        // handed over at a drain, stepped down, or over), perhaps before
+                        // the queue's close reached this loop. Never without a close frame.
+                        close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
+                        break;
                     }
                 }
                 Some(Ok(Message::Binary(_))) => {

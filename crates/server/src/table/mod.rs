@@ -1007,14 +1007,30 @@ mod tests {
 
     impl MidEnding {
         async fn new() -> MidEnding {
-            use sqlx::Connection;
+            let (app, dir) = MidEnding::on_a_file().await;
+            let table = a_table(&app).await;
+            MidEnding::ending(app, table, dir).await
+        }
+
+        /// A server on a SQLite file in a folder of its own.
+        async fn on_a_file() -> (AppState, std::path::PathBuf) {
             let dir = std::env::temp_dir().join(format!("fib-table-unit-{}", Uuid::new_v4()));
-            let url = format!("sqlite://{}/fib.db", dir.display());
-            let app = crate::build(crate::Config::for_tests(&url))
+            let app = crate::build(crate::Config::for_tests(&Self::url(&dir)))
                 .await
                 .expect("a server on a SQLite file");
-            let table = a_table(&app).await;
-            let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
+            (app, dir)
+        }
+
+        fn url(dir: &std::path::Path) -> String {
+            format!("sqlite://{}/fib.db", dir.display())
+        }
+
+        /// The table's task asked to hand itself over, and stuck in its ending.
+        async fn ending(app: AppState, table: TableHandle, dir: std::path::PathBuf) -> MidEnding {
+            use sqlx::Connection;
+            let mut lock = sqlx::SqliteConnection::connect(&Self::url(&dir))
+                .await
+                .unwrap();
             sqlx::raw_sql("BEGIN IMMEDIATE")
                 .execute(&mut lock)
                 .await
@@ -1077,6 +1093,61 @@ mod tests {
         assert!(app.table(table.id).is_none());
         let owner = app.store.table_owner(table.id).await.unwrap().unwrap();
         assert_eq!(owner.node, None, "released in the store");
+        app.store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Issue #33, item 6: a socket whose command finds its table's task ended (here a hand-
+    /// over, as at a drain: the task takes no more commands, and still holds the
+    /// connection's queue while it releases the table) closes with 1013, as when the queue
+    /// closes. It used to leave its loop with no close frame at all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_socket_whose_command_finds_its_table_ended_closes_with_1013() {
+        use futures_util::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        let (app, dir) = MidEnding::on_a_file().await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(crate::serve(listener, app.clone(), async move {
+            let _ = stopped.await;
+        }));
+        // Answered once the node has joined its cluster (taking its tables back): a table
+        // made before would be claimed again under its feet.
+        let health = reqwest::get(format!("http://{addr}/healthz"))
+            .await
+            .unwrap();
+        assert!(health.status().is_success());
+        let table = a_table(&app).await;
+        let url = format!("ws://{addr}/ws/table/{}", table.id);
+        let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .unwrap();
+        let first = ws.next().await.expect("a message").expect("no error");
+        assert!(
+            first.to_text().unwrap().starts_with(r#"{"type":"state""#),
+            "{first:?}"
+        );
+        let mid = MidEnding::ending(app, table, dir).await;
+
+        ws.send(Message::text(r#"{"type":"sync"}"#)).await.unwrap();
+        let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            loop {
+                match ws.next().await {
+                    Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                    Some(Ok(_)) => continue,
+                    _ => return None,
+                }
+            }
+        })
+        .await
+        .expect("the socket closes at once");
+        assert_eq!(closed, Some(1013), "a close frame: reconnect");
+
+        let (app, _, answer, dir) = mid.let_go().await;
+        answer.await.expect("the hand-over is answered");
+        let _ = stop.send(());
+        served.await.unwrap().unwrap();
         app.store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }
