@@ -877,16 +877,24 @@ pub async fn open(app: &AppState, id: Uuid) -> Result<Option<TableHandle>, ApiEr
     if let Some(h) = app.table(id) {
         return Ok(Some(h));
     }
+    // `table_moving` is the expected answer while a table changes nodes: logged as such
+    // (the request log does not count it as a failure, `error::RequestFailures`).
     if app.cluster.draining() {
         return match app.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(crate::cluster::moving()),
+            Some(_) => {
+                tracing::info!(table = %id, "table_moving: this node is draining and takes no table");
+                Err(crate::cluster::moving())
+            }
         };
     }
     let Some(epoch) = app.store.claim_table(id, &app.cluster.node).await? else {
         return match app.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(crate::cluster::moving()),
+            Some(_) => {
+                tracing::info!(table = %id, "table_moving: another node holds the table");
+                Err(crate::cluster::moving())
+            }
         };
     };
     // Read after the claim: whatever the previous owner wrote is in, and it can write
