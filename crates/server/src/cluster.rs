@@ -831,7 +831,7 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
     };
     result.unwrap_or_else(|e| {
         app.metrics.cluster("forward_failures");
-        tracing::warn!(table = %id, owner = %address, error = %e, "could not reach a table's owner");
+        tracing::warn!(table = %id, owner = %address, error = %e, "could not reach a table's owner: table_moving");
         moving().into_response()
     })
 }

@@ -173,6 +173,37 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// How the request log (tower-http's `TraceLayer`) sorts answers: a 5xx is a failure,
+/// logged at ERROR for an operator to act on, except a 503 that tells the client when to
+/// try again (`Retry-After`). That is the documented answer while a table changes nodes
+/// (`table_moving`) or this server drains (`server_draining`): expected, and logged where
+/// it is decided, at info or warn with the table. An answer passed on from another node
+/// ([`crate::cluster::forward`]) keeps its `Retry-After`, so it is sorted the same way.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RequestFailures;
+
+impl tower_http::classify::ClassifyResponse for RequestFailures {
+    type FailureClass = tower_http::classify::ServerErrorsFailureClass;
+    type ClassifyEos = tower_http::classify::NeverClassifyEos<Self::FailureClass>;
+
+    fn classify_response<B>(
+        self,
+        res: &axum::http::Response<B>,
+    ) -> tower_http::classify::ClassifiedResponse<Self::FailureClass, Self::ClassifyEos> {
+        let try_again = res.status() == StatusCode::SERVICE_UNAVAILABLE
+            && res.headers().contains_key(axum::http::header::RETRY_AFTER);
+        if try_again {
+            tower_http::classify::ClassifiedResponse::Ready(Ok(()))
+        } else {
+            tower_http::classify::ServerErrorsAsFailures::new().classify_response(res)
+        }
+    }
+
+    fn classify_error<E: std::fmt::Display + 'static>(self, error: &E) -> Self::FailureClass {
+        tower_http::classify::ServerErrorsAsFailures::new().classify_error(error)
+    }
+}
+
 /// Turns the framework's own plain-text rejections (a bad path or query value, a wrong
 /// method, a non-upgrade request to a socket path, a body that is not JSON) into our JSON
 /// error body, so every client error has a code.
@@ -207,4 +238,34 @@ pub async fn json_rejections(res: Response) -> Response {
         message,
     };
     (status, axum::Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_http::classify::{ClassifiedResponse, ClassifyResponse};
+
+    fn failure(res: Response) -> bool {
+        match RequestFailures.classify_response(&res) {
+            ClassifiedResponse::Ready(r) => r.is_err(),
+            ClassifiedResponse::RequiresEos(_) => unreachable!("decided on the head"),
+        }
+    }
+
+    /// The request log's failures are the server's: a 503 telling the client when to try
+    /// again (`table_moving`, `server_draining`, as answered here or passed on from another
+    /// node) is not one; any other 5xx, a bare 503 included, is.
+    #[test]
+    fn only_the_answers_to_try_again_are_no_failures() {
+        assert!(!failure(crate::cluster::moving().into_response()));
+        assert!(!failure(
+            ApiError::Unavailable("server_draining", "draining".into()).into_response()
+        ));
+        assert!(failure(ApiError::Internal.into_response()));
+        assert!(failure(StatusCode::SERVICE_UNAVAILABLE.into_response()));
+        assert!(failure(StatusCode::BAD_GATEWAY.into_response()));
+        assert!(!failure(
+            ApiError::TableNotFound("x".into()).into_response()
+        ));
+    }
 }

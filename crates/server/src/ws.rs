@@ -328,6 +328,9 @@ async fn table_socket_loop(
             let text = error_text("table_closed", "this table has closed".into());
             let _ =
                 tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::Text(text.into()))).await;
+            // Its task ended (a hand-over, a table over and unwatched): the next socket
+            // finds the table wherever it is served now.
+            close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
             app.metrics.ws_connections.fetch_sub(1, Relaxed);
             return;
         }
@@ -387,49 +390,63 @@ async fn table_socket_loop(
                     ));
                 }
                 Some(Ok(Message::Text(text))) => {
-                    match ClientMsg::decode(&text) {
+                    // `false`: the table's task has ended and takes no more commands.
+                    let taken = match ClientMsg::decode(&text) {
                         Ok(ClientMsg::Act { version, action }) => {
                             let received = std::time::Instant::now();
-                            if table.send(Cmd::Act { conn, version, action, received }).await.is_err() { break; }
+                            table.send(Cmd::Act { conn, version, action, received }).await.is_ok()
                         }
-                        Ok(ClientMsg::Sync {}) => {
-                            if table.send(Cmd::Sync { conn }).await.is_err() { break; }
-                        }
+                        Ok(ClientMsg::Sync {}) => table.send(Cmd::Sync { conn }).await.is_ok(),
                         Ok(ClientMsg::Presence { away }) => {
-                            if table.send(Cmd::Presence { conn, away }).await.is_err() { break; }
+                            table.send(Cmd::Presence { conn, away }).await.is_ok()
                         }
                         Ok(ClientMsg::Rematch { accept }) => {
-                            if table.send(Cmd::Rematch { conn, accept }).await.is_err() { break; }
+                            table.send(Cmd::Rematch { conn, accept }).await.is_ok()
                         }
                         Ok(ClientMsg::Ping {}) => {
                             local.send(serde_json::to_string(&ServerMsg::Pong).expect("serializes"));
+                            true
                         }
                         Ok(ClientMsg::Chat { text }) => {
                             match chat_text(me.as_ref(), &text) {
                                 Ok((name, body)) => {
                                     let cmd = ChatCmd::Say { name, body };
-                                    if table.send(Cmd::Chat { conn, cmd }).await.is_err() { break; }
+                                    table.send(Cmd::Chat { conn, cmd }).await.is_ok()
                                 }
-                                Err(e) => local.send(chat_error_text(&app, &e)),
+                                Err(e) => {
+                                    local.send(chat_error_text(&app, &e));
+                                    true
+                                }
                             }
                         }
                         Ok(ClientMsg::React { emote }) => match &me {
                             Some(w) => {
                                 let cmd = ChatCmd::Say { name: w.name.clone(), body: ChatBody::Emote { emote } };
-                                if table.send(Cmd::Chat { conn, cmd }).await.is_err() { break; }
+                                table.send(Cmd::Chat { conn, cmd }).await.is_ok()
                             }
-                            None => local.send(chat_error_text(&app, &ChatError::NotSignedIn)),
+                            None => {
+                                local.send(chat_error_text(&app, &ChatError::NotSignedIn));
+                                true
+                            }
                         },
                         Ok(ClientMsg::Mute { player }) => {
-                            if !mute_at_table(&app, &table, conn, me.as_ref(), player, true, &local).await { break; }
+                            mute_at_table(&app, &table, conn, me.as_ref(), player, true, &local).await
                         }
                         Ok(ClientMsg::Unmute { player }) => {
-                            if !mute_at_table(&app, &table, conn, me.as_ref(), player, false, &local).await { break; }
+                            mute_at_table(&app, &table, conn, me.as_ref(), player, false, &local).await
                         }
                         Err(e) => {
                             app.metrics.rejected("malformed");
                             local.send(error_text("malformed", format!("not a valid message: {e}")));
+                            true
                         }
+                    };
+                    if !taken {
+                        // As when the table lets go of the queue: the task ended (the table
+                        // handed over at a drain, stepped down, or over), perhaps before
+                        // the queue's close reached this loop. Never without a close frame.
+                        close_with(&mut sink, close_code::AGAIN, "reconnect to resync").await;
+                        break;
                     }
                 }
                 Some(Ok(Message::Binary(_))) => {
@@ -964,5 +981,104 @@ mod tests {
         local.send("a".into());
         local.send("b".into());
         assert!(!local.overflowed(), "no queue left to overflow");
+    }
+
+    /// Issue #33, item 6: a socket whose command finds its table's task ended (here a hand-
+    /// over, as at a drain: the task takes no more commands, and still holds the
+    /// connection's queue while it releases the table, stuck behind SQLite's write lock)
+    /// closes with 1013, as when the queue closes. It used to leave its loop with no close
+    /// frame at all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_socket_whose_command_finds_its_table_ended_closes_with_1013() {
+        use futures_util::{SinkExt, StreamExt};
+        use sqlx::Connection;
+        use tokio_tungstenite::tungstenite::Message as Client;
+        let dir = std::env::temp_dir().join(format!("fib-ws-unit-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}/fib.db", dir.display());
+        let app = crate::build(crate::Config::for_tests(&url))
+            .await
+            .expect("a server on a SQLite file");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(crate::serve(listener, app.clone(), async move {
+            let _ = stopped.await;
+        }));
+        // Answered once the node has joined its cluster (taking its tables back): a table
+        // made before would be claimed again under its feet.
+        let health = reqwest::get(format!("http://{addr}/healthz"))
+            .await
+            .unwrap();
+        assert!(health.status().is_success());
+        let now = crate::state::now_ms();
+        let record = store::TableRecord {
+            id: uuid::Uuid::new_v4(),
+            game: "trump".into(),
+            options: games::check_options("trump", &serde_json::json!({}), 2).unwrap(),
+            rules_version: 0,
+            seat_count: 2,
+            private: false,
+            invite_code: None,
+            created_by: uuid::Uuid::new_v4(),
+            created_at: now,
+            status: store::TableStatus::Open,
+            bots: None,
+            daily: None,
+            pace: serde_json::json!({}),
+            clock: None,
+            updated_at: now,
+        };
+        let table = app
+            .core
+            .create(record, vec![store::Occupant::Empty; 2])
+            .await
+            .expect("a new table");
+        let (mut ws, _) =
+            tokio_tungstenite::connect_async(format!("ws://{addr}/ws/table/{}", table.id))
+                .await
+                .unwrap();
+        let first = ws.next().await.expect("a message").expect("no error");
+        assert!(
+            first.to_text().unwrap().starts_with(r#"{"type":"state""#),
+            "{first:?}"
+        );
+        // The task is told to hand the table over, and cannot release it while another
+        // connection holds SQLite's write lock: it takes no more commands meanwhile.
+        let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("BEGIN IMMEDIATE")
+            .execute(&mut lock)
+            .await
+            .unwrap();
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        table.send(Cmd::HandOver { reply }).await.unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while !table.ending() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the task begins to end");
+
+        ws.send(Client::text(r#"{"type":"sync"}"#)).await.unwrap();
+        let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            loop {
+                match ws.next().await {
+                    Some(Ok(Client::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                    Some(Ok(_)) => continue,
+                    _ => return None,
+                }
+            }
+        })
+        .await
+        .expect("the socket closes at once");
+        assert_eq!(closed, Some(1013), "a close frame: reconnect");
+
+        sqlx::raw_sql("COMMIT").execute(&mut lock).await.unwrap();
+        lock.close().await.unwrap();
+        answer.await.expect("the hand-over is answered");
+        let _ = stop.send(());
+        served.await.unwrap().unwrap();
+        app.store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

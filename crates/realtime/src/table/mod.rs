@@ -875,16 +875,24 @@ pub async fn open(core: &Core, id: Uuid) -> Result<Option<TableHandle>, TableErr
     if let Some(h) = core.table(id) {
         return Ok(Some(h));
     }
+    // `table_moving` is the expected answer while a table changes nodes: logged as such
+    // (the server's request log does not count it as a failure).
     if core.draining() {
         return match core.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(TableError::Moving),
+            Some(_) => {
+                tracing::info!(table = %id, "table_moving: this node is draining and takes no table");
+                Err(TableError::Moving)
+            }
         };
     }
     let Some(epoch) = core.store.claim_table(id, &core.node).await? else {
         return match core.store.table_owner(id).await? {
             None => Ok(None),
-            Some(_) => Err(TableError::Moving),
+            Some(_) => {
+                tracing::info!(table = %id, "table_moving: another node holds the table");
+                Err(TableError::Moving)
+            }
         };
     };
     // Read after the claim: whatever the previous owner wrote is in, and it can write
