@@ -167,7 +167,7 @@ fn verify_match(path: &str) -> std::process::ExitCode {
         Ok(r) => r,
         Err(e) => return fail(format!("not a replay document: {e}")),
     };
-    match check_match(&replay) {
+    match crate::replay::check_match(&replay) {
         Ok(lines) => {
             for l in lines {
                 println!("{l}");
@@ -176,59 +176,4 @@ fn verify_match(path: &str) -> std::process::ExitCode {
         }
         Err(e) => fail(e),
     }
-}
-
-/// The checks of `verify-match`, one JSON line per round and one for the result.
-pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
-    let n = replay.seats.len();
-    let (mut g, _) =
-        games::new_match(&replay.game, &replay.options, n).map_err(|e| format!("{e:?}"))?;
-    let mut out = Vec::new();
-    for r in &replay.rounds {
-        let seed = Seed::from_hex(&r.seed).ok_or(format!("round {}: bad seed", r.round))?;
-        if seed.commitment() != r.seed_sha256 {
-            return Err(format!(
-                "round {}: the seed does not hash to the commitment {}",
-                r.round, r.seed_sha256
-            ));
-        }
-        g.start_round(&seed)
-            .map_err(|e| format!("round {}: {e}", r.round))?;
-        let moves: Vec<_> = replay
-            .steps
-            .iter()
-            .filter(|s| s.round == r.round)
-            .filter_map(|s| Some((s.seat?, s.action.as_ref()?)))
-            .collect();
-        for (seat, action) in &moves {
-            g.apply_json(*seat, action)
-                .map_err(|e| format!("round {}: a move is refused: {e}", r.round))?;
-        }
-        // The record is read after the round: it holds the round's later shuffles from the
-        // same seed too (R-21's reshuffle, R-46's refill).
-        if g.deal_record() != r.deal {
-            return Err(format!(
-                "round {}: the deal recomputed from the seed differs from the published one",
-                r.round
-            ));
-        }
-        out.push(
-            serde_json::json!({"round": r.round, "seed_sha256": r.seed_sha256, "moves": moves.len(), "deal": "ok"})
-                .to_string(),
-        );
-    }
-    let outcome = g
-        .outcome()
-        .ok_or("the moves do not finish the match".to_string())?;
-    if outcome.scores != replay.final_scores || outcome.winners != replay.winners {
-        return Err(format!(
-            "the result differs: recomputed scores {:?}, winners {:?}",
-            outcome.scores, outcome.winners
-        ));
-    }
-    out.push(
-        serde_json::json!({"result": "ok", "scores": outcome.scores, "winners": outcome.winners})
-            .to_string(),
-    );
-    Ok(out)
 }

@@ -1,7 +1,9 @@
 //! Command-line and environment configuration (clap). Every setting has a default, so the
 //! server starts with no configuration at all: `127.0.0.1:8080`, SQLite under `./data/`.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use clap::{Parser, Subcommand};
 
@@ -126,7 +128,7 @@ pub struct Config {
     /// Reverse proxies whose `X-Forwarded-For` is believed, comma-separated addresses or
     /// networks (e.g. `127.0.0.1`, `10.0.0.0/8`). Default: none, every peer is the client.
     #[arg(long, env = "FIB_TRUSTED_PROXIES", value_delimiter = ',')]
-    pub trusted_proxies: Vec<crate::limits::Proxies>,
+    pub trusted_proxies: Vec<Proxies>,
     /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
     /// test supervision. Never set this on a real server.
     #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false)]
@@ -218,5 +220,61 @@ impl Config {
             node_id: None,
             advertise_url: None,
         }
+    }
+}
+
+/// A trusted proxy: one address (`10.0.0.7`) or a network (`10.0.0.0/8`, `fd00::/8`), as
+/// `--trusted-proxies` takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proxies {
+    net: IpAddr,
+    prefix: u8,
+}
+
+impl Proxies {
+    /// Whether `ip` is one of these proxies.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.net, ip.to_canonical()) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl FromStr for Proxies {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let (addr, prefix) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let net = addr
+            .parse::<IpAddr>()
+            .map_err(|_| format!("{s:?} is not an IP address or a network like 10.0.0.0/8"))?
+            // `::ffff:10.0.0.1` is the IPv4 address the peer will be seen as.
+            .to_canonical();
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("{s:?}: the prefix length must be 0 to {max}"))?,
+        };
+        Ok(Proxies { net, prefix })
     }
 }

@@ -15,6 +15,8 @@ pub mod extract;
 pub mod http;
 pub mod limits;
 pub mod lobby;
+pub mod matcher;
+pub mod node;
 pub mod openapi;
 pub mod quickplay;
 pub mod replay;

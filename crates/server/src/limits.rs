@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,68 +30,13 @@ use axum::http::HeaderMap;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 
+use crate::config::Proxies;
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// How many locks the open-table check is spread over: players whose ids fall on the same
 /// lock wait for each other only while one of them creates a table.
 const OPEN_TABLE_LOCKS: usize = 64;
-
-/// A trusted proxy: one address (`10.0.0.7`) or a network (`10.0.0.0/8`, `fd00::/8`), as
-/// `--trusted-proxies` takes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Proxies {
-    net: IpAddr,
-    prefix: u8,
-}
-
-impl Proxies {
-    /// Whether `ip` is one of these proxies.
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.net, ip.to_canonical()) {
-            (IpAddr::V4(n), IpAddr::V4(a)) => {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u32::from(n) & mask == u32::from(a) & mask
-            }
-            (IpAddr::V6(n), IpAddr::V6(a)) => {
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u128::from(n) & mask == u128::from(a) & mask
-            }
-            _ => false,
-        }
-    }
-}
-
-impl FromStr for Proxies {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        let (addr, prefix) = match s.split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (s, None),
-        };
-        let net = addr
-            .parse::<IpAddr>()
-            .map_err(|_| format!("{s:?} is not an IP address or a network like 10.0.0.0/8"))?
-            // `::ffff:10.0.0.1` is the IPv4 address the peer will be seen as.
-            .to_canonical();
-        let max = if net.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => max,
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|p| *p <= max)
-                .ok_or_else(|| format!("{s:?}: the prefix length must be 0 to {max}"))?,
-        };
-        Ok(Proxies { net, prefix })
-    }
-}
 
 /// A class of limited endpoint: one rate per class and address. To limit a new kind of
 /// endpoint (account sign-up, sign-in), add a class here with its setting in `Config` and
@@ -198,10 +142,10 @@ impl Limits {
         // Forwarded by another node of the cluster, which names the client it serves.
         if let (Some(secret), Some(v)) = (
             self.node_secret.get(),
-            headers.get(crate::cluster::NODE_HEADER),
-        ) && crate::cluster::same_secret(v.as_bytes(), secret.as_bytes())
+            headers.get(crate::node::NODE_HEADER),
+        ) && crate::node::same_secret(v.as_bytes(), secret.as_bytes())
             && let Some(ip) = headers
-                .get(crate::cluster::CLIENT_HEADER)
+                .get(crate::node::CLIENT_HEADER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<IpAddr>().ok())
         {

@@ -9,7 +9,7 @@ use protocol::TableInfo;
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
-use crate::cluster::Cluster;
+use crate::node::Cluster;
 use realtime::lock;
 
 /// Lobby changes a socket may fall behind by before it is sent the whole list instead.

@@ -78,8 +78,8 @@ use utoipa::{Modify, OpenApi};
         crate::http::pages::table_page_invite,
         crate::http::ops::healthz,
         crate::http::ops::metrics,
-        crate::ws::lobby_socket,
-        crate::ws::table_socket,
+        crate::ws::lobby::lobby_socket,
+        crate::ws::table::table_socket,
     ),
     modifiers(&Conventions),
     tags(

@@ -44,7 +44,7 @@ pub struct Inner {
     pub limits: Arc<crate::limits::Limits>,
     /// This node among the servers on one database: its id, address, the lobby entries
     /// of the others (`cluster`).
-    pub cluster: Arc<crate::cluster::Cluster>,
+    pub cluster: Arc<crate::node::Cluster>,
 }
 
 /// Resolves once the server is shutting down, at once if it already is: a receiver that
@@ -81,7 +81,7 @@ impl AppState {
             tracing::warn!(error = %e, dir = %config.web_dir.display(), "cannot read the web client");
             crate::assets::Assets::default()
         });
-        let cluster = Arc::new(crate::cluster::Cluster::new(&config, store.backend()));
+        let cluster = Arc::new(crate::node::Cluster::new(&config, store.backend()));
         let lobby = Arc::new(crate::lobby::Lobby::default());
         let host = crate::lobby::Publisher {
             lobby: lobby.clone(),

@@ -1,0 +1,362 @@
+//! The lobby socket, `/ws/lobby`: the live list of public tables, quick play, and the
+//! lobby's chat.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use futures_util::stream::SplitSink;
+use futures_util::{SinkExt, StreamExt};
+use protocol::{LobbyClientMsg, LobbyMsg};
+use uuid::Uuid;
+
+use crate::auth;
+use crate::error::ApiError;
+use crate::outbox;
+use crate::state::AppState;
+use crate::table::Who;
+use crate::table::chat::ChatError;
+use crate::wire;
+
+use super::*;
+
+#[utoipa::path(
+    get,
+    path = "/ws/lobby",
+    tag = "sockets",
+    summary = "WebSocket upgrade: the live lobby",
+    security((), ("cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 101, description = "switching protocols; then `LobbyMsg` frames (docs/protocol.md, docs/protocol.schema.json)"),
+        (status = 400, description = "`code`: malformed (not a WebSocket upgrade)", body = wire::ErrorBody),
+        (status = 403, description = "`code`: forbidden_origin (another site's page)", body = wire::ErrorBody),
+        (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 503, description = "`code`: server_draining (this server is shutting down)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+    ),
+)]
+pub async fn lobby_socket(
+    ws: WebSocketUpgrade,
+    State(app): State<AppState>,
+    crate::extract::ClientAddr(client): crate::extract::ClientAddr,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    auth::origin_allowed(&headers, &app.config.allowed_origins)?;
+    // Before any database work, as on the table socket.
+    let token = socket_token(&app)?;
+    let slot = crate::extract::socket_slot(&app, client)?;
+    // Reading the lobby needs nothing; chatting and quick play need a player.
+    let authed = crate::extract::authed(&headers, &app).await?;
+    Ok(limits(ws).on_upgrade(move |socket| async move {
+        let (_slot, _token) = (slot, token);
+        run_lobby_socket(socket, app, authed).await
+    }))
+}
+
+/// How long lobby changes are collected before they are sent together.
+pub(super) const LOBBY_COALESCE: Duration = Duration::from_millis(50);
+
+pub(super) fn lobby_text(msg: &LobbyMsg) -> Utf8Bytes {
+    serde_json::to_string(msg).expect("serializes").into()
+}
+
+/// Writes one lobby message within [`WRITE_TIMEOUT`]; `false`: the client is gone or
+/// stopped reading.
+pub(super) async fn lobby_send(sink: &mut SplitSink<WebSocket, Message>, msg: &LobbyMsg) -> bool {
+    let send = sink.send(Message::Text(lobby_text(msg)));
+    matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(())))
+}
+
+pub(super) fn lobby_error(
+    app: &AppState,
+    code: &str,
+    message: String,
+    retry: Option<u64>,
+) -> LobbyMsg {
+    app.metrics.rejected(code);
+    LobbyMsg::Error {
+        code: code.into(),
+        message,
+        retry_after_ms: retry,
+    }
+}
+
+pub(super) fn lobby_chat_error(app: &AppState, e: &ChatError) -> LobbyMsg {
+    lobby_error(app, e.code(), e.message(), e.retry_after_ms())
+}
+
+/// What a lobby socket holds for quick play.
+pub(super) struct Quick {
+    /// This socket's id in the queues.
+    conn: String,
+    /// Set while this socket waits in a queue.
+    waiting: Option<crate::matcher::Waiting>,
+    /// What the matcher tells this socket.
+    tx: outbox::Sender<LobbyMsg>,
+}
+
+/// One message from a lobby client: what to answer, if anything.
+pub(super) async fn lobby_message(
+    app: &AppState,
+    who: Option<&Who>,
+    muted: &mut Vec<Uuid>,
+    quick: &mut Quick,
+    text: &str,
+) -> Option<LobbyMsg> {
+    let msg = match LobbyClientMsg::decode(text) {
+        Ok(msg) => msg,
+        Err(e) => {
+            return Some(lobby_error(
+                app,
+                "malformed",
+                format!("not a valid message: {e}"),
+                None,
+            ));
+        }
+    };
+    let (target, on) = match msg {
+        LobbyClientMsg::Chat { text } => {
+            // The line comes back through the feed, like everybody's.
+            let said = match who {
+                Some(w) => chat_text(Some(w), &text)
+                    .and_then(|(name, body)| app.lobby_chat.say(w.id, &name, body)),
+                None => Err(ChatError::NotSignedIn),
+            };
+            return said.err().map(|e| lobby_chat_error(app, &e));
+        }
+        LobbyClientMsg::Mute { player } => (player, true),
+        LobbyClientMsg::Unmute { player } => (player, false),
+        LobbyClientMsg::QueueJoin {
+            game,
+            seats,
+            bots_now,
+        } => {
+            let Some(who) = who else {
+                return Some(lobby_error(
+                    app,
+                    "not_signed_in",
+                    "become a guest or sign in to play".into(),
+                    None,
+                ));
+            };
+            if quick.waiting.is_some() {
+                return Some(lobby_error(
+                    app,
+                    "already_queued",
+                    "this connection is waiting in a queue already: leave it first".into(),
+                    None,
+                ));
+            }
+            let joined =
+                crate::matcher::join(app, who, &quick.conn, &game, seats, bots_now, &quick.tx)
+                    .await;
+            return Some(match joined {
+                Ok((msg, waiting)) => {
+                    quick.waiting = waiting;
+                    msg
+                }
+                Err(crate::quickplay::Refusal(code, message)) => {
+                    lobby_error(app, code, message, None)
+                }
+            });
+        }
+        LobbyClientMsg::QueueLeave {} => {
+            return Some(
+                match crate::matcher::leave(app, quick.waiting.take()).await {
+                    Ok(msg) => msg,
+                    Err(crate::quickplay::Refusal(code, message)) => {
+                        lobby_error(app, code, message, None)
+                    }
+                },
+            );
+        }
+    };
+    Some(match set_mute(app, who, target, on).await {
+        Ok(players) => {
+            *muted = players.clone();
+            LobbyMsg::Muted { players }
+        }
+        Err(e) => lobby_chat_error(app, &e),
+    })
+}
+
+/// The lobby: the whole list on connect, then only what changed (coalesced over
+/// [`LOBBY_COALESCE`]); the whole list again if this socket fell behind the changes. And
+/// the lobby's chat: its latest lines on connect, then each new one, without the lines of
+/// players this socket's player muted.
+pub(super) async fn run_lobby_socket(
+    socket: WebSocket,
+    app: AppState,
+    authed: Option<(Who, String)>,
+) {
+    app.metrics.ws_connections.fetch_add(1, Relaxed);
+    let (who, session) = match authed {
+        Some((w, s)) => (Some(w), Some(s)),
+        None => (None, None),
+    };
+    let mut revoked = app.revoked.subscribe();
+    let (quick_tx, mut quick_rx) = outbox::outbox::<LobbyMsg>(16);
+    let mut quick = Quick {
+        // The node's id first: the queue entries of a node that died are known by it.
+        conn: format!("{}/{}", app.cluster.node, auth::random_hex(16)),
+        waiting: None,
+        tx: quick_tx,
+    };
+    let mut counts = app.quickplay.counts();
+    counts.mark_changed();
+    let (mut sink, mut stream) = socket.split();
+    let mut changes = app.lobby.subscribe();
+    let mut shutdown = app.shutdown.subscribe();
+    let mut changed: std::collections::BTreeSet<uuid::Uuid> = Default::default();
+    let mut resend_all = true;
+    let mut window: Option<tokio::time::Instant> = None;
+    let mut limit = RateLimit::new(app.config.ws_messages_per_second);
+    let feed = app.lobby_chat.subscribe();
+    let mut chat = feed.lines;
+    let mut chat_history = Some(feed.history);
+    // Without its mutes a socket would show lines its player asked not to see: it then
+    // says so and shows no chat (the tables still work).
+    let mut muted = match mutes_of(&app, who.as_ref()).await {
+        Ok(m) => m,
+        Err(e) => {
+            chat_history = None;
+            let _ = lobby_send(&mut sink, &lobby_chat_error(&app, &e)).await;
+            Vec::new()
+        }
+    };
+    let chat_on = chat_history.is_some();
+    loop {
+        if resend_all {
+            resend_all = false;
+            changed.clear();
+            window = None;
+            let msg = LobbyMsg::Tables {
+                tables: app.lobby.tables(),
+            };
+            if !lobby_send(&mut sink, &msg).await {
+                app.metrics.closed("write_timeout");
+                break;
+            }
+        }
+        if let Some(lines) = chat_history.take() {
+            let lines = lines
+                .into_iter()
+                .filter(|l| !muted.contains(&l.player))
+                .collect();
+            let msg = LobbyMsg::ChatHistory {
+                lines,
+                muted: muted.clone(),
+            };
+            if !lobby_send(&mut sink, &msg).await {
+                app.metrics.closed("write_timeout");
+                break;
+            }
+        }
+        tokio::select! {
+            c = changes.recv() => match c {
+                Ok(id) => {
+                    changed.insert(id);
+                    window.get_or_insert_with(|| tokio::time::Instant::now() + LOBBY_COALESCE);
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => resend_all = true,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            },
+            line = chat.recv(), if chat_on => match line {
+                Ok(line) => {
+                    if !muted.contains(&line.player) && !lobby_send(&mut sink, &LobbyMsg::Chat { line }).await {
+                        app.metrics.closed("write_timeout");
+                        break;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    chat_history = Some(app.lobby_chat.history());
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            },
+            Ok(()) = counts.changed() => {
+                let queues = counts.borrow_and_update().clone();
+                if !lobby_send(&mut sink, &LobbyMsg::Queues { queues }).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            Some(msg) = quick_rx.recv() => {
+                if matches!(msg, LobbyMsg::Matched { .. } | LobbyMsg::QueueLeft {}) {
+                    // Out of the queue already (taken by the matcher).
+                    quick.waiting = None;
+                }
+                if !lobby_send(&mut sink, &msg).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            _ = signed_out(&app, &mut revoked, who.as_ref().map(|w| w.id).zip(session.as_deref())) => {
+                close_with(&mut sink, SIGNED_OUT, "signed out").await;
+                break;
+            }
+            _ = async { tokio::time::sleep_until(window.expect("guarded")).await }, if window.is_some() => {
+                window = None;
+                let (mut tables, mut removed) = (Vec::new(), Vec::new());
+                for id in std::mem::take(&mut changed) {
+                    match app.lobby.table(id) {
+                        Some(t) => tables.push(t),
+                        None => removed.push(id),
+                    }
+                }
+                let msg = LobbyMsg::Changes { tables, removed };
+                if !lobby_send(&mut sink, &msg).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            _ = crate::state::stopping(&mut shutdown) => {
+                close_with(&mut sink, close_code::AWAY, "server restarting").await;
+                break;
+            }
+            // Chat and mutes; anything else is answered `malformed`. As on a table
+            // socket, a flood is answered `rate_limited` and dropped, and oversized frames
+            // close the socket.
+            incoming = stream.next() => match incoming {
+                Some(Ok(Message::Close(_))) | None => break,
+                Some(Err(e)) => {
+                    if let Some((code, reason)) = read_error(&app, &e) {
+                        close_with(&mut sink, code, reason).await;
+                    }
+                    break;
+                }
+                Some(Ok(Message::Text(_) | Message::Binary(_))) if !limit.take(0) => {
+                    let msg = lobby_error(
+                        &app,
+                        "rate_limited",
+                        format!(
+                            "too many messages: at most {} a second on one connection; this one was dropped",
+                            app.config.ws_messages_per_second
+                        ),
+                        None,
+                    );
+                    if !lobby_send(&mut sink, &msg).await {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Text(text))) => {
+                    let answer = lobby_message(&app, who.as_ref(), &mut muted, &mut quick, &text).await;
+                    if let Some(msg) = answer
+                        && !lobby_send(&mut sink, &msg).await
+                    {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    let msg = lobby_error(&app, "binary_not_supported", "send JSON text messages".into(), None);
+                    if !lobby_send(&mut sink, &msg).await {
+                        break;
+                    }
+                }
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+    app.metrics.ws_connections.fetch_sub(1, Relaxed);
+}
