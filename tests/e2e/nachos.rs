@@ -417,3 +417,11 @@ async fn nachos_views_never_show_another_seats_hand() {
 async fn nachos_round_in_chromium() {
     crate::browser::run_script("nachos.mjs").await;
 }
+
+/// Issue #33, item 5: at a five-seat Fibonachos table on a phone (390×844), the player's
+/// whole hand is in the first screen at every turn of a round
+/// (tests/browser/nachos_phone.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nachos_five_seat_hand_fits_a_phone_screen_in_chromium() {
+    crate::browser::run_script("nachos_phone.mjs").await;
+}

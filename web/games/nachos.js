@@ -4,7 +4,7 @@
 // re-derived here), the round summary (raw spicy total, Fibonacci bonus or the 34) and the
 // running totals over the three rounds. Rendered wholly from the latest state message.
 
-import { flyTrick, h, morph, mount } from '../dom.js';
+import { flyTrick, h, morph, mount, phoneLayout } from '../dom.js';
 
 export const title = 'Fibonachos';
 
@@ -181,7 +181,11 @@ export function render(root, msg, ctx) {
     Array.from({ length: n }, (_, s) => seatPlate(v, s, me, name))));
 
   // --- The trick ------------------------------------------------------------------------
-  parts.push(h('div', { class: 'nachos-centre' }, trickArea(v, name, tricksDone, over, msg.events || []), lastTrick(v, name)));
+  // On a phone the reminder of the last trick comes after the hand instead of beside the
+  // trick: with five seats the hand would not be in the first screen otherwise (the page
+  // is drawn again when it crosses the breakpoint).
+  const phone = phoneLayout();
+  parts.push(h('div', { class: 'nachos-centre' }, trickArea(v, name, tricksDone, over, msg.events || []), phone ? null : lastTrick(v, name)));
 
   // --- My hand --------------------------------------------------------------------------
   if (v.hand) {
@@ -215,6 +219,8 @@ export function render(root, msg, ctx) {
     parts.push(h('p', { class: 'muted spectating' }, 'You are watching this match.'));
   }
 
+  if (phone) parts.push(lastTrick(v, name));
+
   // --- Scores over the three rounds -------------------------------------------------------
   parts.push(scoresTable(v, name));
 
@@ -241,7 +247,11 @@ function seatPlate(v, s, me, name) {
     h('div', { class: 'pile', testid: `pile-${s}`, dataset: { total: String(pile.total), count: String(pile.cards.length) }, title: 'spicy cards won this round' },
       pile.cards.length === 0
         ? h('span', { class: 'muted small' }, v.phase === 'playing' ? 'no spicy yet' : 'no spicy')
-        : [pile.cards.map((x) => spicyEl(x, 'xs')), h('span', { class: 'pile-total' }, `= ${pile.total}`)]),
+        // A phone shows the count instead of the cards (nachos.css): a plate's height must
+        // not grow with the tricks its seat wins.
+        : [pile.cards.map((x) => spicyEl(x, 'xs')),
+          h('span', { class: 'pile-count', title: 'spicy cards won' }, h('span', { class: 'mini-spicy' }), ` ${pile.cards.length}`),
+          h('span', { class: 'pile-total' }, `= ${pile.total}`)]),
     v.turn === s ? h('div', { class: 'turn-tag' }, s === me ? 'your turn' : 'to play') : null);
 }
 

@@ -249,11 +249,16 @@ pub(crate) fn insert_history(people: usize) -> String {
 }
 
 /// One player's rating history in a game's pool, oldest first (`$1` player, `$2` game,
-/// `$3` pool, `$4` limit: the newest `$4` points).
+/// `$3` pool, `$4` limit: the newest `$4` points). "Oldest" is the order the ratings were
+/// applied in, the matches' `finish_seq`, not their finish time: matches finished in the
+/// same millisecond have one `at`, and then the last point would not always be the current
+/// rating.
 pub(crate) const RATING_HISTORY: &str = "SELECT table_id, at, mu, sigma, conservative, won FROM \
-     (SELECT table_id, at, mu, sigma, conservative, won FROM rating_history \
-      WHERE player_id = $1 AND game = $2 AND pool = $3 ORDER BY at DESC, table_id DESC LIMIT $4) h \
-     ORDER BY at, table_id";
+     (SELECT h.table_id, h.at, h.mu, h.sigma, h.conservative, h.won, t.finish_seq \
+      FROM rating_history h JOIN game_tables t ON t.id = h.table_id \
+      WHERE h.player_id = $1 AND h.game = $2 AND h.pool = $3 \
+      ORDER BY t.finish_seq DESC LIMIT $4) n \
+     ORDER BY finish_seq";
 
 /// An op of a group other than an action, with its table.
 pub(crate) struct Step<'a> {
@@ -410,11 +415,16 @@ pub(crate) const RATED_SEATS: &str = "\
     WHERE s.table_id = $1 AND s.kind = 'player' \
     ORDER BY s.seat";
 
-/// Every finished match, in the order they finished: what re-rating replays.
+/// Every finished match, in the order the store finished and rated them (`finish_seq`,
+/// migration 0013): what re-rating replays, so that it applies the ratings in the order
+/// live play did, also where matches finished in the same millisecond.
 pub(crate) const FINISHED_IN_ORDER: &str = "\
     SELECT id, game, finished_at FROM game_tables \
-    WHERE status = 'finished' AND finished_at IS NOT NULL \
-    ORDER BY finished_at, id";
+    WHERE status = 'finished' AND finish_seq IS NOT NULL \
+    ORDER BY finish_seq";
+
+/// Records a finished match's place in the order of finishes (`$1` table, `$2` its number).
+pub(crate) const SET_FINISH_SEQ: &str = "UPDATE game_tables SET finish_seq = $2 WHERE id = $1";
 
 /// The highest final totals of people in finished matches of a game (`$1`) of two seats or
 /// more, `$2` of them; the earlier finish first among equals. `player_id, name, score,
@@ -753,8 +763,10 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 /// answers.
 ///
 /// The backend module provides, on `$store`: `begin_write` (a write transaction),
-/// `write_tail` (a [`Plan`]'s actions and touches, on a connection) and `write_plain` (a
-/// plan without steps, fenced and committed, in one call to the database).
+/// `write_tail` (a [`Plan`]'s actions and touches, on a connection), `write_plain` (a
+/// plan without steps, fenced and committed, in one call to the database), `LOCK` (what
+/// makes a read hold its rows until commit) and `NEXT_FINISH_SEQ` (the next number of the
+/// order of finishes).
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
@@ -917,6 +929,17 @@ macro_rules! impl_store {
                         }
                         if rate {
                             Self::rate(conn, key, &game, now).await?;
+                            // Numbered after `rate` holds the ratings it changed, so a match
+                            // rated after another of the same player gets a larger number
+                            // (the history's order and re-rating's: migration 0013).
+                            let (seq,): (i64,) = sqlx::query_as(Self::NEXT_FINISH_SEQ)
+                                .fetch_one(&mut *conn)
+                                .await?;
+                            sqlx::query(c::SET_FINISH_SEQ)
+                                .bind(key)
+                                .bind(seq)
+                                .execute(&mut *conn)
+                                .await?;
                         }
                         Ok(())
                     }
@@ -1040,9 +1063,9 @@ macro_rules! impl_store {
             }
 
             /// Re-rates every finished match from the stored history, in the order they
-            /// finished, on `conn` (inside the caller's transaction): the ratings are
-            /// deleted and rebuilt exactly as live play built them. The number of matches
-            /// replayed.
+            /// were finished and rated (`finish_seq`), on `conn` (inside the caller's
+            /// transaction): the ratings are deleted and rebuilt exactly as live play built
+            /// them. The number of matches replayed.
             async fn rerate_on(conn: &mut $conn) -> $crate::Result<u64> {
                 sqlx::query("DELETE FROM rating_history")
                     .execute(&mut *conn)

@@ -821,7 +821,8 @@ pub trait Store: Send + Sync + 'static {
     /// Every rating of `player`, by game and pool (duel first).
     async fn player_ratings(&self, player: Uuid) -> Result<Vec<PlayerRating>>;
     /// A player's rating after each of their last `limit` rated matches in a game's pool,
-    /// oldest first.
+    /// oldest first: in the order the ratings were applied, so the last point is the
+    /// current rating even where matches finished in the same millisecond.
     async fn rating_history(
         &self,
         player: Uuid,
@@ -841,7 +842,8 @@ pub trait Store: Send + Sync + 'static {
         finished_before: i64,
         limit: i64,
     ) -> Result<Vec<ScoreRecord>>;
-    /// Rebuilds every rating from the finished matches, in the order they finished, in one
+    /// Rebuilds every rating from the finished matches, in the order they were finished
+    /// and rated (the order live play applied their ratings in), in one
     /// transaction, if the stored ratings were made under another [`rating::VERSION`] (or
     /// always, with `force`), and records the version. `connect` calls it; running it
     /// again changes nothing. The number of matches replayed, `None` when nothing was to do.

@@ -189,6 +189,11 @@ impl PgStore {
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
     const LOCK: &str = " FOR UPDATE";
 
+    /// The next number of the order of finishes (migration 0013). Drawn after the
+    /// transaction locked the ratings it changes: one that waited on those locks draws
+    /// after the holder committed, and so a larger number.
+    const NEXT_FINISH_SEQ: &str = "SELECT nextval('finish_order')";
+
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
         Ok(self.write.begin().await?)
     }

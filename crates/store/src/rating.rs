@@ -36,8 +36,10 @@ pub const GLICKO2_TAU: f64 = 0.5;
 pub const MIN_RANKED_MATCHES: i64 = 3;
 /// The version of the rating rules. When the stored ratings were computed under another
 /// version, the store re-rates every finished match at start-up. 3: the rating history
-/// (migration 0009) is kept too.
-pub const VERSION: i64 = 3;
+/// (migration 0009) is kept too. 4: matches are replayed in the order they were rated
+/// (`finish_seq`, migration 0013), so that ratings of matches finished before it in the
+/// same millisecond agree with that order and with the history.
+pub const VERSION: i64 = 4;
 
 /// Which rating system and leaderboard a match belongs to, by how many people played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

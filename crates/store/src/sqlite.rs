@@ -306,6 +306,10 @@ impl SqliteStore {
     /// every write transaction holds SQLite's one write lock from its start.
     const LOCK: &str = "";
 
+    /// The next number of the order of finishes (migration 0013): the largest so far plus
+    /// one, which no other transaction can take meanwhile, as this one holds the write lock.
+    const NEXT_FINISH_SEQ: &str = "SELECT COALESCE(MAX(finish_seq), 0) + 1 FROM game_tables";
+
     /// A write transaction on the write connection, holding SQLite's write lock from its
     /// first statement.
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {

@@ -996,6 +996,107 @@ async fn concurrent_ratings_lose_no_update(s: Arc<dyn Store>) {
     );
 }
 
+/// Issue #33, item 3: rating updates of matches finished in the same millisecond have a
+/// total order, the one they were applied in, which the history and re-rating both use.
+/// Sixteen people, 24 duels (three each), all finishing at one instant: half one after the
+/// other in the reverse of their table ids' order (so neither finish time nor table id can
+/// stand in for the order), half at once (on Postgres really concurrently, players in two
+/// matches at once). Then every player's history ends at their current rating, and a
+/// re-rating reproduces the live ratings and histories exactly.
+async fn same_millisecond_ratings_keep_their_order(s: Arc<dyn Store>) {
+    const PEOPLE: usize = 16;
+    let at = T0 + 5;
+    let mut people = Vec::new();
+    for i in 0..PEOPLE {
+        people.push(player(&*s, &format!("P{i}")).await);
+    }
+    // Neighbours on a ring, and across it: three duels each.
+    let pairs: Vec<(usize, usize)> = (0..PEOPLE)
+        .map(|i| (i, (i + 1) % PEOPLE))
+        .chain((0..PEOPLE / 2).map(|i| (i, i + PEOPLE / 2)))
+        .collect();
+    let mut tables = Vec::new();
+    for (n, &(x, y)) in pairs.iter().enumerate() {
+        let seats = [seat_of(&people[x]), seat_of(&people[y])];
+        let t = new_table(&*s, "nachos", &seats, T0).await;
+        s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+        // Winners vary, so the order of a player's matches changes the result.
+        let winner = (n % 3 == 0) as usize;
+        tables.push((t.id, winner));
+    }
+    let (first_half, at_once) = tables.split_at(tables.len() / 2);
+    let mut one_by_one = first_half.to_vec();
+    one_by_one.sort_by_key(|(id, _)| std::cmp::Reverse(id.to_string()));
+    for (id, winner) in &one_by_one {
+        let mut totals = [3, 3];
+        totals[*winner] = 10;
+        s.finish_match(*id, &totals, &[*winner as i32], at)
+            .await
+            .unwrap();
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(at_once.len()));
+    let tasks: Vec<_> = at_once
+        .iter()
+        .map(|&(id, winner)| {
+            let (s, barrier) = (s.clone(), barrier.clone());
+            tokio::spawn(async move {
+                let mut totals = [3, 3];
+                totals[winner] = 10;
+                barrier.wait().await;
+                s.finish_match(id, &totals, &[winner as i32], at).await
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().expect("finish");
+    }
+
+    let snapshot = |s: Arc<dyn Store>, people: Vec<Player>| async move {
+        let mut out = Vec::new();
+        for p in &people {
+            let ratings = s.player_ratings(p.id).await.unwrap();
+            let history = s
+                .rating_history(p.id, "nachos", Pool::Duel, 1000)
+                .await
+                .unwrap();
+            out.push((p.name.clone(), ratings, history));
+        }
+        out
+    };
+    let live = snapshot(s.clone(), people.clone()).await;
+    let mut wrong = Vec::new();
+    for (name, ratings, history) in &live {
+        assert_eq!(ratings.len(), 1, "{name}: {ratings:?}");
+        let current = &ratings[0];
+        assert_eq!((current.matches, history.len()), (3, 3), "{name}");
+        assert!(history.iter().all(|p| p.at == at), "{name}: {history:?}");
+        let last = history.last().unwrap();
+        if (last.mu, last.sigma, last.conservative)
+            != (
+                current.rating.mu,
+                current.rating.sigma,
+                current.conservative,
+            )
+        {
+            wrong.push(format!(
+                "{name}: history ends at {} / {}, rating is {} / {}",
+                last.mu, last.sigma, current.rating.mu, current.rating.sigma
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the last point of the history is not the current rating:\n{}",
+        wrong.join("\n")
+    );
+    // Re-rating replays the same order: the same ratings and histories, exactly.
+    assert_eq!(s.rerate(true).await.unwrap(), Some(pairs.len() as u64));
+    let replayed = snapshot(s.clone(), people.clone()).await;
+    for (l, r) in live.iter().zip(&replayed) {
+        assert_eq!(l, r, "re-rating changed {}'s ratings or history", l.0);
+    }
+}
+
 /// Records: a game's best totals (people only, bots counted per match); Solitaire's best
 /// played-out games per target, overall and for one daily deal.
 async fn records(s: &dyn Store) {
@@ -2200,6 +2301,7 @@ macro_rules! all_cases {
                 writer_64_tables_finish_at_once,
                 old_and_new_paths_at_once,
                 concurrent_ratings_lose_no_update,
+                same_millisecond_ratings_keep_their_order,
                 one_daily_table_per_player,
                 concurrent_queue_takes,
             ]
@@ -2371,6 +2473,106 @@ async fn postgres_rerates_stale_ratings_at_startup() {
     pg_admin(&url, STALE).await;
     let second = store::PgStore::connect(&url).await.unwrap();
     check_rerated(&second, &before, &history).await;
+    second.close().await;
+}
+
+/// Undoes migration 0013 (the order of finishes) and marks the ratings as made under
+/// version 3: the database as it was before, for the tests of that migration.
+const BEFORE_0013: &str = "DROP INDEX game_tables_by_finish_seq; \
+    ALTER TABLE game_tables DROP COLUMN finish_seq; \
+    DELETE FROM _sqlx_migrations WHERE version = 13; \
+    UPDATE store_meta SET value = 3 WHERE key = 'rating_version'";
+
+/// Three duels among three people, finished in one millisecond in the reverse of their
+/// table ids' order. The people, and the tables in id order.
+async fn tied_duels(s: &dyn Store) -> (Vec<Player>, Vec<Uuid>) {
+    let people = vec![
+        player(s, "Ada").await,
+        player(s, "Bob").await,
+        player(s, "Cy").await,
+    ];
+    let mut tables = Vec::new();
+    for (x, y) in [(0, 1), (1, 2), (2, 0)] {
+        let seats = [seat_of(&people[x]), seat_of(&people[y])];
+        let t = new_table(s, "trump", &seats, T0).await;
+        s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+        tables.push(t.id);
+    }
+    tables.sort_by_key(|id| id.to_string());
+    for id in tables.iter().rev() {
+        s.finish_match(*id, &[10, 3], &[0], T0 + 5).await.unwrap();
+    }
+    (people, tables)
+}
+
+/// Migration 0013 on a database with matches finished before it (issue #33, item 3): they
+/// are numbered by finish time, then table id, the order re-rating used until then, and
+/// rating version 4 re-rates them in that order at start-up, so every history ends at the
+/// current rating. A match finished afterwards comes after them, even with an earlier
+/// finish time (on Postgres: the sequence starts after the numbers given).
+async fn check_numbered_by_0013(s: &dyn Store, people: &[Player], tables: &[Uuid]) {
+    for p in people {
+        let history = s
+            .rating_history(p.id, "trump", Pool::Duel, 10)
+            .await
+            .unwrap();
+        let ids: Vec<Uuid> = history.iter().map(|h| h.table_id).collect();
+        let mut by_id = ids.clone();
+        by_id.sort_by_key(|id| id.to_string());
+        assert_eq!(ids, by_id, "{}: numbered by (finished_at, id)", p.name);
+        assert!(tables.iter().filter(|t| ids.contains(t)).count() == 2);
+        let current = &s.player_ratings(p.id).await.unwrap()[0];
+        let last = history.last().unwrap();
+        assert_eq!(
+            (last.mu, last.sigma),
+            (current.rating.mu, current.rating.sigma),
+            "{}: re-rated in that order",
+            p.name
+        );
+    }
+    let seats = [seat_of(&people[0]), seat_of(&people[1])];
+    let later = finished_match(s, "trump", &seats, &[3, 10], &[1], T0).await;
+    for p in &people[..2] {
+        let history = s
+            .rating_history(p.id, "trump", Pool::Duel, 10)
+            .await
+            .unwrap();
+        assert_eq!(history.last().unwrap().table_id, later, "{}", p.name);
+        let current = &s.player_ratings(p.id).await.unwrap()[0];
+        assert_eq!(history.last().unwrap().mu, current.rating.mu);
+    }
+}
+
+#[tokio::test]
+async fn sqlite_migration_0013_numbers_earlier_finishes() {
+    use sqlx::Connection;
+    let dir = temp_dir();
+    let _guard = Guard(Cleanup::Dir(dir.clone()));
+    let url = format!("sqlite://{}/fib.db", dir.display());
+    let first = store::SqliteStore::connect(&url).await.unwrap();
+    let (people, tables) = tied_duels(&first).await;
+    first.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(BEFORE_0013).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    let second = store::SqliteStore::connect(&url).await.unwrap();
+    check_numbered_by_0013(&second, &people, &tables).await;
+    second.close().await;
+}
+
+#[tokio::test]
+async fn postgres_migration_0013_numbers_earlier_finishes() {
+    let Some(admin_url) = pg_admin_url() else {
+        return;
+    };
+    let (name, url) = pg_database(&admin_url).await;
+    let _guard = Guard(Cleanup::PgDatabase { admin_url, name });
+    let first = store::PgStore::connect(&url).await.unwrap();
+    let (people, tables) = tied_duels(&first).await;
+    first.close().await;
+    pg_admin(&url, &format!("{BEFORE_0013}; DROP SEQUENCE finish_order")).await;
+    let second = store::PgStore::connect(&url).await.unwrap();
+    check_numbered_by_0013(&second, &people, &tables).await;
     second.close().await;
 }
 

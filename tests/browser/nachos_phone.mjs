@@ -1,0 +1,52 @@
+// Browser test of a five-seat Fibonachos table on a phone (390×844; issue #33, item 5): Mia
+// sits with four bots and plays round 1 by tapping her playable cards. At each of her turns
+// her whole hand lies in the first screen, above the fold and not cut: the seats, the trick
+// and the facts above it must leave room, however many tricks were won and however many
+// cards lie in the trick. The page never scrolls sideways.
+// Usage: node tests/browser/nachos_phone.mjs <base-url>
+
+import { join } from 'node:path';
+import { runBrowserTest } from './lib.mjs';
+
+const VIEWPORT = { width: 390, height: 844 };
+
+await runBrowserTest('a five-seat Fibonachos hand fits a phone screen', async ({ base, player, tid, log, outDir }) => {
+  const p = await player('Mia', { phone: true });
+  const size = p.viewportSize();
+  if (size.width !== VIEWPORT.width || size.height !== VIEWPORT.height) throw new Error(`viewport ${size.width}×${size.height}`);
+  const id = await p.evaluate(async () => {
+    const r = await fetch('/api/tables', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ game: 'nachos', seats: 5, bots: 'easy' }) });
+    const t = (await r.json()).table.id;
+    await fetch(`/api/tables/${t}/start`, { method: 'POST' });
+    return t;
+  });
+  await p.goto(`${base}/#/table/${id}`);
+  await p.locator(tid('hand')).waitFor();
+  const problems = [];
+  // Five players: nine cards each, nine turns of Mia in round 1.
+  for (let turn = 1; turn <= 9; turn += 1) {
+    const playable = p.locator(`${tid('hand-card')}.playable`);
+    await playable.first().waitFor();
+    await p.waitForTimeout(150);
+    const m = await p.evaluate(() => {
+      const box = document.querySelector('[data-testid="hand"]').getBoundingClientRect();
+      return {
+        top: box.top + scrollY, bottom: box.bottom + scrollY, left: box.left, right: box.right,
+        cards: document.querySelectorAll('[data-testid="hand-card"]').length,
+        wide: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      };
+    });
+    if (m.cards !== 10 - turn) throw new Error(`turn ${turn}: ${m.cards} cards in the hand`);
+    const at = `turn ${turn} (${m.cards} cards)`;
+    if (m.top < 0 || m.bottom > VIEWPORT.height || m.left < 0 || m.right > VIEWPORT.width) {
+      problems.push(`${at}: the hand spans x ${Math.round(m.left)}–${Math.round(m.right)}, y ${Math.round(m.top)}–${Math.round(m.bottom)}, not within the ${VIEWPORT.width}×${VIEWPORT.height} first screen`);
+    }
+    if (m.wide > 0) problems.push(`${at}: the page scrolls sideways by ${m.wide} px`);
+    if (turn === 1 || turn === 3) await p.screenshot({ path: join(outDir, `nachos5-phone-turn${turn}.png`), fullPage: true, animations: 'disabled' });
+    log(`${at}: hand at y ${Math.round(m.top)}–${Math.round(m.bottom)}`);
+    await playable.first().click();
+    // The card leaves the hand (after the last one, round 2 deals a new hand).
+    await p.waitForFunction((n) => document.querySelectorAll('[data-testid="hand-card"]').length !== n, m.cards);
+  }
+  if (problems.length) throw new Error(`the hand leaves the first screen:\n  ${problems.join('\n  ')}`);
+});
