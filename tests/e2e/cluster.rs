@@ -374,3 +374,105 @@ async fn the_lobby_and_quick_play_span_the_nodes() {
     assert_eq!(s, 200, "{again}");
     assert_eq!(again["id"], daily["id"]);
 }
+
+/// Issue #33, item 6: a socket whose command finds its table's task ended (here a hand-
+/// over, as at a drain: the task takes no more commands, and still holds the
+/// connection's queue while it releases the table, stuck behind SQLite's write lock)
+/// closes with 1013, as when the queue closes. It used to leave its loop with no close
+/// frame at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_whose_command_finds_its_table_ended_closes_with_1013() {
+    use futures_util::{SinkExt, StreamExt};
+    use sqlx::Connection;
+    use tokio_tungstenite::tungstenite::Message as Client;
+    let dir = std::env::temp_dir().join(format!("fib-ws-unit-{}", uuid::Uuid::new_v4()));
+    let url = format!("sqlite://{}/fib.db", dir.display());
+    let app = server::build(server::Config::for_tests(&url))
+        .await
+        .expect("a server on a SQLite file");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(server::serve(listener, app.clone(), async move {
+        let _ = stopped.await;
+    }));
+    // Answered once the node has joined its cluster (taking its tables back): a table
+    // made before would be claimed again under its feet.
+    let health = reqwest::get(format!("http://{addr}/healthz"))
+        .await
+        .unwrap();
+    assert!(health.status().is_success());
+    let now = ::realtime::time::now_ms();
+    let record = store::TableRecord {
+        id: uuid::Uuid::new_v4(),
+        game: "trump".into(),
+        options: games::check_options("trump", &serde_json::json!({}), 2).unwrap(),
+        rules_version: 0,
+        seat_count: 2,
+        private: false,
+        invite_code: None,
+        created_by: uuid::Uuid::new_v4(),
+        created_at: now,
+        status: store::TableStatus::Open,
+        bots: None,
+        daily: None,
+        pace: serde_json::json!({}),
+        clock: None,
+        updated_at: now,
+    };
+    let table = app
+        .core
+        .create(record, vec![store::Occupant::Empty; 2])
+        .await
+        .expect("a new table");
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async(format!("ws://{addr}/ws/table/{}", table.id))
+            .await
+            .unwrap();
+    let first = ws.next().await.expect("a message").expect("no error");
+    assert!(
+        first.to_text().unwrap().starts_with(r#"{"type":"state""#),
+        "{first:?}"
+    );
+    // The task is told to hand the table over, and cannot release it while another
+    // connection holds SQLite's write lock: it takes no more commands meanwhile.
+    let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql("BEGIN IMMEDIATE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    table
+        .send(::realtime::Cmd::HandOver { reply })
+        .await
+        .unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while !table.ending() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the task begins to end");
+
+    ws.send(Client::text(r#"{"type":"sync"}"#)).await.unwrap();
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Client::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                Some(Ok(_)) => continue,
+                _ => return None,
+            }
+        }
+    })
+    .await
+    .expect("the socket closes at once");
+    assert_eq!(closed, Some(1013), "a close frame: reconnect");
+
+    sqlx::raw_sql("COMMIT").execute(&mut lock).await.unwrap();
+    lock.close().await.unwrap();
+    answer.await.expect("the hand-over is answered");
+    let _ = stop.send(());
+    served.await.unwrap().unwrap();
+    app.store.close().await;
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -19,7 +19,7 @@ use crate::limits::SocketSlot;
 use crate::auth;
 use crate::error::ApiError;
 use crate::state::{AppState, now_ms};
-use crate::table::{self, Who};
+use realtime::table::{self, Who};
 
 /// A JSON body whose rejection is our `malformed` error rather than axum's plain text.
 pub struct Body<T>(pub T);

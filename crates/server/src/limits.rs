@@ -32,7 +32,6 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 
 use crate::config::Proxies;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// How many locks the open-table check is spread over: players whose ids fall on the same
 /// lock wait for each other only while one of them creates a table.
@@ -94,7 +93,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn new(config: &crate::Config) -> Self {
+    pub fn new(config: &crate::config::Config) -> Self {
         let mut rates = Vec::new();
         for (class, per_minute) in [
             (Class::Guest, config.guests_per_minute),
@@ -241,12 +240,14 @@ impl Limits {
         })
     }
 
-    /// Checks the cap on open tables for `player` (`--open-tables-per-player`). The returned
-    /// guard must be held until the new table is stored: requests of the same player wait
-    /// for it, so that each one counts the tables stored before it.
+    /// Checks the cap on open tables for `player` (`--open-tables-per-player`), counting
+    /// them in `store`. The returned guard must be held until the new table is stored:
+    /// requests of the same player wait for it, so that each one counts the tables stored
+    /// before it.
     pub async fn open_tables(
         &self,
-        app: &AppState,
+        store: &dyn store::Store,
+        metrics: &realtime::Metrics,
         player: uuid::Uuid,
     ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, ApiError> {
         let cap = self.max_open_tables;
@@ -257,8 +258,8 @@ impl Limits {
         player.hash(&mut h);
         let lock = &self.open_table_locks[(h.finish() % OPEN_TABLE_LOCKS as u64) as usize];
         let guard = lock.lock().await;
-        if app.store.open_tables_created_by(player).await? >= i64::from(cap) {
-            app.metrics.limited("open_tables");
+        if store.open_tables_created_by(player).await? >= i64::from(cap) {
+            metrics.limited("open_tables");
             return Err(ApiError::RateLimited {
                 code: "too_many_open_tables",
                 message: format!(
@@ -344,7 +345,7 @@ mod tests {
     use super::*;
 
     fn limits(trusted: &[&str], per_minute: u32, sockets: u32) -> Arc<Limits> {
-        let mut c = crate::Config::for_tests("sqlite::memory:");
+        let mut c = crate::config::Config::for_tests("sqlite::memory:");
         c.trusted_proxies = trusted.iter().map(|a| a.parse().unwrap()).collect();
         c.guests_per_minute = per_minute;
         c.sockets_per_address = sockets;

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::error::ApiError;
 use crate::quickplay::*;
 use crate::state::{AppState, Inner, lock, now_ms};
-use crate::table::{Cmd, Who};
+use realtime::table::{Cmd, Who};
 
 /// One waiting socket: registered on join, removed (and its entry with it) on drop.
 pub struct Waiting {
@@ -47,7 +47,7 @@ pub async fn join(
     game: &str,
     seats: Option<u8>,
     bots_now: bool,
-    out: &crate::outbox::Sender<LobbyMsg>,
+    out: &realtime::outbox::Sender<LobbyMsg>,
 ) -> Result<(LobbyMsg, Option<Waiting>), Refusal> {
     let seats = seats_for(game, seats)?;
     let queued = app

@@ -71,7 +71,7 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    pub fn new(config: &crate::Config, backend: &str) -> Cluster {
+    pub fn new(config: &crate::config::Config, backend: &str) -> Cluster {
         let multi = backend == "postgres";
         let node = config.node_id.clone().unwrap_or_else(|| {
             if multi {

@@ -55,7 +55,7 @@ pub const PACE: Pace = Pace::Live {
 };
 
 /// What a lobby socket needs to be told, keyed by its connection id.
-pub(crate) type Waiters = HashMap<String, crate::outbox::Sender<LobbyMsg>>;
+pub(crate) type Waiters = HashMap<String, realtime::outbox::Sender<LobbyMsg>>;
 
 /// The process's side of quick play (in `AppState`).
 pub struct QuickPlay {

@@ -138,7 +138,7 @@ pub(super) async fn adopt(
     app: &AppState,
     address: &str,
     id: Uuid,
-) -> Option<crate::table::Opening> {
+) -> Option<realtime::table::Opening> {
     if app.core.draining() {
         return None;
     }
@@ -177,12 +177,12 @@ pub(super) async fn adopt(
     // table this node starts.
     let _one = app.core.opening.lock().await;
     let restored = match app.store.load_table(id).await {
-        Ok(Some(st)) => crate::table::restore(app.core.clone(), st, epoch).ok(),
+        Ok(Some(st)) => realtime::table::restore(app.core.clone(), st, epoch).ok(),
         _ => None,
     };
     match restored {
         Some(t) => {
-            let h = crate::table::spawn(t);
+            let h = realtime::table::spawn(t);
             app.core.mark_broken(id, false);
             app.metrics.cluster("adopted");
             // Held by the request until its socket reaches the table: no third node takes
@@ -216,7 +216,7 @@ pub(super) async fn release(app: &AppState, id: &str, headers: &HeaderMap) -> Re
         (Some(h), Some(to)) if !app.core.draining() => {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let sent = h
-                .send(crate::table::Cmd::Release {
+                .send(realtime::table::Cmd::Release {
                     to: to.clone(),
                     before: Instant::now() + RELEASE_WITHIN,
                     reply: tx,

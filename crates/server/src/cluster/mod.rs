@@ -177,7 +177,7 @@ pub async fn drain(app: &AppState) {
 
 /// Ends every table task of this process and waits for each (`realtime::table::stop_tables`).
 pub async fn stop_tables(app: &AppState) -> usize {
-    crate::table::stop_tables(&app.core).await
+    realtime::table::stop_tables(&app.core).await
 }
 
 /// The answer when a table's owner cannot be reached or the table is changing owners

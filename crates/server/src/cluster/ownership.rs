@@ -68,9 +68,9 @@ pub(super) async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
         tracing::error!(table = %id, running = live.epoch, claimed = epoch, "claimed a table already running here");
         step_down(live);
     }
-    match crate::table::restore(app.core.clone(), st, epoch) {
+    match realtime::table::restore(app.core.clone(), st, epoch) {
         Ok(t) => {
-            let h = crate::table::spawn(t);
+            let h = realtime::table::spawn(t);
             app.core.mark_broken(id, false);
             if h.epoch != epoch {
                 // The stepping-down task still holds the registry: the next beat starts
@@ -88,9 +88,9 @@ pub(super) async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
 }
 
 /// Tells a table's task to step down, without waiting for room in its queue.
-pub(super) fn step_down(h: crate::table::TableHandle) {
+pub(super) fn step_down(h: realtime::table::TableHandle) {
     tokio::spawn(async move {
-        let _ = h.send(crate::table::Cmd::StepDown).await;
+        let _ = h.send(realtime::table::Cmd::StepDown).await;
     });
 }
 

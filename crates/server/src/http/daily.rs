@@ -12,9 +12,9 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::extract::*;
 use crate::state::{AppState, now_ms};
-use crate::table::{self, Cmd};
 use crate::wire;
 use realtime::TableError;
+use realtime::table::{self, Cmd};
 
 /// The info of a player's daily table, wherever it runs: this path names no table, so the
 /// request is not forwarded to another node that runs it; that node is asked instead.

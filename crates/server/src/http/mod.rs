@@ -3,7 +3,7 @@
 //! [`daily`] (the daily deal), [`boards`] (leaderboards, ratings, records), [`ops`]
 //! (health, metrics), [`pages`] (the client's pages and its security headers). Bodies are
 //! the `protocol` crate's types; every error is an [`ApiError`] with a JSON
-//! [`protocol::ErrorBody`]. The router that joins them is `crate::app`.
+//! [`protocol::ErrorBody`]. The router that joins them is in `lib.rs`.
 
 pub mod accounts;
 pub mod boards;

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 use crate::extract::*;
 use crate::state::AppState;
-use crate::table::Cmd;
 use crate::wire;
+use realtime::table::Cmd;
 
 #[utoipa::path(
     get,

@@ -12,8 +12,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::extract::*;
 use crate::state::{AppState, now_ms};
-use crate::table::{self};
 use crate::wire;
+use realtime::table::{self};
 
 #[utoipa::path(
     post,

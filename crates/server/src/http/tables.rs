@@ -16,8 +16,8 @@ use crate::auth;
 use crate::error::ApiError;
 use crate::extract::*;
 use crate::state::{AppState, now_ms};
-use crate::table::{self, Cmd};
 use crate::wire;
+use realtime::table::{self, Cmd};
 
 #[utoipa::path(
     get,
@@ -79,7 +79,10 @@ pub async fn create_table(
         .validate()
         .map_err(|m| ApiError::BadTable("bad_pace", m))?;
     // Held until the table is stored (`limits`: simultaneous requests count each other).
-    let _cap = app.limits.open_tables(&app, who.id).await?;
+    let _cap = app
+        .limits
+        .open_tables(app.store.as_ref(), &app.metrics, who.id)
+        .await?;
     let now = now_ms();
     let invite_code = req.private.then(|| auth::random_hex(12));
     let record = TableRecord {

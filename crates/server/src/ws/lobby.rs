@@ -15,11 +15,11 @@ use uuid::Uuid;
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::outbox;
 use crate::state::AppState;
-use crate::table::Who;
-use crate::table::chat::ChatError;
 use crate::wire;
+use realtime::outbox;
+use realtime::table::Who;
+use realtime::table::chat::ChatError;
 
 use super::*;
 

@@ -34,10 +34,10 @@ use tokio_util::task::task_tracker::TaskTrackerToken;
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::outbox;
 use crate::state::AppState;
-use crate::table::chat::{ChatCmd, ChatError};
-use crate::table::{Cmd, TableHandle, Who};
+use realtime::outbox;
+use realtime::table::chat::{ChatCmd, ChatError};
+use realtime::table::{Cmd, TableHandle, Who};
 
 /// How long one write to a client's socket may take before the client counts as gone.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -13,11 +13,11 @@ use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::outbox;
 use crate::state::AppState;
-use crate::table::chat::{ChatCmd, ChatError};
-use crate::table::{Cmd, TableHandle, Updates, Who};
 use crate::wire;
+use realtime::outbox;
+use realtime::table::chat::{ChatCmd, ChatError};
+use realtime::table::{Cmd, TableHandle, Updates, Who};
 
 use super::*;
 
@@ -123,7 +123,7 @@ pub(super) fn run_table_socket(
     who: Option<Who>,
     start: (Option<u64>, Updates, Option<String>),
     held: (
-        crate::table::Opening,
+        realtime::table::Opening,
         crate::limits::SocketSlot,
         TaskTrackerToken,
     ),
@@ -142,14 +142,14 @@ pub(super) async fn table_socket_loop(
     // The table is not handed over until it has the connection; the address's place,
     // and the shutdown's wait for this socket, are held as long as the socket runs.
     (opening, _slot, _token): (
-        crate::table::Opening,
+        realtime::table::Opening,
         crate::limits::SocketSlot,
         TaskTrackerToken,
     ),
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
     let mut revoked = app.revoked.subscribe();
-    let (out_tx, mut out_rx) = outbox::outbox(crate::table::CONN_QUEUE);
+    let (out_tx, mut out_rx) = outbox::outbox(realtime::table::CONN_QUEUE);
     let (tx, rx) = tokio::sync::oneshot::channel();
     let me = who.clone();
     let connected = table
@@ -328,9 +328,9 @@ mod tests {
     /// shutdown's wait open until it is let go.
     #[tokio::test]
     async fn no_socket_opens_once_the_shutdown_has_begun() {
-        let app = crate::build(crate::Config::for_tests("sqlite::memory:"))
-            .await
-            .expect("a server on an in-memory database");
+        let url = "sqlite::memory:";
+        let store = store::connect(url).await.expect("an in-memory database");
+        let app = AppState::new(store, crate::config::Config::for_tests(url));
         let held = socket_token(&app).expect("running: a socket may open");
         app.shutdown.send_replace(true);
         let refused = socket_token(&app).expect_err("shutting down: no new socket");
@@ -368,104 +368,5 @@ mod tests {
         local.send("a".into());
         local.send("b".into());
         assert!(!local.overflowed(), "no queue left to overflow");
-    }
-
-    /// Issue #33, item 6: a socket whose command finds its table's task ended (here a hand-
-    /// over, as at a drain: the task takes no more commands, and still holds the
-    /// connection's queue while it releases the table, stuck behind SQLite's write lock)
-    /// closes with 1013, as when the queue closes. It used to leave its loop with no close
-    /// frame at all.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_socket_whose_command_finds_its_table_ended_closes_with_1013() {
-        use futures_util::{SinkExt, StreamExt};
-        use sqlx::Connection;
-        use tokio_tungstenite::tungstenite::Message as Client;
-        let dir = std::env::temp_dir().join(format!("fib-ws-unit-{}", uuid::Uuid::new_v4()));
-        let url = format!("sqlite://{}/fib.db", dir.display());
-        let app = crate::build(crate::Config::for_tests(&url))
-            .await
-            .expect("a server on a SQLite file");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let served = tokio::spawn(crate::serve(listener, app.clone(), async move {
-            let _ = stopped.await;
-        }));
-        // Answered once the node has joined its cluster (taking its tables back): a table
-        // made before would be claimed again under its feet.
-        let health = reqwest::get(format!("http://{addr}/healthz"))
-            .await
-            .unwrap();
-        assert!(health.status().is_success());
-        let now = crate::state::now_ms();
-        let record = store::TableRecord {
-            id: uuid::Uuid::new_v4(),
-            game: "trump".into(),
-            options: games::check_options("trump", &serde_json::json!({}), 2).unwrap(),
-            rules_version: 0,
-            seat_count: 2,
-            private: false,
-            invite_code: None,
-            created_by: uuid::Uuid::new_v4(),
-            created_at: now,
-            status: store::TableStatus::Open,
-            bots: None,
-            daily: None,
-            pace: serde_json::json!({}),
-            clock: None,
-            updated_at: now,
-        };
-        let table = app
-            .core
-            .create(record, vec![store::Occupant::Empty; 2])
-            .await
-            .expect("a new table");
-        let (mut ws, _) =
-            tokio_tungstenite::connect_async(format!("ws://{addr}/ws/table/{}", table.id))
-                .await
-                .unwrap();
-        let first = ws.next().await.expect("a message").expect("no error");
-        assert!(
-            first.to_text().unwrap().starts_with(r#"{"type":"state""#),
-            "{first:?}"
-        );
-        // The task is told to hand the table over, and cannot release it while another
-        // connection holds SQLite's write lock: it takes no more commands meanwhile.
-        let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        sqlx::raw_sql("BEGIN IMMEDIATE")
-            .execute(&mut lock)
-            .await
-            .unwrap();
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        table.send(Cmd::HandOver { reply }).await.unwrap();
-        tokio::time::timeout(std::time::Duration::from_secs(5), async {
-            while !table.ending() {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .expect("the task begins to end");
-
-        ws.send(Client::text(r#"{"type":"sync"}"#)).await.unwrap();
-        let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-            loop {
-                match ws.next().await {
-                    Some(Ok(Client::Close(frame))) => return frame.map(|f| u16::from(f.code)),
-                    Some(Ok(_)) => continue,
-                    _ => return None,
-                }
-            }
-        })
-        .await
-        .expect("the socket closes at once");
-        assert_eq!(closed, Some(1013), "a close frame: reconnect");
-
-        sqlx::raw_sql("COMMIT").execute(&mut lock).await.unwrap();
-        lock.close().await.unwrap();
-        answer.await.expect("the hand-over is answered");
-        let _ = stop.send(());
-        served.await.unwrap().unwrap();
-        app.store.close().await;
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
