@@ -56,7 +56,7 @@ pub enum ApiError {
     /// `username_taken`, `already_claimed`.
     #[error("{1}")]
     Conflict(&'static str, String),
-    /// 429 with `Retry-After`: an abuse limit (`crate::limits`). Codes: `rate_limited`
+    /// 429 with `Retry-After`: an abuse limit (the `limits` module). Codes: `rate_limited`
     /// (too many requests of one kind from one address), `too_many_sockets` (WebSockets
     /// per address), `too_many_open_tables` (open tables per player),
     /// `too_many_attempts` (sign-ins to one account, right or wrong).
@@ -178,7 +178,7 @@ impl IntoResponse for ApiError {
 /// try again (`Retry-After`). That is the documented answer while a table changes nodes
 /// (`table_moving`) or this server drains (`server_draining`): expected, and logged where
 /// it is decided, at info or warn with the table. An answer passed on from another node
-/// ([`crate::cluster::forward`]) keeps its `Retry-After`, so it is sorted the same way.
+/// (the cluster's forwarding) keeps its `Retry-After`, so it is sorted the same way.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RequestFailures;
 
@@ -257,7 +257,9 @@ mod tests {
     /// node) is not one; any other 5xx, a bare 503 included, is.
     #[test]
     fn only_the_answers_to_try_again_are_no_failures() {
-        assert!(!failure(crate::cluster::moving().into_response()));
+        assert!(!failure(
+            ApiError::from(realtime::TableError::Moving).into_response()
+        ));
         assert!(!failure(
             ApiError::Unavailable("server_draining", "draining".into()).into_response()
         ));
