@@ -323,6 +323,13 @@ pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A random hex string of `bytes` bytes from the OS's source (invite codes).
+pub fn random_hex(bytes: usize) -> String {
+    let mut b = vec![0u8; bytes];
+    getrandom::fill(&mut b).expect("the OS random source is available");
+    hex::encode(b)
+}
+
 #[cfg(test)]
 mod testing {
     use std::sync::Arc;
@@ -341,11 +348,4 @@ mod testing {
             Arc::new(super::NoLobby),
         )
     }
-}
-
-/// A random hex string of `bytes` bytes from the OS's source (invite codes).
-pub fn random_hex(bytes: usize) -> String {
-    let mut b = vec![0u8; bytes];
-    getrandom::fill(&mut b).expect("the OS random source is available");
-    hex::encode(b)
 }

@@ -319,7 +319,6 @@ pub(super) async fn table_socket_loop(
 }
 
 #[cfg(test)]
-
 mod tests {
     use super::*;
 
