@@ -476,3 +476,98 @@ async fn a_socket_whose_command_finds_its_table_ended_closes_with_1013() {
     app.store.close().await;
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// What the log wrote, as the binary's text format writes it.
+#[derive(Clone, Default)]
+struct Logged(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Issue #33, item 7: a request answered `503 table_moving` (here: the node is
+/// draining, so it takes no table) is logged as what it is, at info with the table, and
+/// not as a failure of the server. tower-http's request log counted every 5xx as one
+/// and logged `ERROR … 503 Service Unavailable` for each request of a failover.
+/// Every task here runs on the test's one thread, so the log set for it sees them all.
+#[tokio::test]
+async fn a_table_moving_answer_is_logged_at_info_with_its_table_not_as_an_error() {
+    let logged = Logged::default();
+    let log = tracing_subscriber::fmt()
+        .with_writer({
+            let logged = logged.clone();
+            move || logged.clone()
+        })
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _log = tracing::subscriber::set_default(log);
+
+    let dir = std::env::temp_dir().join(format!("fib-lib-unit-{}", uuid::Uuid::new_v4()));
+    let url = format!("sqlite://{}/fib.db", dir.display());
+    let app = server::build(server::Config::for_tests(&url))
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(server::serve(listener, app.clone(), async move {
+        let _ = stopped.await;
+    }));
+    let http = reqwest::Client::new();
+    let guest: serde_json::Value = http
+        .post(format!("{base}/api/guest"))
+        .json(&serde_json::json!({"name": "Ada"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = guest["token"].as_str().unwrap();
+    let created: serde_json::Value = http
+        .post(format!("{base}/api/tables"))
+        .bearer_auth(token)
+        .json(&serde_json::json!({"game": "trump", "seats": 2}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let table = created["table"]["id"].as_str().unwrap().to_string();
+
+    // The node drains: its table stops, and a request for it is told to try again.
+    server::cluster::stop_tables(&app).await;
+    let res = http
+        .get(format!("{base}/api/tables/{table}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert!(res.headers().contains_key("retry-after"));
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["code"], "table_moving", "{body}");
+
+    let _ = stop.send(());
+    served.await.unwrap().unwrap();
+    app.store.close().await;
+    std::fs::remove_dir_all(dir).unwrap();
+    let text = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" INFO ") && l.contains("table_moving") && l.contains(&table)),
+        "logged at info with its table:\n{text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.contains(" ERROR ")),
+        "nothing for an operator to act on:\n{text}"
+    );
+}
