@@ -402,24 +402,7 @@ async fn a_socket_whose_command_finds_its_table_ended_closes_with_1013() {
         .await
         .unwrap();
     assert!(health.status().is_success());
-    let now = ::realtime::time::now_ms();
-    let record = store::TableRecord {
-        id: uuid::Uuid::new_v4(),
-        game: "trump".into(),
-        options: games::check_options("trump", &serde_json::json!({}), 2).unwrap(),
-        rules_version: 0,
-        seat_count: 2,
-        private: false,
-        invite_code: None,
-        created_by: uuid::Uuid::new_v4(),
-        created_at: now,
-        status: store::TableStatus::Open,
-        bots: None,
-        daily: None,
-        pace: serde_json::json!({}),
-        clock: None,
-        updated_at: now,
-    };
+    let record = ::realtime::table::open_record("trump", 2, uuid::Uuid::new_v4()).unwrap();
     let table = app
         .core
         .create(record, vec![store::Occupant::Empty; 2])
@@ -521,32 +504,13 @@ async fn a_table_moving_answer_is_logged_at_info_with_its_table_not_as_an_error(
     let served = tokio::spawn(server::serve(listener, app.clone(), async move {
         let _ = stopped.await;
     }));
-    let http = reqwest::Client::new();
-    let guest: serde_json::Value = http
-        .post(format!("{base}/api/guest"))
-        .json(&serde_json::json!({"name": "Ada"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = guest["token"].as_str().unwrap();
-    let created: serde_json::Value = http
-        .post(format!("{base}/api/tables"))
-        .bearer_auth(token)
-        .json(&serde_json::json!({"game": "trump", "seats": 2}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let table = created["table"]["id"].as_str().unwrap().to_string();
+    let ws = base.replace("http://", "ws://");
+    let ada = Player::guest(&base, &ws, "Ada").await;
+    let table = ada.create_trump(2, false).await;
 
     // The node drains: its table stops, and a request for it is told to try again.
     server::cluster::stop_tables(&app).await;
-    let res = http
+    let res = reqwest::Client::new()
         .get(format!("{base}/api/tables/{table}"))
         .send()
         .await

@@ -25,7 +25,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use protocol::ClientMsg;
 use protocol::client::{Incoming, TableDoc};
 use realtime::{Cmd, Core, CoreConfig, Metrics, NoLobby, TableHandle, Updates, Who, outbox};
-use store::{Occupant, TableRecord, TableStatus};
+use store::Occupant;
 use uuid::Uuid;
 
 /// The tables of one benchmark, playing in the background on their own runtime.
@@ -125,24 +125,7 @@ async fn players(core: &Core, n: usize) -> Vec<Who> {
 
 /// One match of Trump for the two players `pair`, from a new table to its end.
 async fn play_a_match(core: &Core, pair: &[Who], n: u64) {
-    let now = realtime::time::now_ms();
-    let record = TableRecord {
-        id: Uuid::new_v4(),
-        game: "trump".into(),
-        options: games::check_options("trump", &serde_json::json!({}), 2).expect("options"),
-        rules_version: 0,
-        seat_count: 2,
-        private: false,
-        invite_code: None,
-        created_by: pair[0].id,
-        created_at: now,
-        status: TableStatus::Open,
-        bots: None,
-        daily: None,
-        pace: serde_json::json!({}),
-        clock: None,
-        updated_at: now,
-    };
+    let record = realtime::table::open_record("trump", 2, pair[0].id).expect("a trump record");
     let seats = pair
         .iter()
         .map(|w| Occupant::Player {

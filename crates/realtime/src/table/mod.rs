@@ -828,6 +828,32 @@ impl Table {
     }
 }
 
+/// The record of a new, open, public, untimed table of `game` for `seats` players with the
+/// game's default options, created by `by` now: what tests and benchmarks start from
+/// (`Core::create` stores it).
+pub fn open_record(game: &str, seats: usize, by: Uuid) -> Result<TableRecord, TableError> {
+    let options = games::check_options(game, &serde_json::json!({}), seats)
+        .map_err(|e| TableError::BadTable("bad_options", format!("{e:?}")))?;
+    let now = now_ms();
+    Ok(TableRecord {
+        id: Uuid::new_v4(),
+        game: game.to_string(),
+        options,
+        rules_version: 0,
+        seat_count: seats as i32,
+        private: false,
+        invite_code: None,
+        created_by: by,
+        created_at: now,
+        status: TableStatus::Open,
+        bots: None,
+        daily: None,
+        pace: serde_json::json!({}),
+        clock: None,
+        updated_at: now,
+    })
+}
+
 /// Starts the task of a table and registers it. Returns its handle.
 /// If the table is already live (a concurrent restore won), that task's handle is returned
 /// and `table` is dropped: there is never more than one task per table.
@@ -961,24 +987,7 @@ mod tests {
 
     /// A table of Trump for two, open, owned by this node.
     async fn a_table(core: &Core) -> TableHandle {
-        let now = crate::time::now_ms();
-        let record = TableRecord {
-            id: Uuid::new_v4(),
-            game: "trump".into(),
-            options: games::check_options("trump", &serde_json::json!({}), 2).unwrap(),
-            rules_version: 0,
-            seat_count: 2,
-            private: false,
-            invite_code: None,
-            created_by: Uuid::new_v4(),
-            created_at: now,
-            status: TableStatus::Open,
-            bots: None,
-            daily: None,
-            pace: serde_json::json!({}),
-            clock: None,
-            updated_at: now,
-        };
+        let record = open_record("trump", 2, Uuid::new_v4()).expect("a trump record");
         core.create(record, vec![Occupant::Empty; 2])
             .await
             .expect("a new table")

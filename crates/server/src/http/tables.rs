@@ -152,7 +152,7 @@ pub async fn get_table(
     tag = "tables",
     summary = "A table's full state, as this viewer's socket would get it first",
     description = "The same JSON as the table socket's first `state` message (docs/protocol.md \
-        §1.3): the table, whose eyes (`you`), the game's view for them (a seated player sees \
+        §3.4): the table, whose eyes (`you`), the game's view for them (a seated player sees \
         their own hand), their legal actions and the fairness records. A page can draw the \
         table from it at once, then open the socket with `since=<version>` and receive only \
         what changed since.",
