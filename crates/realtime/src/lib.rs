@@ -36,31 +36,14 @@ pub use table::{Cmd, TableHandle, Updates, Who};
 pub use table::CONN_QUEUE;
 
 /// One message for one socket: JSON text, shared without a copy between the viewers that
-/// get the same bytes. Always valid UTF-8 (it is only ever made from a `String` or a
-/// `&'static str`).
+/// get the same bytes. Always valid UTF-8 (it is only ever made from a `String`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Text(bytes::Bytes);
 
 impl Text {
-    pub fn from_static(s: &'static str) -> Text {
-        Text(bytes::Bytes::from_static(s.as_bytes()))
-    }
-
     /// The bytes, for a socket library's own text type.
     pub fn into_bytes(self) -> bytes::Bytes {
         self.0
-    }
-
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// The text as a `&str`, checked again (a `Text` holds UTF-8 by construction, so this

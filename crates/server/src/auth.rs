@@ -12,12 +12,8 @@ use crate::error::ApiError;
 
 pub const COOKIE: &str = "fib_token";
 
-/// 32 random bytes from the OS, hex-encoded.
-pub fn random_hex(bytes: usize) -> String {
-    let mut b = vec![0u8; bytes];
-    getrandom::fill(&mut b).expect("the OS random source is available");
-    hex::encode(b)
-}
+/// Tokens, invite codes and session ids: the core's random hex (the OS's source).
+pub use realtime::random_hex;
 
 pub fn hash_token(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))

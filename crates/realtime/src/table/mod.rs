@@ -191,7 +191,7 @@ impl Drop for Opening {
 
 impl TableHandle {
     pub async fn send(&self, cmd: Cmd) -> Result<(), TableError> {
-        let closed = || TableError::conflict("table_closed", "this table has closed");
+        let closed = TableError::closed;
         match self.tx.try_send(cmd) {
             Ok(()) => Ok(()),
             // A full queue is waited on in a box: inline, the wait (which holds the
@@ -208,16 +208,14 @@ impl TableHandle {
     pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Cmd) -> Result<T, TableError> {
         let (tx, rx) = oneshot::channel();
         self.send(make(tx)).await?;
-        rx.await
-            .map_err(|_| TableError::conflict("table_closed", "this table has closed"))?
+        rx.await.map_err(|_| TableError::closed())?
     }
 
     /// The `state` message (JSON text) of `who`'s viewer: a seat's, or a spectator's.
     pub async fn state_for(&self, who: Option<Uuid>) -> Result<Text, TableError> {
         let (tx, rx) = oneshot::channel();
         self.send(Cmd::State { who, reply: tx }).await?;
-        rx.await
-            .map_err(|_| TableError::conflict("table_closed", "this table has closed"))
+        rx.await.map_err(|_| TableError::closed())
     }
 
     /// The task's loop has ended and it takes no more commands: it is letting go of its
@@ -249,8 +247,7 @@ impl TableHandle {
     pub async fn info(&self) -> Result<TableInfo, TableError> {
         let (tx, rx) = oneshot::channel();
         self.send(Cmd::Info { reply: tx }).await?;
-        rx.await
-            .map_err(|_| TableError::conflict("table_closed", "this table has closed"))
+        rx.await.map_err(|_| TableError::closed())
     }
 }
 

@@ -123,7 +123,9 @@ pub async fn forward(State(app): State<AppState>, req: Request, next: Next) -> R
     result.unwrap_or_else(|e| {
         app.metrics.cluster("forward_failures");
         tracing::warn!(table = %id, owner = %address, error = %e, "could not reach a table's owner: table_moving");
-        moving().into_response()
+        // The owner cannot be reached or the table is changing owners: the same answer as
+        // the core's (`table::open`), and the client tries again in a moment.
+        ApiError::from(realtime::TableError::Moving).into_response()
     })
 }
 

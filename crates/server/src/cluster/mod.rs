@@ -180,15 +180,6 @@ pub async fn stop_tables(app: &AppState) -> usize {
     realtime::table::stop_tables(&app.core).await
 }
 
-/// The answer when a table's owner cannot be reached or the table is changing owners
-/// (`table::open`): the client tries again in a moment.
-pub fn moving() -> ApiError {
-    ApiError::Unavailable(
-        "table_moving",
-        "this table is moving to another server: try again in a moment".into(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::forward::table_of;

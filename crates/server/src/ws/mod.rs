@@ -58,7 +58,11 @@ pub(crate) fn limits(ws: WebSocketUpgrade) -> WebSocketUpgrade {
         .write_buffer_size(4 * 1024)
 }
 
-/// A text of the core as the socket library's text (the core only makes UTF-8).
+/// A text of the core as the socket library's text. The core only makes UTF-8, but axum
+/// takes bytes as text only after checking them: one pass over each frame per socket, the
+/// price of a core that knows no socket library (and under `unsafe_code = "forbid"`, the
+/// only way across). Measured with the rest of the carve: no loss in `loadgen` against the
+/// build before (docs/performance.md, 2026-11-27).
 pub(super) fn frame(text: realtime::Text) -> Utf8Bytes {
     Utf8Bytes::try_from(text.into_bytes()).unwrap_or_default()
 }
