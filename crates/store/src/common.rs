@@ -1092,7 +1092,7 @@ macro_rules! impl_store {
             ) -> $crate::Result<Option<$crate::StoredTable>> {
                 use $crate::common as c;
                 let key = id.to_string();
-                let Some(row) = sqlx::query_as::<_, c::TableRow>(c::SELECT_TABLE)
+                let Some(row) = sqlx::query_as::<_, c::TableRow>(Self::SELECT_TABLE)
                     .bind(&key)
                     .fetch_optional(&mut *conn)
                     .await?
@@ -1974,7 +1974,7 @@ macro_rules! impl_store {
                 player: ::uuid::Uuid,
                 limit: i64,
             ) -> $crate::Result<Vec<$crate::MatchRow>> {
-                sqlx::query_as::<_, $crate::common::MatchTuple>($crate::common::PLAYER_MATCHES)
+                sqlx::query_as::<_, $crate::common::MatchTuple>(Self::PLAYER_MATCHES)
                     .bind(player.to_string())
                     .bind($crate::common::limit(limit))
                     .fetch_all(&self.pool)

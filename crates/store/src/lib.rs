@@ -161,6 +161,13 @@ impl From<sqlx::Error> for StoreError {
         {
             return StoreError::Conflict(d.message().to_string());
         }
+        // SQLite's `actions` trigger (migration 0014) refuses an action at or before its
+        // table's head: the duplicate the log's primary key refuses on Postgres.
+        if let sqlx::Error::Database(d) = &e
+            && d.message().starts_with("fib: duplicate action")
+        {
+            return StoreError::Conflict(d.message().to_string());
+        }
         // Postgres' fib_fence (migration 0012) refuses a write under a stale epoch, and so
         // does the `game_tables_fence` check in a group of plain actions.
         if let sqlx::Error::Database(d) = &e
@@ -753,8 +760,10 @@ pub trait Store: Send + Sync + 'static {
         self.write_group(&[TableWrite::one(table, round.started_at, op)])
             .await
     }
-    /// Appends an accepted action. Must be durable when this returns. A duplicate
-    /// `(table, round_no, seq)` is a `Conflict`.
+    /// Appends an accepted action. Must be durable when this returns. A table's actions
+    /// are appended in `(round_no, seq)` order. A duplicate `(table, round_no, seq)` is a
+    /// `Conflict`; so is, on SQLite, an action before the table's last (its log keeps
+    /// only each table's head to check against, migration 0014).
     async fn append_action(&self, table: Uuid, action: &ActionRecord, now: i64) -> Result<()> {
         let op = WriteOp::AppendAction(action.clone());
         self.write_group(&[TableWrite::one(table, now, op)]).await

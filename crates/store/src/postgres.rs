@@ -189,6 +189,10 @@ impl PgStore {
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
     const LOCK: &str = " FOR UPDATE";
 
+    /// Every action touches its table's `updated_at` as it lands.
+    const SELECT_TABLE: &str = crate::common::SELECT_TABLE;
+    const PLAYER_MATCHES: &str = crate::common::PLAYER_MATCHES;
+
     /// The next number of the order of finishes (migration 0013). Drawn after the
     /// transaction locked the ratings it changes: one that waited on those locks draws
     /// after the holder committed, and so a larger number.

@@ -16,6 +16,10 @@
 //! that no commit does it on its players' time.
 //!
 //! An in-memory database lives in one connection, which serves reads and writes alike.
+//!
+//! Accepted actions are appended to a journal (migration 0014) and folded into the log
+//! clustered by table a few times a second ([`folds`]): a commit then writes a few pages
+//! at the journal's end instead of one page per table of its group.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -61,6 +65,100 @@ async fn checkpoints(conn: SqlitePool, alive: std::sync::Weak<()>) {
         }
     }
     conn.close().await;
+}
+
+/// How often the folder moves the action journal into the clustered log.
+const FOLD_EVERY: Duration = Duration::from_millis(500);
+/// Most journal rows one fold transaction moves: bounds how long a fold holds the write
+/// lock (a few µs a row) while groups of actions wait. The longer the pause between
+/// folds, the more actions of each table land on the same page of the clustered log.
+const FOLD_ROWS: i64 = 50_000;
+
+/// Moves the journal's rows up to `$1` (a rowid) into `action_log`, sorted as that log is
+/// clustered. `OR IGNORE`: a row already in the log (which the heads make impossible)
+/// must not stop every later fold.
+const FOLD: &str = "BEGIN IMMEDIATE; \
+     INSERT OR IGNORE INTO action_log (table_id, round_no, seq, seat, action, created_at) \
+     SELECT table_id, round_no, seq, seat, action, created_at FROM action_journal \
+     WHERE rowid <= $1 ORDER BY table_id, round_no, seq; \
+     DELETE FROM action_journal WHERE rowid <= $1; \
+     COMMIT";
+
+/// Folds the journal every [`FOLD_EVERY`] through the write connection, in turn with the
+/// writer's groups. Stops once the store is gone.
+async fn folds(write: SqlitePool, may_close: bool, alive: std::sync::Weak<()>) {
+    let mut tick = tokio::time::interval(FOLD_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if alive.upgrade().is_none() || write.is_closed() {
+            break;
+        }
+        if let Err(e) = fold(&write, false, may_close).await {
+            tracing::warn!("folding the action journal: {e}");
+        }
+    }
+}
+
+/// Moves journal rows into the clustered log, at most [`FOLD_ROWS`] per transaction: what
+/// is there now (`all`), or one transaction's worth. Returns the rows moved.
+async fn fold(write: &SqlitePool, all: bool, may_close: bool) -> Result<u64> {
+    let mut moved = 0;
+    loop {
+        let mut conn = write.acquire().await?;
+        let (lo, hi): (Option<i64>, Option<i64>) =
+            sqlx::query_as("SELECT MIN(rowid), MAX(rowid) FROM action_journal")
+                .fetch_one(&mut *conn)
+                .await?;
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            return Ok(moved);
+        };
+        let upto = hi.min(lo + FOLD_ROWS - 1);
+        let (done, conn) = script(conn, FOLD, move |q| q.bind(upto), may_close).await?;
+        drop(conn);
+        done?;
+        moved += (upto - lo + 1) as u64;
+        if !all || upto == hi {
+            return Ok(moved);
+        }
+    }
+}
+
+type Query<'q> = sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>;
+
+/// Runs a script that begins and commits a transaction itself, in a task of its own that
+/// the caller cannot cancel (sqlx's thread stops a script whose caller has gone, which
+/// would leave the write lock held inside a transaction nobody ends). On an error it
+/// rolls back; a connection that cannot roll back is closed (unless `may_close` is false:
+/// in memory, the connection is the database). Returns the script's outcome and the
+/// connection if it is fit to use again.
+async fn script(
+    mut conn: sqlx::pool::PoolConnection<Sqlite>,
+    sql: &'static str,
+    bind: impl for<'q> FnOnce(Query<'q>) -> Query<'q> + Send + 'static,
+    may_close: bool,
+) -> Result<(
+    std::result::Result<(), sqlx::Error>,
+    Option<sqlx::pool::PoolConnection<Sqlite>>,
+)> {
+    let task = tokio::spawn(async move {
+        let done = bind(sqlx::query(sql)).execute(&mut *conn).await;
+        let Err(e) = done else {
+            return (Ok(()), Some(conn));
+        };
+        let rolled_back = match sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await {
+            Ok(_) => true,
+            // The script failed before its BEGIN took (busy): nothing to roll back.
+            Err(sqlx::Error::Database(d)) => d.message().contains("no transaction is active"),
+            Err(_) => false,
+        };
+        if !rolled_back && may_close {
+            conn.close_on_drop();
+        }
+        (Err(e), rolled_back.then_some(conn))
+    });
+    task.await
+        .map_err(|e| crate::StoreError::Unavailable(format!("the write task failed: {e}")))
 }
 
 /// The [`Store`](crate::Store) on SQLite.
@@ -110,12 +208,14 @@ impl SqliteStore {
                 .connect_with(options)
                 .await?;
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
+            let alive = std::sync::Arc::new(());
+            tokio::spawn(folds(pool.clone(), false, std::sync::Arc::downgrade(&alive)));
             let store = Self {
                 pool: pool.clone(),
                 write: pool,
                 in_memory: true,
                 checkpointer: None,
-                _alive: std::sync::Arc::new(()),
+                _alive: alive,
             };
             crate::Store::rerate(&store, false).await?;
             return Ok(store);
@@ -128,6 +228,9 @@ impl SqliteStore {
             // A statement of many rows inside a transaction keeps an undo journal of its
             // own (in case it fails half-way): in memory, not in a temporary file.
             .pragma("temp_store", "memory")
+            // 64 MiB of page cache (2 MiB by default): the pages a fold writes, one or a few
+            // per table, are then found in memory rather than read back from the file.
+            .pragma("cache_size", "-65536")
             // The WAL is copied into the database by another connection ([`checkpoints`]),
             // not by whichever commit crosses the threshold; this only bounds the WAL
             // should that task ever stop.
@@ -167,6 +270,9 @@ impl SqliteStore {
             checkpointer.clone(),
             std::sync::Arc::downgrade(&alive),
         ));
+        // What a crash left in the journal goes to the clustered log before anything else.
+        fold(&write, true, true).await?;
+        tokio::spawn(folds(write.clone(), true, std::sync::Arc::downgrade(&alive)));
         let store = Self {
             pool,
             write,
@@ -186,12 +292,40 @@ impl SqliteStore {
         if let Some(c) = &self.checkpointer {
             c.close().await;
         }
+        // The journal into the clustered log, so that the file a tool opens next has it all
+        // in one place (the `actions` view would show it anyway).
+        if let Err(e) = fold(&self.write, true, !self.in_memory).await {
+            tracing::warn!("folding the action journal at close: {e}");
+        }
         self.pool.close().await;
         self.write.close().await;
     }
 
     /// The clock leases are measured on, in Unix ms (one node, so its own).
     const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+
+    /// [`common::SELECT_TABLE`] with `updated_at` as migration 0014 defines it: the later of
+    /// the column and the table's newest action ([`PLAIN`] writes only the latter).
+    const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
+         private, invite_code, created_by, created_at, status, bots, daily, pace, clock, \
+         MAX(updated_at, COALESCE((SELECT h.at FROM action_heads h \
+                                   WHERE h.table_id = game_tables.id), updated_at)) \
+         FROM game_tables WHERE id = $1";
+
+    /// [`common::PLAYER_MATCHES`] with `updated_at` as in [`Self::SELECT_TABLE`].
+    const PLAYER_MATCHES: &str = "\
+        SELECT id, game, status, seat, score, won, created_at, updated_at, private FROM ( \
+          SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, \
+                 MAX(t.updated_at, COALESCE((SELECT h.at FROM action_heads h \
+                                             WHERE h.table_id = t.id), t.updated_at)) \
+                   AS updated_at, \
+                 t.private \
+          FROM table_seats s \
+          JOIN game_tables t ON t.id = s.table_id \
+          WHERE s.player_id = $1 AND s.kind = 'player') \
+        ORDER BY CASE WHEN status IN ('open', 'playing') THEN 0 ELSE 1 END, \
+                 updated_at DESC, id ASC \
+        LIMIT $2";
 
     /// No row locks in SQLite: the write lock is the whole database's.
     const SKIP_LOCKED: &str = "";
@@ -246,44 +380,57 @@ impl SqliteStore {
     /// that cannot roll back is closed (a file's pool opens another).
     async fn write_plain(
         &self,
-        mut conn: sqlx::pool::PoolConnection<Sqlite>,
+        conn: sqlx::pool::PoolConnection<Sqlite>,
         plan: &Plan<'_>,
     ) -> Result<()> {
-        let touches: Vec<_> = plan
-            .touches
-            .iter()
-            .zip(plan.touch_epochs())
-            .map(|((key, at), epoch)| (key, at, epoch))
-            .collect();
-        let (actions, touches) = (json(&Self::append_rows(plan))?, json(&touches)?);
-        // In memory, the connection is the database: closing it would lose everything.
-        let may_close = !self.in_memory;
-        let task = tokio::spawn(async move {
-            let done = sqlx::query(PLAIN)
-                .bind(actions)
-                .bind(touches)
-                .execute(&mut *conn)
-                .await;
-            let Err(e) = done else {
-                return (Ok(()), Some(conn));
-            };
-            let rolled_back = match sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await {
-                Ok(_) => true,
-                // The script failed before its BEGIN took (busy): nothing to roll back.
-                Err(sqlx::Error::Database(d)) => d.message().contains("no transaction is active"),
-                Err(_) => false,
-            };
-            if !rolled_back && may_close {
-                conn.close_on_drop();
+        // Each table's first and last action of the group: the first must come after the
+        // table's head, the last becomes it. Within the group, each table's actions must
+        // follow one another, which is checked here.
+        type Head = ((i32, i64), (i32, i64), i64);
+        let mut heads: std::collections::BTreeMap<&str, Head> = std::collections::BTreeMap::new();
+        for a in &plan.appends {
+            let at = (a.action.round_no, a.action.seq);
+            match heads.get_mut(a.key.as_str()) {
+                None => {
+                    heads.insert(&a.key, (at, at, a.now));
+                }
+                Some((_, last, now)) if *last < at => (*last, *now) = (at, a.now),
+                Some((_, last, _)) => {
+                    return Err(crate::StoreError::Conflict(format!(
+                        "duplicate action of table {}: round {} seq {} after round {} seq {}",
+                        a.key, at.0, at.1, last.0, last.1
+                    )));
+                }
             }
-            (Err(e), rolled_back.then_some(conn))
-        });
-        let (done, conn) = task
-            .await
-            .map_err(|e| crate::StoreError::Unavailable(format!("the write task failed: {e}")))?;
+        }
+        let heads: Vec<_> = heads
+            .into_iter()
+            .map(|(k, (first, last, now))| (k, first.0, first.1, last.0, last.1, now))
+            .collect();
+        let (actions, fences, heads) = (
+            json(&Self::append_rows(plan))?,
+            json(&plan.fences)?,
+            json(&heads)?,
+        );
+        // In memory, the connection is the database: closing it would lose everything.
+        let (done, conn) = script(
+            conn,
+            PLAIN,
+            |q| q.bind(actions).bind(fences).bind(heads),
+            !self.in_memory,
+        )
+        .await?;
         let Err(e) = done else {
             return Ok(());
         };
+        if let sqlx::Error::Database(d) = &e
+            && d.message().contains("action_heads.seq")
+        {
+            return Err(crate::StoreError::Conflict(format!(
+                "a duplicate action: {}",
+                d.message()
+            )));
+        }
         if let sqlx::Error::Database(d) = &e
             && d.message().contains("game_tables.lease_epoch")
         {
@@ -358,26 +505,35 @@ impl SqliteStore {
 }
 
 /// A group of actions alone, as one script: `$1` as [`APPEND`]'s, `$2` a JSON array of
-/// `[table, Unix ms, epoch or null]` rows. The touch comes first and is the fence: a
-/// table at another epoch than its row's gets a NULL `lease_epoch`, which the column
-/// refuses (NOT NULL), and the script stops before its actions.
+/// `[table, epoch]` (the fences), `$3` of `[table, first round, first seq, last round,
+/// last seq, last time]` (each table's actions in the group). The fence comes first: a table at
+/// another epoch than its row's gets a NULL `lease_epoch`, which the column refuses (NOT
+/// NULL), and the script stops before its actions. Then a table whose head is at or after
+/// its first action gets a NULL head (a duplicate: refused the same way). Tables at their
+/// epoch are not written: their `updated_at` is read from the heads (`SELECT_TABLE`), so
+/// that the group writes only the journal's few pages at its end and the heads' narrow rows. This
+/// is what migration 0014's trigger on `actions` does row by row, for a whole group.
 ///
 /// sqlx 0.9 still runs several statements in one SQLite query (it splits them itself and
 /// binds `$N` by number in each), though it documents that as deprecated: the store's
 /// conformance tests (fencing, all-or-nothing groups, on a file and in memory) are what
 /// would catch a later version that stops doing so. Parameters here must stay numbered.
 const PLAIN: &str = "BEGIN IMMEDIATE; \
-     UPDATE game_tables SET updated_at = touched.value ->> 1, \
-         lease_epoch = CASE WHEN touched.value ->> 2 IS NULL \
-                              OR game_tables.lease_epoch = touched.value ->> 2 \
-                            THEN game_tables.lease_epoch ELSE NULL END \
-     FROM json_each($2) AS touched WHERE game_tables.id = touched.value ->> 0; \
-     INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
+     UPDATE game_tables SET lease_epoch = NULL FROM json_each($2) AS f \
+     WHERE game_tables.id = f.value ->> 0 AND game_tables.lease_epoch <> f.value ->> 1; \
+     UPDATE action_heads SET seq = NULL FROM json_each($3) AS h \
+     WHERE action_heads.table_id = h.value ->> 0 \
+       AND (action_heads.round_no, action_heads.seq) >= (h.value ->> 1, h.value ->> 2); \
+     INSERT INTO action_journal (table_id, round_no, seq, seat, action, created_at) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
      FROM json_each($1); \
+     INSERT INTO action_heads (table_id, round_no, seq, at) \
+     SELECT value ->> 0, value ->> 3, value ->> 4, value ->> 5 FROM json_each($3) WHERE true \
+     ON CONFLICT (table_id) DO UPDATE \
+     SET round_no = excluded.round_no, seq = excluded.seq, at = excluded.at; \
      COMMIT";
 
-/// Appends the actions of `$1`, a JSON array of `[table, round, seq, seat, action text,
+/// Appends (through `actions`' trigger, into the journal) the actions of `$1`, a JSON array of `[table, round, seq, seat, action text,
 /// Unix ms]` rows, in order. `->>` gives SQL values: integers stay integers, and a JSON
 /// string gives back exactly the text that was put in.
 const APPEND: &str = "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
@@ -591,6 +747,146 @@ mod tests {
             .unwrap();
         sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
         other.close().await.unwrap();
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Migration 0014: accepted actions land in the journal, every read sees them, the fold
+    /// moves them into the clustered log without changing what is read, an action at or
+    /// before its table's head is refused, and what a crash leaves in the journal is read
+    /// (and folded) by the next start.
+    #[tokio::test]
+    async fn the_action_journal_folds_into_the_log_and_survives_a_crash() {
+        use crate::{ActionRecord, Occupant, RoundRecord, Store, TableRecord, TableStatus};
+        use crate::{StoreError, TableWrite, WriteOp};
+        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}/fib.db", dir.display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let table = TableRecord {
+                id: uuid::Uuid::new_v4(),
+                game: "trump".into(),
+                options: serde_json::json!({}),
+                rules_version: 1,
+                seat_count: 2,
+                private: false,
+                invite_code: None,
+                created_by: uuid::Uuid::new_v4(),
+                created_at: 1,
+                status: TableStatus::Playing,
+                bots: None,
+                daily: None,
+                pace: serde_json::json!({"kind": "untimed"}),
+                clock: None,
+                updated_at: 1,
+            };
+            let bot = || Occupant::Bot {
+                level: "easy".into(),
+            };
+            store.create_table(&table, &[bot(), bot()]).await.unwrap();
+            let round = |round_no| RoundRecord {
+                round_no,
+                seed_hex: format!("{:064x}", 0),
+                commitment: format!("{:064x}", 1),
+                started_at: 1,
+                ended_at: None,
+                result: None,
+            };
+            store.start_round(table.id, &round(0)).await.unwrap();
+            store.start_round(table.id, &round(1)).await.unwrap();
+            ids.push(table.id);
+        }
+        let act = |t: usize, round_no: i32, seq: i64| {
+            TableWrite::one(
+                ids[t],
+                100 * round_no as i64 + seq,
+                WriteOp::AppendAction(ActionRecord {
+                    round_no,
+                    seq,
+                    seat: (seq % 2) as i32,
+                    action: serde_json::json!({"play": seq}),
+                }),
+            )
+        };
+        let counts = |store: SqliteStore| async move {
+            let journal: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM action_journal")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            let log: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM action_log")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            (journal.0, log.0)
+        };
+        // Two groups: the tables' actions interleaved, round 0 then round 1.
+        let first: Vec<_> = (0..5).flat_map(|q| (0..3).map(move |t| (t, q))).collect();
+        let group: Vec<_> = first.iter().map(|&(t, q)| act(t, 0, q)).collect();
+        store.write_group(&group).await.unwrap();
+        store
+            .write_group(&[act(0, 1, 0), act(1, 1, 0), act(0, 1, 1)])
+            .await
+            .unwrap();
+        // (The folder may have moved some already, if this test was slow.)
+        let (journal, log) = counts(store.clone()).await;
+        assert_eq!(journal + log, 18, "the actions are stored once");
+        let want = |t: usize| {
+            let mut w: Vec<(i32, i64)> = (0..5).map(|q| (0, q)).collect();
+            w.extend(match t {
+                0 => vec![(1, 0), (1, 1)],
+                1 => vec![(1, 0)],
+                _ => vec![],
+            });
+            w
+        };
+        let read = |store: SqliteStore, t: usize| {
+            let id = ids[t];
+            async move {
+                let stored = store.load_table(id).await.unwrap().unwrap();
+                let got: Vec<_> = stored.actions.iter().map(|a| (a.round_no, a.seq)).collect();
+                (got, stored.record.updated_at)
+            }
+        };
+        assert_eq!(read(store.clone(), 0).await, (want(0), 101), "read from the journal");
+        assert_eq!(read(store.clone(), 2).await, (want(2), 4));
+
+        // A duplicate, an action before the head, and an action of a group out of order
+        // are refused, alone or in a group; nothing of a refused group is stored.
+        for bad in [
+            vec![act(0, 1, 1)],
+            vec![act(0, 0, 9)],
+            vec![act(2, 0, 5), act(1, 1, 0)],
+            vec![act(2, 0, 6), act(2, 0, 5)],
+        ] {
+            match store.write_group(&bad).await {
+                Err(StoreError::Conflict(_)) => {}
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert_eq!(read(store.clone(), 2).await, (want(2), 4));
+
+        fold(&store.write, true, true).await.unwrap();
+        assert_eq!(counts(store.clone()).await, (0, 18), "all folded");
+        for t in 0..3 {
+            assert_eq!(read(store.clone(), t).await.0, want(t), "table {t} after the fold");
+        }
+        assert_eq!(read(store.clone(), 0).await.1, 101, "updated_at from the heads");
+        store.write_group(&[act(0, 1, 2)]).await.unwrap();
+        match store.write_group(&[act(0, 1, 2)]).await {
+            Err(StoreError::Conflict(_)) => {}
+            other => panic!("a duplicate of a folded head: {other:?}"),
+        }
+
+        // A "crash": the store is dropped without closing, its journal not folded.
+        let (journal, log) = counts(store.clone()).await;
+        assert_eq!(journal + log, 19);
+        drop(store);
+        let store = SqliteStore::connect(&url).await.unwrap();
+        assert_eq!(counts(store.clone()).await, (0, 19), "folded at the start");
+        let mut w = want(0);
+        w.push((1, 2));
+        assert_eq!(read(store.clone(), 0).await, (w, 102));
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }

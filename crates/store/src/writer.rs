@@ -50,7 +50,7 @@ impl WriteObserver for () {
 
 /// Most units in one group: bounds a transaction's size and the work redone when a
 /// broken rule makes the writer go one by one.
-const MAX_GROUP: usize = 512;
+const MAX_GROUP: usize = 2048;
 /// Units waiting for the writer before [`Writer::write`] waits for room.
 const QUEUE_CAPACITY: usize = 8192;
 

@@ -562,9 +562,9 @@ async fn rounds_and_actions(s: &dyn Store) {
     assert_conflict(s.start_round(t.id, &round(0, T0 + 11)).await);
     assert_not_found(s.start_round(Uuid::new_v4(), &round(0, T0)).await);
 
-    // Round 0 gets 12 actions (seq past 9: ordering must be numeric), written out of order.
-    let order = [3, 0, 11, 1, 2, 10, 4, 9, 5, 8, 6, 7];
-    for seq in order {
+    // Round 0 gets 12 actions (seq past 9: ordering must be numeric), in order: a table's
+    // actions are appended in order (SQLite refuses one before the table's last).
+    for seq in 0..12 {
         s.append_action(t.id, &action(0, seq), T0 + 20)
             .await
             .unwrap();
@@ -588,7 +588,7 @@ async fn rounds_and_actions(s: &dyn Store) {
     );
 
     s.start_round(t.id, &round(1, T0 + 40)).await.unwrap();
-    for seq in [1, 0, 2] {
+    for seq in [0, 1, 2] {
         s.append_action(t.id, &action(1, seq), T0 + 50)
             .await
             .unwrap();
