@@ -286,7 +286,7 @@ pub struct Table {
     seated: u64,
     /// Next action sequence number in the current round.
     seq: i64,
-    rounds: Vec<RoundState>,
+    rounds: std::sync::Arc<Vec<RoundState>>,
     fan: fanout::Fanout,
     bots: bots::BotState,
     online: online::Online,
@@ -355,7 +355,7 @@ impl Table {
             moved: 1,
             seated: 1,
             seq: 0,
-            rounds: Vec::new(),
+            rounds: Default::default(),
             fan: fanout::Fanout::default(),
             bots: bots::BotState::default(),
             online,

@@ -6,6 +6,8 @@
 //! durable is the draft adopted and broadcast. So nobody ever hears of a change the
 //! database does not have ("acknowledged = durable"), and a failed write changes nothing.
 
+use std::sync::Arc;
+
 use game_core::{Phase, Seat, Seed};
 use games::{ActionError, DynGame};
 use serde_json::{Value, json};
@@ -17,7 +19,9 @@ use crate::time::now_ms;
 /// A change being prepared: the table as it will be, and the writes that make it so.
 pub(super) struct Draft {
     pub game: Box<dyn DynGame>,
-    pub rounds: Vec<RoundState>,
+    /// Shared with the table until a round starts or ends ([`Arc::make_mut`]): a move
+    /// copies no round (a long match has hundreds).
+    pub rounds: Arc<Vec<RoundState>>,
     pub status: TableStatus,
     pub seq: i64,
     pub ops: Vec<WriteOp>,
@@ -132,7 +136,7 @@ impl Table {
                 return Ok(());
             }
             let totals = d.game.scores();
-            if let Some(r) = d.rounds.last_mut().filter(|r| !r.ended) {
+            if let Some(r) = Arc::make_mut(&mut d.rounds).last_mut().filter(|r| !r.ended) {
                 d.ops.push(WriteOp::EndRound {
                     round_no: r.round as i32,
                     result: json!({ "totals": totals }),
@@ -190,7 +194,7 @@ impl Table {
                 json!({"type": "round_dealt", "round": state.round, "seed_sha256": state.commitment}),
             );
             d.events.extend(evs);
-            d.rounds.push(state);
+            Arc::make_mut(&mut d.rounds).push(state);
             d.seq = 0;
         }
     }

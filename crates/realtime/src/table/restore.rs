@@ -39,7 +39,7 @@ pub fn restore(core: Core, st: StoredTable, epoch: i64) -> Result<Table, String>
                 .map_err(|e| format!("round {} action {}: {e}", a.round_no, a.seq))?;
             seq += 1;
         }
-        table.rounds.push(RoundState::new(
+        std::sync::Arc::make_mut(&mut table.rounds).push(RoundState::new(
             r.round_no as u32,
             seed,
             r.ended_at.is_some(),
