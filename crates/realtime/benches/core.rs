@@ -13,9 +13,12 @@
 //! cargo bench -p realtime --bench core
 //! ```
 //!
-//! prints, for 16 and 64 tables, on tokio runtimes of 1 and 2 worker threads, the moves per
-//! second (criterion's "thrpt"). SQLite's own statements run on sqlx's connection threads
-//! in either case.
+//! prints, for 64 and 256 tables, the moves per second (criterion's "thrpt") on one core
+//! and on two: a runtime of one worker thread with every thread of the benchmark (the
+//! runtime's, and sqlx's SQLite connection threads, which run the store's statements)
+//! pinned to the first core, and a runtime of two worker threads on two cores. The second
+//! against the first is how the core scales with cores: a serial part (the store writer,
+//! a lock, a channel) would hold it near 1.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -49,16 +52,33 @@ impl Tables {
         )
     }
 
-    fn start(tables: usize, threads: usize) -> Tables {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .enable_all()
-            .build()
-            .expect("a runtime");
+    /// `tables` tables on `cores` worker threads; on one core, every thread of the runtime
+    /// and of the store is pinned to the first core.
+    fn start(tables: usize, cores: usize) -> Tables {
+        let build = move || {
+            if cores == 1 {
+                let first = core_affinity::get_core_ids()
+                    .and_then(|ids| ids.into_iter().next())
+                    .expect("a core to pin to");
+                assert!(core_affinity::set_for_current(first), "pinned to one core");
+            }
+            // Threads inherit the affinity of the thread that starts them: the runtime's
+            // workers this one's, sqlx's connection threads (started by tasks) theirs.
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(cores)
+                .enable_all()
+                .build()
+                .expect("a runtime")
+        };
+        let rt = std::thread::spawn(build).join().expect("the runtime is built");
         let dir = std::env::temp_dir().join(format!("fib-core-bench-{}", Uuid::new_v4()));
         std::fs::create_dir_all(&dir).expect("a temporary folder");
         let stop = Arc::new(AtomicBool::new(false));
-        let core = rt.block_on(async {
+        // Set up in a task, not on this (unpinned) thread: the store's threads start here.
+        let setup_dir = dir.clone();
+        let setup_stop = stop.clone();
+        let setup = rt.spawn(async move {
+            let (dir, stop) = (setup_dir, setup_stop);
             let core = Tables::core(&dir).await;
             let players = players(&core, tables * 2).await;
             for pair in players.chunks(2) {
@@ -73,6 +93,7 @@ impl Tables {
             }
             core
         });
+        let core = rt.block_on(setup).expect("the tables start");
         Tables {
             rt,
             core,
@@ -211,12 +232,12 @@ fn flat_out(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
-    for tables in [16, 64] {
-        for threads in [1, 2] {
-            let running = Tables::start(tables, threads);
+    for tables in [64, 256] {
+        for cores in [1, 2] {
+            let running = Tables::start(tables, cores);
             // Past the first deals and the store's first pages.
             running.time_moves(2_000);
-            group.bench_function(format!("{tables}_tables_{threads}_threads"), |b| {
+            group.bench_function(format!("{tables}_tables_{cores}_cores"), |b| {
                 b.iter_custom(|moves| running.time_moves(moves))
             });
             running.stop();
