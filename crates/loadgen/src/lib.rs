@@ -659,8 +659,11 @@ async fn play(
         bot_matches_finished: bots.matches_finished,
         frames: played.frames,
         frame_bytes: played.frame_bytes,
-        avg_frame_bytes: (played.frames > 0)
-            .then(|| played.frame_bytes as f64 / played.frames as f64),
+        avg_frame_bytes: if played.frames > 0 {
+            Some(played.frame_bytes as f64 / played.frames as f64)
+        } else {
+            None
+        },
         failures: played.tally,
     })
 }
