@@ -11,16 +11,25 @@
 # (`cargo build --release -p server -p loadgen`, a no-op when they are current).
 #
 # Usage: bash bench/colyseus/compare.sh [SECONDS (10)] [TABLES (64)]
+#
+# BENCH_PROFILE=debug uses (and builds) target/debug instead: for a smoke test where the
+# debug build exists already (CI); its figures for our server mean nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-10}
 tables=${2:-64}
+profile=${BENCH_PROFILE:-release}
+case "$profile" in
+    release) build=(--release) ;;
+    debug) build=() ;;
+    *) echo "compare.sh: BENCH_PROFILE is release or debug" >&2; exit 2 ;;
+esac
 
 if [ ! -d "$here/node_modules" ]; then
     npm ci --prefix "$here" --no-audit --no-fund >&2
 fi
-(cd "$root" && cargo build --release -q -p server -p loadgen >&2)
+(cd "$root" && cargo build "${build[@]}" -q -p server -p loadgen >&2)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,7 +41,8 @@ coly=$(node "$here/summary.mjs" colyseus "$tmp/colyseus.json" 2>"$tmp/colyseus.c
     || { cat "$tmp/colyseus.ctx" >&2; exit 1; }
 
 # Our server, spawned by our load generator (SQLite on a fresh file, no echo baseline).
-(cd "$root" && target/release/loadgen run --mode flat --tables "$tables" --seconds "$secs" --no-echo --json) \
+(cd "$root" && "target/$profile/loadgen" run --mode flat --tables "$tables" --seconds "$secs" --no-echo --json \
+    --server-bin "target/$profile/fibonacci-cards") \
     >"$tmp/ours.json" || { echo "compare.sh: the loadgen run failed" >&2; exit 1; }
 ours=$(node "$here/summary.mjs" loadgen "$tmp/ours.json" 2>"$tmp/ours.ctx") \
     || { cat "$tmp/ours.ctx" >&2; exit 1; }
