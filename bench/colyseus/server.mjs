@@ -7,6 +7,7 @@
 //
 // Usage: node server.mjs [PORT]   (prints "listening PORT" once ready; 0 = any port)
 
+import { pathToFileURL } from "node:url";
 import { Server, Room } from "@colyseus/core";
 import { WebSocketTransport } from "@colyseus/ws-transport";
 import { schema, ArraySchema, StateView } from "@colyseus/schema";
@@ -128,7 +129,7 @@ export async function listen(port = 0) {
     return { server, port: transport.server.address().port };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
     const { port } = await listen(Number(process.argv[2] ?? 0));
     console.log(`listening ${port}`);
     const stop = () => process.exit(0);
