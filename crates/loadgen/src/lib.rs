@@ -174,6 +174,11 @@ pub struct PlayReport {
     pub matches_finished: u64,
     pub bot_tables_started: u64,
     pub bot_matches_finished: u64,
+    /// WebSocket data messages the player sockets received in the window, their payload
+    /// bytes, and the mean payload size.
+    pub frames: u64,
+    pub frame_bytes: u64,
+    pub avg_frame_bytes: Option<f64>,
     pub failures: Tally,
 }
 
@@ -652,6 +657,13 @@ async fn play(
         matches_finished: played.matches_finished,
         bot_tables_started: bots.tables_started,
         bot_matches_finished: bots.matches_finished,
+        frames: played.frames,
+        frame_bytes: played.frame_bytes,
+        avg_frame_bytes: if played.frames > 0 {
+            Some(played.frame_bytes as f64 / played.frames as f64)
+        } else {
+            None
+        },
         failures: played.tally,
     })
 }
@@ -815,6 +827,18 @@ impl std::fmt::Display for Report {
                     " µs"
                 ),
                 opt(p.others_cores, "")
+            )?;
+            writeln!(
+                f,
+                "server→client:       {} frames in the window ({} per action), {} average",
+                p.frames,
+                opt(
+                    p.actions_per_sec
+                        .filter(|a| *a > 0.0)
+                        .map(|a| p.frames as f64 / (a * self.seconds)),
+                    ""
+                ),
+                opt(p.avg_frame_bytes, " B")
             )?;
             writeln!(
                 f,

@@ -52,6 +52,10 @@ pub struct Played {
     pub moves: u64,
     pub matches_finished: u64,
     pub tables_started: u64,
+    /// Server→client WebSocket data messages (text or binary) received inside the
+    /// window, and their payload bytes.
+    pub frames: u64,
+    pub frame_bytes: u64,
     pub tally: Tally,
 }
 
@@ -63,6 +67,8 @@ impl Played {
         self.moves += o.moves;
         self.matches_finished += o.matches_finished;
         self.tables_started += o.tables_started;
+        self.frames += o.frames;
+        self.frame_bytes += o.frame_bytes;
         self.tally.merge(o.tally);
     }
 }
@@ -338,6 +344,12 @@ impl Seat {
             };
             let now = Instant::now();
             st.last_heard = Some(now);
+            if let Message::Text(_) | Message::Binary(_) = &msg
+                && self.window.contains(now)
+            {
+                out.frames += 1;
+                out.frame_bytes += msg.len() as u64;
+            }
             let text = match msg {
                 Message::Text(t) => t,
                 Message::Close(frame) => {
