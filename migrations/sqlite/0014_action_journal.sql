@@ -3,7 +3,7 @@
 -- each table has one action in flight, so a group of N actions touched N pages. Now an
 -- accepted action is appended to `action_journal` (a rowid table: a group's rows share a
 -- few pages at its end), and the store's folder moves the journal into `action_log`, the
--- clustered log, many actions per table at once, twice a second.
+-- clustered log, many actions per table at once, when the journal is long or old.
 --
 -- `actions` stays what it always was to readers: every stored action, now the union of
 -- both parts. Writing into it goes through the trigger below, which refuses an action at

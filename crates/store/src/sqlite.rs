@@ -18,8 +18,8 @@
 //! An in-memory database lives in one connection, which serves reads and writes alike.
 //!
 //! Accepted actions are appended to a journal (migration 0014) and folded into the log
-//! clustered by table a few times a second ([`folds`]): a commit then writes a few pages
-//! at the journal's end instead of one page per table of its group.
+//! clustered by table once the journal is long ([`folds`]): a commit then writes a few
+//! pages at the journal's end instead of one page per table of its group.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -67,12 +67,19 @@ async fn checkpoints(conn: SqlitePool, alive: std::sync::Weak<()>) {
     conn.close().await;
 }
 
-/// How often the folder moves the action journal into the clustered log.
-const FOLD_EVERY: Duration = Duration::from_millis(500);
+/// How often the folder looks at the journal's length (a read, no lock).
+const FOLD_CHECK: Duration = Duration::from_millis(100);
+/// The journal's length at which it is folded. The more actions of each table a fold
+/// moves, the fewer pages of the clustered log it writes per action, and the rarer the
+/// fold that holds the write lock while groups wait: at a human pace (500 tables, a move
+/// a second each) a fold comes every half minute, so that a move's p99 never meets one.
+const FOLD_AT: i64 = 16_384;
+/// A journal row older than this is folded whatever the journal's length, so that a quiet
+/// server's journal (which reads of a table scan) does not stay long.
+const FOLD_AFTER: Duration = Duration::from_secs(30);
 /// Most journal rows one fold transaction moves: bounds how long a fold holds the write
-/// lock (a few µs a row) while groups of actions wait. The longer the pause between
-/// folds, the more actions of each table land on the same page of the clustered log.
-const FOLD_ROWS: i64 = 50_000;
+/// lock (a few µs a row) if the journal grew faster than it was folded.
+const FOLD_ROWS: i64 = 65_536;
 
 /// Moves the journal's rows up to `$1` (a rowid) into `action_log`, sorted as that log is
 /// clustered. `OR IGNORE`: a row already in the log (which the heads make impossible)
@@ -84,17 +91,42 @@ const FOLD: &str = "BEGIN IMMEDIATE; \
      DELETE FROM action_journal WHERE rowid <= $1; \
      COMMIT";
 
-/// Folds the journal every [`FOLD_EVERY`] through the write connection, in turn with the
-/// writer's groups. Stops once the store is gone.
-async fn folds(write: SqlitePool, may_close: bool, alive: std::sync::Weak<()>) {
-    let mut tick = tokio::time::interval(FOLD_EVERY);
+/// Folds the journal when it is [`FOLD_AT`] rows long or its oldest row is [`FOLD_AFTER`]
+/// old, through the write connection, in turn with the writer's groups (the length is
+/// read on `read`, which needs no lock). Stops once the store is gone.
+async fn folds(
+    read: SqlitePool,
+    write: SqlitePool,
+    may_close: bool,
+    alive: std::sync::Weak<()>,
+) {
+    let mut tick = tokio::time::interval(FOLD_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
         if alive.upgrade().is_none() || write.is_closed() {
             break;
         }
-        if let Err(e) = fold(&write, false, may_close).await {
+        let due: std::result::Result<Option<(i64, i64)>, sqlx::Error> = sqlx::query_as(
+            "SELECT MAX(rowid) - MIN(rowid) + 1, \
+                    (SELECT created_at FROM action_journal ORDER BY rowid LIMIT 1) \
+             FROM action_journal HAVING COUNT(*) > 0",
+        )
+        .fetch_optional(&read)
+        .await;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        match due {
+            Ok(Some((rows, oldest)))
+                if rows >= FOLD_AT || now - oldest >= FOLD_AFTER.as_millis() as i64 => {}
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::warn!("reading the action journal's length: {e}");
+                continue;
+            }
+        }
+        if let Err(e) = fold(&write, true, may_close).await {
             tracing::warn!("folding the action journal: {e}");
         }
     }
@@ -209,7 +241,12 @@ impl SqliteStore {
                 .await?;
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
             let alive = std::sync::Arc::new(());
-            tokio::spawn(folds(pool.clone(), false, std::sync::Arc::downgrade(&alive)));
+            tokio::spawn(folds(
+                pool.clone(),
+                pool.clone(),
+                false,
+                std::sync::Arc::downgrade(&alive),
+            ));
             let store = Self {
                 pool: pool.clone(),
                 write: pool,
@@ -272,7 +309,12 @@ impl SqliteStore {
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
         fold(&write, true, true).await?;
-        tokio::spawn(folds(write.clone(), true, std::sync::Arc::downgrade(&alive)));
+        tokio::spawn(folds(
+            pool.clone(),
+            write.clone(),
+            true,
+            std::sync::Arc::downgrade(&alive),
+        ));
         let store = Self {
             pool,
             write,
