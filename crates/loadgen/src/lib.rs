@@ -151,6 +151,8 @@ pub struct PlayReport {
     pub opponent_sees: Option<Latency>,
     /// (bots) My move's acknowledgement → the bot's move.
     pub bot_wait: Option<Latency>,
+    /// Sizes of the frames the players' sockets received in the window.
+    pub frames: Option<stats::FrameSizes>,
     /// The server's own view (`/metrics` over the window): mean received → acknowledged
     /// time of an accepted action, ms.
     pub server_ack_mean_ms: Option<f64>,
@@ -629,6 +631,7 @@ async fn play(
         move_rtt: played.move_rtt.summary(),
         opponent_sees: played.opponent_sees.summary(),
         bot_wait: played.bot_wait.summary(),
+        frames: played.frames.summary(),
         server_ack_mean_ms: mean("fib_action_seconds", 1e3),
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
@@ -790,6 +793,9 @@ impl std::fmt::Display for Report {
             )?;
             if self.mode != Mode::Bots {
                 writeln!(f, "opponent sees move:  {}", lat(&p.opponent_sees))?;
+            }
+            if let Some(frames) = &p.frames {
+                writeln!(f, "frames received:     {frames}")?;
             }
             if self.mode == Mode::Bots {
                 writeln!(f, "waiting for a bot:   {}", lat(&p.bot_wait))?;
