@@ -218,11 +218,15 @@ async fn bad_input_is_refused_specifically() {
     on.act(version, &json!({"type": "bid", "amount": 3})).await;
     assert_eq!(on.next_error().await["code"], "bad_action");
     // Not a card (protocol.md §6.2): the refusal says how a card is written.
-    on.act(version, &json!({"type": "play", "card": "r11"})).await;
+    on.act(version, &json!({"type": "play", "card": "r11"}))
+        .await;
     let e = on.next_error().await;
     assert_eq!(e["code"], "bad_action", "{e}");
     assert!(
-        e["message"].as_str().unwrap().contains("`r11` is not a card"),
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("`r11` is not a card"),
         "{e}"
     );
     // A card not in hand (take one from the other player's hand).

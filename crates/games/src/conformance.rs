@@ -532,8 +532,7 @@ fn subsumes(legal: &Value, action: &Value) -> bool {
 /// earlier versions), suit, number and copy (Fibonachos).
 fn card_key(v: &Value) -> Option<String> {
     if let Some(code) = v.as_str() {
-        let colour = ["red", "yellow", "green", "blue", "purple"]
-            ["rygbp".find(code.get(..1)?)?];
+        let colour = ["red", "yellow", "green", "blue", "purple"]["rygbp".find(code.get(..1)?)?];
         let n = code.get(1..)?;
         let number: u8 = n.parse().ok().filter(|n| (1..=10).contains(n))?;
         return (n == number.to_string()).then(|| format!("{colour} {number}"));
@@ -826,9 +825,16 @@ mod tests {
                     "p10", "b3", "r0", "x3", "b03", "red"], "seat": {"id": 4}}),
             &mut out,
         );
-        let want: BTreeSet<String> = ["red 7", "card#3", "red 1/1", "card#88", "purple 10", "blue 3"]
-            .map(String::from)
-            .into();
+        let want: BTreeSet<String> = [
+            "red 7",
+            "card#3",
+            "red 1/1",
+            "card#88",
+            "purple 10",
+            "blue 3",
+        ]
+        .map(String::from)
+        .into();
         assert_eq!(out, want);
     }
 

@@ -293,7 +293,8 @@ mod tests {
             let c = "rygbp".find(&code[..1]).unwrap();
             let number: usize = code[1..].parse().unwrap();
             // the symbol of colour c and number n.
-            let symbol = ["circled_plus", "circle", "square", "star", "waves"][(number - 1 + c) % 5];
+            let symbol =
+                ["circled_plus", "circle", "square", "star", "waves"][(number - 1 + c) % 5];
             let colour = ["red", "yellow", "green", "blue", "purple"][c];
             a.action = serde_json::json!({"type": "play", "card":
                 {"colour": colour, "number": number, "symbol": symbol}});
