@@ -778,6 +778,25 @@ async fn verify_deal_command_matches_the_served_deal() {
         dealt.is_array() && dealt.as_array().unwrap().len() == 24,
         "{dealt}"
     );
+    // A state holds the latest two rounds' fairness records (protocol.md §3.4): in round
+    // 3, those of rounds 2 (revealed) and 3; every round's are at `/rounds`.
+    // (Two rounds score at most 2 × 34 points: the match to 144 is still on.)
+    let (st, _) = play_until(&mut a, first, |s| {
+        s["table"]["round"].as_u64().unwrap_or(0) >= 3
+    })
+    .await;
+    let rounds: Vec<u64> = st["fairness"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["round"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds, vec![2, 3], "{}", st["fairness"]);
+    assert!(st["fairness"][0]["seed"].is_string());
+    assert!(st["fairness"][1]["seed"].is_null());
+    let (s, all) = ada.get(&format!("/api/tables/{table}/rounds")).await;
+    assert_eq!(s, 200);
+    assert_eq!(all.as_array().map(Vec::len), Some(3), "{all}");
     server.stop().await;
 }
 
