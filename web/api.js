@@ -97,3 +97,6 @@ export const api = {
 
 /** The URL of an ended round's deal record (R-0), for the fairness panel. */
 export const dealUrl = (id, round) => `/api/tables/${enc(id)}/rounds/${round}/deal`;
+
+/** The URL of every round's fairness record (the state holds the latest two). */
+export const roundsUrl = (id) => `/api/tables/${enc(id)}/rounds`;

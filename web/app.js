@@ -5,7 +5,7 @@
 // `state` message from its socket and sends the player's choice from `legal`.
 
 import { applyDeck, deckControl, h, morph, mount, onLayoutChange, toast } from './dom.js';
-import { api, ApiError, dealUrl, early, earlyTable } from './api.js';
+import { api, ApiError, dealUrl, early, earlyTable, roundsUrl } from './api.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
 import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
 // Only what the first paint of any page needs is imported here (the server preloads these
@@ -883,7 +883,9 @@ function fairnessPanel(id, rounds, current) {
             h('td', null, String(r.round)),
             h('td', { class: 'hash' }, r.seed_sha256),
             h('td', { class: 'hash' }, r.seed ?? (r.round === current ? 'revealed when the round ends' : '—')),
-            h('td', null, r.seed ? h('a', { href: dealUrl(id, r.round), target: '_blank', rel: 'noopener' }, 'deal') : null)))))));
+            h('td', null, r.seed ? h('a', { href: dealUrl(id, r.round), target: '_blank', rel: 'noopener' }, 'deal') : null)))))),
+    // The state holds the latest two rounds' records; every round's is one request away.
+    current > 2 ? h('p', { class: 'muted small' }, h('a', { href: roundsUrl(id), target: '_blank', rel: 'noopener', testid: 'all-rounds' }, 'Every round\'s record')) : null);
   d.addEventListener('toggle', () => (fairnessOpen = d.open));
   return d;
 }

@@ -32,11 +32,47 @@ export const colourMark = (colour) => (COLOURS.includes(colour) ? colour[0].toUp
 
 export const symbolGlyph = (s) => SYMBOLS[s] ?? '?';
 
-/** Same card? (by colour and number; the symbol follows from them). */
-export const sameCard = (a, b) => !!a && !!b && a.colour === b.colour && a.number === b.number;
+/** The symbols in the order of R-30: card (colour c, number n) bears SYMBOL_ORDER[(n − 1 + c) mod 5]. */
+const SYMBOL_ORDER = ['circled_plus', 'circle', 'square', 'star', 'waves'];
 
-export const cardLabel = (c) =>
-  `${c.colour} ${c.number}${c.symbol ? ` ${SYMBOL_NAMES[c.symbol] ?? c.symbol}` : ''}`;
+/**
+ * A card as an object `{colour, number, symbol}`, from its wire code (`"r7"`: the colour's
+ * letter and the number, protocol.md §6.2; the symbol follows from them, R-30) or from the
+ * object form of earlier versions (kept as it is, its symbol filled in when missing).
+ * `null` for anything else.
+ */
+export function toCard(c) {
+  if (typeof c === 'string') {
+    const m = /^([rygbp])(10|[1-9])$/.exec(c);
+    if (!m) return null;
+    const ci = 'rygbp'.indexOf(m[1]);
+    const number = Number(m[2]);
+    return { colour: COLOURS[ci], number, symbol: SYMBOL_ORDER[(number - 1 + ci) % 5] };
+  }
+  if (c && typeof c === 'object' && COLOURS.includes(c.colour) && Number.isInteger(c.number)) {
+    if (c.symbol) return c;
+    return { ...c, symbol: SYMBOL_ORDER[(c.number - 1 + COLOURS.indexOf(c.colour)) % 5] };
+  }
+  return c && typeof c === 'object' ? c : null;
+}
+
+/** A card's wire code (`"r7"`), what a client sends. */
+export const cardCode = (c) => {
+  const k = toCard(c);
+  return k ? `${k.colour[0]}${k.number}` : null;
+};
+
+/** Same card? (by colour and number; the symbol follows from them). Either form. */
+export const sameCard = (a, b) => {
+  const x = toCard(a);
+  const y = toCard(b);
+  return !!x && !!y && x.colour === y.colour && x.number === y.number;
+};
+
+export const cardLabel = (card) => {
+  const c = toCard(card) ?? {};
+  return `${c.colour} ${c.number}${c.symbol ? ` ${SYMBOL_NAMES[c.symbol] ?? c.symbol}` : ''}`;
+};
 
 /**
  * A face-up card element. opts: {size: 'sm'|'md'|'lg', playable, onClick, testid, extraClass,
@@ -44,7 +80,8 @@ export const cardLabel = (c) =>
  * clickable card is disabled, unless `explain`: then it stays pressable (marked
  * aria-disabled) so that the server's refusal can tell the player why.
  */
-export function cardEl(card, opts = {}) {
+export function cardEl(wire, opts = {}) {
+  const card = toCard(wire) ?? {};
   const colour = COLOURS.includes(card.colour) ? card.colour : 'unknown';
   const clickable = typeof opts.onClick === 'function';
   const cls = ['card', `card-${colour}`, `card-${opts.size || 'md'}`];

@@ -9,7 +9,7 @@ import { h, mount, onLayoutChange } from './dom.js';
 import { api, dealUrl } from './api.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
-import { cardLabel } from './cards.js';
+import { cardLabel, toCard } from './cards.js';
 
 /** Builds every step's per-seat documents: docs[i][seat]. */
 function documents(replay) {
@@ -37,6 +37,7 @@ function cardText(mod, c) {
   } catch {
     // fall through to the generic names
   }
+  if (typeof c === 'string' && toCard(c)) return cardLabel(c);
   if (c && c.colour) return cardLabel(c);
   if (c && c.suit && c.number !== undefined) return `${c.number} ${c.suit}`;
   return JSON.stringify(c);
@@ -54,7 +55,7 @@ function actionText(mod, a) {
   };
   const parts = Object.entries(a).filter(([k]) => k !== 'type')
     .map(([k, v]) => {
-      if (k === 'card') return looksLikeCard(v) ? words(v) : `card #${v}`;
+      if (k === 'card') return looksLikeCard(v) || toCard(v) ? cardText(mod, v) : `card #${v}`;
       return `${k.replace(/_/g, ' ')} ${words(v)}`;
     });
   return [a.type?.replace(/_/g, ' '), ...parts].filter(Boolean).join(' ');

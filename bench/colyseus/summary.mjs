@@ -24,10 +24,11 @@ if (kind === "colyseus") {
     tables = r.tables;
     movesPerSec = p.actions_per_sec;
     cpuUs = p.server_cpu_us_per_action;
-    frame = p.avg_frame_bytes;
+    frame = p.frames?.mean_frame_bytes;
+    const patch = p.frames?.median_patch_message_bytes;
     const rtt = p.move_rtt;
     context = `server ${fmt(p.server_cores, 2)} cores, client ${fmt(p.client_cores, 2)} cores, other processes ${fmt(p.others_cores, 2)} cores; ` +
-        `${movesPerSec > 0 ? fmt(p.frames / (movesPerSec * r.seconds), 2) : "-"} frames/move; ` +
+        `${movesPerSec > 0 && p.frames ? fmt(p.frames.frames / (movesPerSec * r.seconds), 2) : "-"} frames/move; median patch ${patch ?? "-"} B; ` +
         `move round trip p50 ${rtt ? fmt(rtt.p50_ms, 2) : "-"} ms p99 ${rtt ? fmt(rtt.p99_ms, 2) : "-"} ms; ` +
         `problems: ${r.problems.length === 0 ? "none" : r.problems.slice(0, 3).join("; ")}`;
 } else {

@@ -153,9 +153,11 @@ async fn views_are_filtered_per_viewer() {
     }
     let text_a = sa_public.to_string();
     for c in &hb {
-        // Cards serialize as {"colour":…,"number":…,"symbol":…}: the trailing comma keeps
+        // Cards serialize as their codes ("b1", protocol.md §6.2): the closing quote keeps
         // blue 1 from matching blue 10.
-        let needle = format!("\"colour\":{},\"number\":{},", c["colour"], c["number"]);
+        let code = c.as_str().expect("a card is its code");
+        assert!(code.len() <= 3, "{c}");
+        let needle = format!("\"{code}\"");
         assert!(
             !text_a.contains(&needle),
             "Ada's message shows Bob's card {c}: {sa_public}"
@@ -215,9 +217,21 @@ async fn bad_input_is_refused_specifically() {
     // Not an action of this game.
     on.act(version, &json!({"type": "bid", "amount": 3})).await;
     assert_eq!(on.next_error().await["code"], "bad_action");
+    // Not a card (protocol.md §6.2): the refusal says how a card is written.
+    on.act(version, &json!({"type": "play", "card": "r11"}))
+        .await;
+    let e = on.next_error().await;
+    assert_eq!(e["code"], "bad_action", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("`r11` is not a card"),
+        "{e}"
+    );
     // A card not in hand (take one from the other player's hand).
     let theirs = off_state["view"]["hand"][0].clone();
-    let card = json!({"colour": theirs["colour"], "number": theirs["number"]});
+    let card = theirs.clone();
     on.act(version, &json!({"type": "play", "card": card}))
         .await;
     let e = on.next_error().await;
@@ -229,9 +243,13 @@ async fn bad_input_is_refused_specifically() {
         .unwrap_or(true);
     assert!(mine, "the player not on turn has no legal action");
     let card = off_state["view"]["hand"][0].clone();
+    // The object form of earlier versions is still read.
+    let code = card.as_str().unwrap();
+    let colour = ["red", "yellow", "green", "blue", "purple"]["rygbp".find(&code[..1]).unwrap()];
+    let number: u8 = code[1..].parse().unwrap();
     off.act(
         version,
-        &json!({"type": "play", "card": {"colour": card["colour"], "number": card["number"]}}),
+        &json!({"type": "play", "card": {"colour": colour, "number": number}}),
     )
     .await;
     assert_eq!(off.next_error().await["code"], "not_your_turn");
@@ -760,6 +778,25 @@ async fn verify_deal_command_matches_the_served_deal() {
         dealt.is_array() && dealt.as_array().unwrap().len() == 24,
         "{dealt}"
     );
+    // A state holds the latest two rounds' fairness records (protocol.md §3.4): in round
+    // 3, those of rounds 2 (revealed) and 3; every round's are at `/rounds`.
+    // (Two rounds score at most 2 × 34 points: the match to 144 is still on.)
+    let (st, _) = play_until(&mut a, first, |s| {
+        s["table"]["round"].as_u64().unwrap_or(0) >= 3
+    })
+    .await;
+    let rounds: Vec<u64> = st["fairness"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["round"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds, vec![2, 3], "{}", st["fairness"]);
+    assert!(st["fairness"][0]["seed"].is_string());
+    assert!(st["fairness"][1]["seed"].is_null());
+    let (s, all) = ada.get(&format!("/api/tables/{table}/rounds")).await;
+    assert_eq!(s, 200);
+    assert_eq!(all.as_array().map(Vec::len), Some(3), "{all}");
     server.stop().await;
 }
 

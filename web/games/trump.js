@@ -4,7 +4,7 @@
 // scores, and the final result. Rendered wholly from the latest state message.
 
 import { flyTrick, h, morph, mount } from '../dom.js';
-import { cardEl, cardBack, symbolGlyph, SYMBOL_NAMES, sameCard } from '../cards.js';
+import { cardEl, cardBack, cardCode, symbolGlyph, SYMBOL_NAMES, sameCard, toCard } from '../cards.js';
 
 export const title = "Fibonacci's Trump";
 
@@ -150,9 +150,9 @@ export function render(root, msg, ctx) {
               // refusal then says why (must follow the led colour).
               explain: myTurn && !ctx.busy,
               testid: 'hand-card',
-              key: `${c.colour}-${c.number}`,
+              key: cardCode(c),
               extraClass: myTurn && !isPlayable(c) ? 'dim' : '',
-              onClick: (card) => ctx.act({ type: 'play', card: { colour: card.colour, number: card.number } }),
+              onClick: () => ctx.act({ type: 'play', card: cardCode(c) }),
             });
           })),
       ),
@@ -195,7 +195,10 @@ function played(p, name, winner, testid, note = null, key = null) {
     note ? h('div', { class: 'win-note', testid: 'winning-note' }, note) : null);
 }
 
-const cardWords = (c) => `${c.colour} ${c.number}`;
+const cardWords = (card) => {
+  const c = toCard(card);
+  return c ? `${c.colour} ${c.number}` : 'a card';
+};
 
 /** The events of one update in words, for the screen-reader live region. */
 export function describe(events, seatName, me) {

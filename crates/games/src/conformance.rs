@@ -528,8 +528,15 @@ fn subsumes(legal: &Value, action: &Value) -> bool {
 }
 
 /// The key of a card, whatever game it is from, if `v` is one: its stable `id` (Fib-Fibonacci
-/// and the rummy family), colour and number (Trump), suit, number and copy (Fibonachos).
+/// and the rummy family), colour and number (Trump: its code `"r7"`, or the object form of
+/// earlier versions), suit, number and copy (Fibonachos).
 fn card_key(v: &Value) -> Option<String> {
+    if let Some(code) = v.as_str() {
+        let colour = ["red", "yellow", "green", "blue", "purple"]["rygbp".find(code.get(..1)?)?];
+        let n = code.get(1..)?;
+        let number: u8 = n.parse().ok().filter(|n| (1..=10).contains(n))?;
+        return (n == number.to_string()).then(|| format!("{colour} {number}"));
+    }
     let o = v.as_object()?;
     if let (Some(id), true) = (
         o.get("id").and_then(Value::as_u64),
@@ -814,12 +821,20 @@ mod tests {
         let mut out = BTreeSet::new();
         collect_cards(
             &json!({"hand": [{"colour": "red", "number": 7, "symbol": "star"}, {"id": 3, "rank": "two", "suit": "spades"},
-                    {"suit": "red", "number": 1, "copy": 1, "playable": true}, {"id": 88, "kind": "bonus"}], "seat": {"id": 4}}),
+                    {"suit": "red", "number": 1, "copy": 1, "playable": true}, {"id": 88, "kind": "bonus"},
+                    "p10", "b3", "r0", "x3", "b03", "red"], "seat": {"id": 4}}),
             &mut out,
         );
-        let want: BTreeSet<String> = ["red 7", "card#3", "red 1/1", "card#88"]
-            .map(String::from)
-            .into();
+        let want: BTreeSet<String> = [
+            "red 7",
+            "card#3",
+            "red 1/1",
+            "card#88",
+            "purple 10",
+            "blue 3",
+        ]
+        .map(String::from)
+        .into();
         assert_eq!(out, want);
     }
 

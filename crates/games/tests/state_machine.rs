@@ -32,6 +32,9 @@ fn json_value() -> impl Strategy<Value = Value> {
             "six",
             "spades",
             "star",
+            "r7",
+            "p10",
+            "g11",
             "",
             "🂡",
         ])

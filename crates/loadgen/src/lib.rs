@@ -151,6 +151,8 @@ pub struct PlayReport {
     pub opponent_sees: Option<Latency>,
     /// (bots) My move's acknowledgement → the bot's move.
     pub bot_wait: Option<Latency>,
+    /// Sizes of the frames the players' sockets received in the window.
+    pub frames: Option<stats::FrameSizes>,
     /// The server's own view (`/metrics` over the window): mean received → acknowledged
     /// time of an accepted action, ms.
     pub server_ack_mean_ms: Option<f64>,
@@ -174,11 +176,6 @@ pub struct PlayReport {
     pub matches_finished: u64,
     pub bot_tables_started: u64,
     pub bot_matches_finished: u64,
-    /// WebSocket data messages the player sockets received in the window, their payload
-    /// bytes, and the mean payload size.
-    pub frames: u64,
-    pub frame_bytes: u64,
-    pub avg_frame_bytes: Option<f64>,
     pub failures: Tally,
 }
 
@@ -634,6 +631,7 @@ async fn play(
         move_rtt: played.move_rtt.summary(),
         opponent_sees: played.opponent_sees.summary(),
         bot_wait: played.bot_wait.summary(),
+        frames: played.frames.summary(),
         server_ack_mean_ms: mean("fib_action_seconds", 1e3),
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
@@ -657,13 +655,6 @@ async fn play(
         matches_finished: played.matches_finished,
         bot_tables_started: bots.tables_started,
         bot_matches_finished: bots.matches_finished,
-        frames: played.frames,
-        frame_bytes: played.frame_bytes,
-        avg_frame_bytes: if played.frames > 0 {
-            Some(played.frame_bytes as f64 / played.frames as f64)
-        } else {
-            None
-        },
         failures: played.tally,
     })
 }
@@ -803,6 +794,9 @@ impl std::fmt::Display for Report {
             if self.mode != Mode::Bots {
                 writeln!(f, "opponent sees move:  {}", lat(&p.opponent_sees))?;
             }
+            if let Some(frames) = &p.frames {
+                writeln!(f, "frames received:     {frames}")?;
+            }
             if self.mode == Mode::Bots {
                 writeln!(f, "waiting for a bot:   {}", lat(&p.bot_wait))?;
                 writeln!(
@@ -827,18 +821,6 @@ impl std::fmt::Display for Report {
                     " µs"
                 ),
                 opt(p.others_cores, "")
-            )?;
-            writeln!(
-                f,
-                "server→client:       {} frames in the window ({} per action), {} average",
-                p.frames,
-                opt(
-                    p.actions_per_sec
-                        .filter(|a| *a > 0.0)
-                        .map(|a| p.frames as f64 / (a * self.seconds)),
-                    ""
-                ),
-                opt(p.avg_frame_bytes, " B")
             )?;
             writeln!(
                 f,

@@ -23,7 +23,7 @@ use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::conn::{Connector, HttpError, Incoming, TableDoc, Ws};
-use crate::stats::{Rng, Samples, Tally, Window};
+use crate::stats::{Frames, Rng, Samples, Tally, Window};
 
 /// A guest player: its token for HTTP and the WebSocket upgrade.
 #[derive(Clone, Debug)]
@@ -52,10 +52,8 @@ pub struct Played {
     pub moves: u64,
     pub matches_finished: u64,
     pub tables_started: u64,
-    /// Server→client WebSocket data messages (text or binary) received inside the
-    /// window, and their payload bytes.
-    pub frames: u64,
-    pub frame_bytes: u64,
+    /// The server → client text frames received inside the window.
+    pub frames: Frames,
     pub tally: Tally,
 }
 
@@ -67,8 +65,7 @@ impl Played {
         self.moves += o.moves;
         self.matches_finished += o.matches_finished;
         self.tables_started += o.tables_started;
-        self.frames += o.frames;
-        self.frame_bytes += o.frame_bytes;
+        self.frames.merge(o.frames);
         self.tally.merge(o.tally);
     }
 }
@@ -344,12 +341,6 @@ impl Seat {
             };
             let now = Instant::now();
             st.last_heard = Some(now);
-            if let Message::Text(_) | Message::Binary(_) = &msg
-                && self.window.contains(now)
-            {
-                out.frames += 1;
-                out.frame_bytes += msg.len() as u64;
-            }
             let text = match msg {
                 Message::Text(t) => t,
                 Message::Close(frame) => {
@@ -369,6 +360,9 @@ impl Seat {
                 // Pings are answered by tungstenite itself.
                 _ => continue,
             };
+            if self.window.contains(now) {
+                out.frames.record(text.as_str());
+            }
             match st.doc.take(text.as_str()) {
                 Incoming::Updated { version, actor, .. } => {
                     self.updated(version, actor, now, st, out)

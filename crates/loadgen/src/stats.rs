@@ -51,6 +51,105 @@ impl Samples {
     }
 }
 
+/// Sizes of the server → client text frames the players received (wire bytes of the
+/// message text), for the protocol's size targets (protocol.md §1.4).
+#[derive(Clone, Debug, Default)]
+pub struct Frames {
+    pub count: u64,
+    pub bytes: u64,
+    /// Each `patch` message's `ops` (the JSON Patch itself, as text).
+    pub patch_ops: Vec<u32>,
+    /// Each `patch` message whole.
+    pub patch_msgs: Vec<u32>,
+    /// Each `state` message whole.
+    pub states: Vec<u32>,
+}
+
+impl Frames {
+    /// Counts one received text frame.
+    pub fn record(&mut self, text: &str) {
+        self.count += 1;
+        self.bytes += text.len() as u64;
+        let len = text.len().min(u32::MAX as usize) as u32;
+        if text.starts_with(r#"{"type":"patch""#) {
+            self.patch_msgs.push(len);
+            // The server writes `…,"ops":[…],"events":[…]}`: the ops run from the first
+            // `"ops":` to the last `,"events":` (events hold no such text).
+            if let (Some(a), Some(b)) = (text.find(r#""ops":"#), text.rfind(r#","events":"#))
+                && a + 6 <= b
+            {
+                self.patch_ops.push((b - a - 6) as u32);
+            }
+        } else if text.starts_with(r#"{"type":"state""#) {
+            self.states.push(len);
+        }
+    }
+
+    pub fn merge(&mut self, o: Frames) {
+        self.count += o.count;
+        self.bytes += o.bytes;
+        self.patch_ops.extend(o.patch_ops);
+        self.patch_msgs.extend(o.patch_msgs);
+        self.states.extend(o.states);
+    }
+
+    pub fn summary(&self) -> Option<FrameSizes> {
+        if self.count == 0 {
+            return None;
+        }
+        let median = |v: &[u32]| -> Option<u32> {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            // Nearest rank, as the latencies.
+            v.get(v.len().div_ceil(2).max(1) - 1).copied()
+        };
+        Some(FrameSizes {
+            frames: self.count,
+            mean_frame_bytes: self.bytes as f64 / self.count as f64,
+            patches: self.patch_msgs.len() as u64,
+            median_patch_bytes: median(&self.patch_ops),
+            median_patch_message_bytes: median(&self.patch_msgs),
+            states: self.states.len() as u64,
+            median_state_bytes: median(&self.states),
+            max_state_bytes: self.states.iter().max().copied(),
+        })
+    }
+}
+
+/// What [`Frames`] measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameSizes {
+    /// Server → client text frames received in the window.
+    pub frames: u64,
+    pub mean_frame_bytes: f64,
+    pub patches: u64,
+    /// The median `ops` of a `patch` (the JSON Patch), bytes.
+    pub median_patch_bytes: Option<u32>,
+    /// The median `patch` message whole (with its versions and events), bytes.
+    pub median_patch_message_bytes: Option<u32>,
+    pub states: u64,
+    pub median_state_bytes: Option<u32>,
+    pub max_state_bytes: Option<u32>,
+}
+
+impl std::fmt::Display for FrameSizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = |v: Option<u32>| v.map_or("n/a".into(), |v| format!("{v} B"));
+        write!(
+            f,
+            "{} frames, {:.0} B on average; {} patches, median {} ({} with versions and events); {} states, median {}, largest {}",
+            self.frames,
+            self.mean_frame_bytes,
+            self.patches,
+            b(self.median_patch_bytes),
+            b(self.median_patch_message_bytes),
+            self.states,
+            b(self.median_state_bytes),
+            b(self.max_state_bytes)
+        )
+    }
+}
+
 /// A latency distribution, in milliseconds.
 #[derive(Clone, Debug, Serialize)]
 pub struct Latency {
@@ -216,6 +315,27 @@ mod tests {
         assert_eq!(l.p99_ms, 99.0);
         assert_eq!(l.max_ms, 100.0);
         assert!(Samples::default().summary().is_none());
+    }
+
+    #[test]
+    fn frame_sizes() {
+        let mut f = Frames::default();
+        assert!(f.summary().is_none());
+        let patch = r#"{"type":"patch","from":1,"version":2,"ops":[{"op":"remove","path":"/view/hand/0"}],"events":[]}"#;
+        f.record(patch);
+        f.record(r#"{"type":"state","version":2}"#);
+        f.record(r#"{"type":"pong"}"#);
+        let s = f.summary().unwrap();
+        assert_eq!(s.frames, 3);
+        assert_eq!(s.patches, 1);
+        assert_eq!(
+            s.median_patch_bytes,
+            Some(r#"[{"op":"remove","path":"/view/hand/0"}]"#.len() as u32)
+        );
+        assert_eq!(s.median_patch_message_bytes, Some(patch.len() as u32));
+        assert_eq!(s.states, 1);
+        let total = patch.len() + 28 + 15;
+        assert!((s.mean_frame_bytes - total as f64 / 3.0).abs() < 1e-9);
     }
 
     #[test]

@@ -281,6 +281,34 @@ mod tests {
         }
     }
 
+    /// A Trump match stored before cards were written as codes (protocol.md §6.2) holds
+    /// its actions' cards as objects: it replays exactly as the same match stored now, and
+    /// `verify-match` accepts it.
+    #[test]
+    fn a_trump_log_with_the_old_card_objects_still_replays() {
+        let st = played("trump", 2);
+        let mut old = st.clone();
+        for a in &mut old.actions {
+            let code = a.action["card"].as_str().expect("stored now as a code");
+            let c = "rygbp".find(&code[..1]).unwrap();
+            let number: usize = code[1..].parse().unwrap();
+            // the symbol of colour c and number n.
+            let symbol =
+                ["circled_plus", "circle", "square", "star", "waves"][(number - 1 + c) % 5];
+            let colour = ["red", "yellow", "green", "blue", "purple"][c];
+            a.action = serde_json::json!({"type": "play", "card":
+                {"colour": colour, "number": number, "symbol": symbol}});
+        }
+        let (new, was) = (build(&st).unwrap(), build(&old).unwrap());
+        assert_eq!(new.views, was.views);
+        assert_eq!(new.final_scores, was.final_scores);
+        assert_eq!(new.steps.len(), was.steps.len());
+        for (n, o) in new.steps.iter().zip(&was.steps) {
+            assert_eq!(n.patches, o.patches);
+        }
+        check_match(&was).unwrap();
+    }
+
     /// `verify-match` accepts every game's replay and refuses a changed seed, deal or
     /// result.
     #[test]

@@ -102,20 +102,64 @@ const SYMBOL_MASKS: [u64; 5] = {
 /// the order the shuffle starts from (R-0), and the bit order of hand bitsets, which
 /// makes a bitset's iteration order the sorted hand order.
 ///
-/// On the wire a card is `{"colour":"red","number":7,"symbol":"star"}`. When read, the
-/// symbol may be left out; if present it must be the card's printed symbol.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
-#[serde(try_from = "CardWire")]
+/// On the wire the server writes a card as a short string: its colour's letter (`r`, `y`,
+/// `g`, `b`, `p`) and its number, `"r7"`, `"p10"` (protocol.md §6.2); the symbol follows
+/// from the two (R-30). When read, the object form of earlier versions,
+/// `{"colour":"red","number":7}` with an optional `"symbol"` that must be the card's
+/// printed one, is taken too: stored action logs and old clients keep working.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Card(u8);
+
+/// The colours' letters on the wire, in [`Colour`] order.
+pub const COLOUR_LETTERS: [char; 5] = ['r', 'y', 'g', 'b', 'p'];
 
 /// Each card's wire form, written once ([`game_core::json_texts`]): writing a card field by
 /// field was about a twentieth of the server's CPU under the flat load (perf).
 static CARD_TEXT: std::sync::LazyLock<[Box<RawValue>; DECK_SIZE]> =
-    std::sync::LazyLock::new(|| game_core::json_texts(|i| CardWire::from(Card(i as u8))));
+    std::sync::LazyLock::new(|| game_core::json_texts(|i| Card(i as u8).code()));
 
 impl Serialize for Card {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         CARD_TEXT[self.index()].serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Card {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Card, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Card;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    r#"a card such as "r7" (its colour's letter r, y, g, b or p and its number 1-10)"#,
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Card, E> {
+                Card::from_code(v).map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Card, A::Error> {
+                let wire =
+                    CardWire::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Card::try_from(wire).map_err(serde::de::Error::custom)
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+impl JsonSchema for Card {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Card".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let object = generator.subschema_for::<CardWire>();
+        schemars::json_schema!({
+            "description": "A card: its colour's letter (r, y, g, b, p) and its number 1-10, e.g. \"r7\"; its symbol follows from them (R-30, protocol.md §6.2). The server always writes this form; the object form of earlier versions is also read.",
+            "anyOf": [
+                {"type": "string", "pattern": "^[rygbp]([1-9]|10)$"},
+                object
+            ]
+        })
     }
 }
 
@@ -137,6 +181,33 @@ impl Card {
 
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+
+    /// The wire code: colour letter and number, `"r7"`.
+    pub fn code(self) -> String {
+        format!("{}{}", COLOUR_LETTERS[self.colour().index()], self.number())
+    }
+
+    /// Reads a wire code (`"r7"`, `"p10"`), with a message saying what is wrong otherwise.
+    pub fn from_code(code: &str) -> Result<Card, String> {
+        let bad = || {
+            format!(
+                "`{code}` is not a card: write its colour's letter (r, y, g, b, p) and its number 1-10, e.g. \"r7\""
+            )
+        };
+        let mut chars = code.chars();
+        let letter = chars.next().ok_or_else(bad)?;
+        let colour = COLOUR_LETTERS
+            .iter()
+            .position(|&l| l == letter)
+            .ok_or_else(bad)?;
+        let number: u8 = match chars.as_str() {
+            n @ ("1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10") => {
+                n.parse().map_err(|_| bad())?
+            }
+            _ => return Err(bad()),
+        };
+        Ok(Card::new(Colour::ALL[colour], number))
     }
 
     pub fn bit(self) -> u64 {
@@ -168,9 +239,11 @@ impl std::fmt::Display for Card {
     }
 }
 
-/// The readable wire form of a [`Card`].
+/// The object form of a [`Card`] that earlier versions wrote, still read (and written by
+/// nobody now).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "CardObject")]
 pub struct CardWire {
     pub colour: Colour,
     /// 1..=10
@@ -251,19 +324,22 @@ mod tests {
         }
     }
 
-    /// The precomputed text of every card is its wire form, as text and as a value.
+    /// The precomputed text of every card is its code; both the code and the object form
+    /// of earlier versions read back as the card.
     #[test]
-    fn every_card_is_written_as_its_wire_form() {
+    fn every_card_is_written_as_its_code_and_read_in_either_form() {
         for c in Card::canonical_deck() {
-            let wire = CardWire::from(c);
-            assert_eq!(
-                serde_json::to_string(&c).unwrap(),
-                serde_json::to_string(&wire).unwrap()
-            );
+            let text = serde_json::to_string(&c).unwrap();
+            assert_eq!(text, format!("\"{}\"", c.code()));
+            assert!(text.len() <= 5, "{text}");
             assert_eq!(
                 serde_json::to_value(c).unwrap(),
-                serde_json::to_value(wire).unwrap()
+                serde_json::json!(c.code())
             );
+            assert_eq!(serde_json::from_str::<Card>(&text).unwrap(), c);
+            let object = serde_json::to_value(CardWire::from(c)).unwrap();
+            assert_eq!(serde_json::from_value::<Card>(object).unwrap(), c);
+            assert_eq!(Card::from_code(&c.code()), Ok(c));
         }
     }
 
@@ -271,35 +347,55 @@ mod tests {
     fn card_wire_format() {
         let c = Card::new(Colour::Red, 7);
         let j = serde_json::to_value(c).unwrap();
+        assert_eq!(j, serde_json::json!("r7"));
         assert_eq!(
-            j,
-            serde_json::json!({"colour":"red","number":7,"symbol":"circle"})
+            serde_json::to_value(Card::new(Colour::Purple, 10)).unwrap(),
+            serde_json::json!("p10")
         );
         let back: Card =
             serde_json::from_value(serde_json::json!({"colour":"red","number":7})).unwrap();
         assert_eq!(back, c);
+        let back: Card = serde_json::from_value(
+            serde_json::json!({"colour":"red","number":7,"symbol":"circle"}),
+        )
+        .unwrap();
+        assert_eq!(back, c);
         assert_eq!(serde_json::from_value::<Card>(j).unwrap(), c);
+        for bad in [
+            serde_json::json!({"colour":"red","number":7,"symbol":"star"}),
+            serde_json::json!({"colour":"red","number":11}),
+            serde_json::json!({"colour":"red","number":0}),
+            serde_json::json!({"colour":"pink","number":3}),
+            serde_json::json!({"colour":"red","number":3,"x":1}),
+            serde_json::json!("r0"),
+            serde_json::json!("r11"),
+            serde_json::json!("r07"),
+            serde_json::json!("x7"),
+            serde_json::json!("R7"),
+            serde_json::json!("r"),
+            serde_json::json!(""),
+            serde_json::json!("r 7"),
+            serde_json::json!(7),
+            serde_json::json!(null),
+        ] {
+            assert!(
+                serde_json::from_value::<Card>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+        let e = serde_json::from_value::<Card>(serde_json::json!("x7"))
+            .unwrap_err()
+            .to_string();
         assert!(
-            serde_json::from_value::<Card>(
-                serde_json::json!({"colour":"red","number":7,"symbol":"star"})
-            )
-            .is_err()
+            e.contains(
+                "`x7` is not a card: write its colour's letter (r, y, g, b, p) and its number 1-10"
+            ),
+            "{e}"
         );
-        assert!(
-            serde_json::from_value::<Card>(serde_json::json!({"colour":"red","number":11}))
-                .is_err()
-        );
-        assert!(
-            serde_json::from_value::<Card>(serde_json::json!({"colour":"red","number":0})).is_err()
-        );
-        assert!(
-            serde_json::from_value::<Card>(serde_json::json!({"colour":"pink","number":3}))
-                .is_err()
-        );
-        assert!(
-            serde_json::from_value::<Card>(serde_json::json!({"colour":"red","number":3,"x":1}))
-                .is_err()
-        );
+        let e = serde_json::from_value::<Card>(serde_json::json!(7))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(r#"expected a card such as "r7""#), "{e}");
     }
 
     #[test]

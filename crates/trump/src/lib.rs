@@ -81,7 +81,7 @@ impl Default for Options {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
-    /// Play `card` (e.g. `{"type":"play","card":{"colour":"red","number":7}}`).
+    /// Play `card` (e.g. `{"type":"play","card":"r7"}`).
     Play { card: Card },
 }
 
@@ -117,10 +117,9 @@ pub enum Event {
         seat: Seat,
         card: Card,
     },
-    /// A trick is complete. `cards` in playing order, starting with the leader.
+    /// A trick is complete; its cards are the view's `last_trick` (not repeated here).
     TrickWon {
         winner: Seat,
-        cards: Vec<TrickPlay>,
     },
     /// The round is over: the last trick's winner took the indicators and
     /// everybody scored.
@@ -290,6 +289,7 @@ impl Trump {
     }
 
     /// The cards the seat on turn may play now, as a bitset.
+    #[cfg(test)]
     pub(crate) fn playable_mask(r: &Round) -> u64 {
         let hand = r.hands[r.turn];
         if r.trick_len == 0 {
@@ -387,12 +387,12 @@ impl Trump {
         r.last_trick = Some(CompletedTrick {
             leader: r.leader,
             winner,
-            cards: cards.clone(),
+            cards,
         });
         r.trick_len = 0;
         r.leader = winner;
         r.turn = winner;
-        events.push(Event::TrickWon { winner, cards });
+        events.push(Event::TrickWon { winner });
         if r.hands[winner] == 0 {
             // All hands are the same size, so every hand is empty: the round is over.
             self.end_round(winner, &mut events);
@@ -669,9 +669,9 @@ impl Game for Trump {
     }
 
     fn legal_actions(view: &TrumpView) -> Vec<Action> {
-        view.playable
-            .iter()
-            .map(|&card| Action::Play { card })
+        view.playable()
+            .into_iter()
+            .map(|card| Action::Play { card })
             .collect()
     }
 

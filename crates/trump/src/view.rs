@@ -73,10 +73,10 @@ pub struct TrumpView {
     /// else the highest card of the led colour); `None` when no card is on the table. The
     /// client marks that card with it instead of judging tricks itself.
     pub winning: Option<Seat>,
-    /// The viewer's hand, sorted (colour-major, then number). `None` for a spectator.
+    /// The viewer's hand, sorted (colour-major, then number). `None` for a spectator. The
+    /// cards it may play now are its legal actions ([`TrumpView::playable`]), not repeated
+    /// here.
     pub hand: Option<Vec<Card>>,
-    /// Cards the viewer may play now; empty unless it is the viewer's turn.
-    pub playable: Vec<Card>,
     /// Cards in each seat's hand.
     pub hand_counts: Vec<u32>,
     /// Tricks won this round, per seat.
@@ -102,6 +102,26 @@ pub struct TrumpView {
     pub winners: Vec<Seat>,
 }
 
+impl TrumpView {
+    /// The cards the viewer may play now: on its turn, the cards of the led colour
+    /// it holds, or its whole hand when it holds none or leads; otherwise none. What the
+    /// legal actions list, read from the view alone.
+    pub fn playable(&self) -> Vec<Card> {
+        let (Some(hand), Some(me)) = (&self.hand, self.viewer.seat()) else {
+            return Vec::new();
+        };
+        if self.phase != Phase::Playing || self.turn != Some(me) {
+            return Vec::new();
+        }
+        match self.led_colour {
+            Some(led) if hand.iter().any(|c| c.colour() == led) => {
+                hand.iter().copied().filter(|c| c.colour() == led).collect()
+            }
+            _ => hand.clone(),
+        }
+    }
+}
+
 pub(crate) fn view_for(g: &Trump, viewer: Viewer) -> TrumpView {
     let n = g.players;
     let me = viewer.seat().filter(|&s| s < n);
@@ -113,18 +133,10 @@ pub(crate) fn view_for(g: &Trump, viewer: Viewer) -> TrumpView {
             None => vec![0; n],
         }
     };
-    let (hand, playable) = match (r, me) {
-        (Some(r), Some(s)) => {
-            let hand = cards_of(r.hands[s]).collect();
-            let playable = if playing && r.turn == s {
-                cards_of(Trump::playable_mask(r)).collect()
-            } else {
-                Vec::new()
-            };
-            (Some(hand), playable)
-        }
-        (None, Some(_)) => (Some(Vec::new()), Vec::new()),
-        _ => (None, Vec::new()),
+    let hand = match (r, me) {
+        (Some(r), Some(s)) => Some(cards_of(r.hands[s]).collect()),
+        (None, Some(_)) => Some(Vec::new()),
+        _ => None,
     };
     TrumpView {
         options: g.options.clone(),
@@ -157,7 +169,6 @@ pub(crate) fn view_for(g: &Trump, viewer: Viewer) -> TrumpView {
             (r.leader + pos) % n
         }),
         hand,
-        playable,
         hand_counts: per_seat(&|s| r.map_or(0, |r| r.hands[s].count_ones())),
         tricks_won: per_seat(&|s| r.map_or(0, |r| u32::from(r.tricks_won[s]))),
         won_counts: per_seat(&|s| r.map_or(0, |r| r.won[s].count_ones())),

@@ -23,6 +23,9 @@ use uuid::Uuid;
 use super::{Table, seed_public};
 use crate::Text;
 
+/// How many rounds' fairness records a state document holds: the latest ones (§3.4).
+pub(super) const FAIRNESS_ROUNDS: usize = 2;
+
 /// What a connection is sent after each change.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,8 +217,12 @@ impl Table {
         }
     }
 
-    /// The fairness records, rebuilt when a round started or ended since the last
-    /// time (a daily deal's every time: its seed is published when the day ends).
+    /// The fairness records a state document holds: those of the latest two rounds
+    /// dealt (the round in play, with its commitment, and the one before it, revealed;
+    /// every round's record is at `GET /api/tables/{id}/rounds`), so that a state does not
+    /// grow with every round a match has played. Rebuilt when a round started or ended
+    /// since the last time (a daily deal's every time: its seed is published when the day
+    /// ends).
     fn fairness(&mut self) -> Arc<Doc> {
         let key = (
             self.rounds.len(),
@@ -230,6 +237,7 @@ impl Table {
         let rounds: Vec<RoundFairness> = self
             .rounds
             .iter()
+            .skip(self.rounds.len().saturating_sub(FAIRNESS_ROUNDS))
             .map(|r| RoundFairness {
                 round: r.round,
                 seed_sha256: r.commitment.clone(),
