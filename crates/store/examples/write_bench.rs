@@ -117,7 +117,11 @@ async fn main() -> Result<(), StoreError> {
                     seat: (seq % 2) as i32,
                     action: json!({ "play": { "card": seq % 52, "table": i } }),
                 };
-                let now = started.elapsed().as_millis() as i64;
+                // Unix ms, as a server's units carry: the SQLite store folds its journal by
+                // the age of its oldest row.
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
                 let sent = Instant::now();
                 match direct {
                     true => store.append_action(table, &action, now).await?,
