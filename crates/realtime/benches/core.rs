@@ -70,7 +70,9 @@ impl Tables {
                 .build()
                 .expect("a runtime")
         };
-        let rt = std::thread::spawn(build).join().expect("the runtime is built");
+        let rt = std::thread::spawn(build)
+            .join()
+            .expect("the runtime is built");
         let dir = std::env::temp_dir().join(format!("fib-core-bench-{}", Uuid::new_v4()));
         std::fs::create_dir_all(&dir).expect("a temporary folder");
         let stop = Arc::new(AtomicBool::new(false));

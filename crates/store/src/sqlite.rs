@@ -94,12 +94,7 @@ const FOLD: &str = "BEGIN IMMEDIATE; \
 /// Folds the journal when it is [`FOLD_AT`] rows long or its oldest row is [`FOLD_AFTER`]
 /// old, through the write connection, in turn with the writer's groups (the length is
 /// read on `read`, which needs no lock). Stops once the store is gone.
-async fn folds(
-    read: SqlitePool,
-    write: SqlitePool,
-    may_close: bool,
-    alive: std::sync::Weak<()>,
-) {
+async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std::sync::Weak<()>) {
     let mut tick = tokio::time::interval(FOLD_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -890,7 +885,11 @@ mod tests {
                 (got, stored.record.updated_at)
             }
         };
-        assert_eq!(read(store.clone(), 0).await, (want(0), 101), "read from the journal");
+        assert_eq!(
+            read(store.clone(), 0).await,
+            (want(0), 101),
+            "read from the journal"
+        );
         assert_eq!(read(store.clone(), 2).await, (want(2), 4));
 
         // A duplicate, an action before the head, and an action of a group out of order
@@ -911,9 +910,17 @@ mod tests {
         fold(&store.write, true, true).await.unwrap();
         assert_eq!(counts(store.clone()).await, (0, 18), "all folded");
         for t in 0..3 {
-            assert_eq!(read(store.clone(), t).await.0, want(t), "table {t} after the fold");
+            assert_eq!(
+                read(store.clone(), t).await.0,
+                want(t),
+                "table {t} after the fold"
+            );
         }
-        assert_eq!(read(store.clone(), 0).await.1, 101, "updated_at from the heads");
+        assert_eq!(
+            read(store.clone(), 0).await.1,
+            101,
+            "updated_at from the heads"
+        );
         store.write_group(&[act(0, 1, 2)]).await.unwrap();
         match store.write_group(&[act(0, 1, 2)]).await {
             Err(StoreError::Conflict(_)) => {}
