@@ -495,12 +495,13 @@ async fn a_table_that_panics_is_restored_from_its_log_and_play_goes_on() {
     }
 }
 
-/// Makes every insert into `actions` fail (`on`), or stop failing.
+/// Makes every insert into `actions` fail (`on`), or stop failing. On SQLite every stored
+/// action is appended to `action_journal` first (migration 0014: `actions` is a view).
 async fn break_actions(db: &Db, on: bool) {
     if db.label == "sqlite" {
         let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
         let sql = if on {
-            "CREATE TRIGGER fail_actions BEFORE INSERT ON actions \
+            "CREATE TRIGGER fail_actions BEFORE INSERT ON action_journal \
              BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
         } else {
             "DROP TRIGGER fail_actions"

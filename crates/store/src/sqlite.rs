@@ -99,7 +99,9 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if alive.upgrade().is_none() || write.is_closed() {
+        // Closing the store closes the pools one after the other: stop at the first.
+        let closed = || alive.upgrade().is_none() || read.is_closed() || write.is_closed();
+        if closed() {
             break;
         }
         let due: std::result::Result<Option<(i64, i64)>, sqlx::Error> = sqlx::query_as(
@@ -116,13 +118,16 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
             Ok(Some((rows, oldest)))
                 if rows >= FOLD_AT || now - oldest >= FOLD_AFTER.as_millis() as i64 => {}
             Ok(_) => continue,
+            Err(_) if closed() => break,
             Err(e) => {
                 tracing::warn!("reading the action journal's length: {e}");
                 continue;
             }
         }
-        if let Err(e) = fold(&write, true, may_close).await {
-            tracing::warn!("folding the action journal: {e}");
+        match fold(&write, true, may_close).await {
+            Ok(_) => {}
+            Err(_) if closed() => break,
+            Err(e) => tracing::warn!("folding the action journal: {e}"),
         }
     }
 }
