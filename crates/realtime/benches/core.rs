@@ -13,7 +13,7 @@
 //! cargo bench -p realtime --bench core
 //! ```
 //!
-//! prints, for 64 and 256 tables, the moves per second (criterion's "thrpt") on one core
+//! prints, for 64, 256 and 1024 tables, the moves per second (criterion's "thrpt") on one core
 //! and on two: a runtime of one worker thread with every thread of the benchmark (the
 //! runtime's, and sqlx's SQLite connection threads, which run the store's statements)
 //! pinned to the first core, and a runtime of two worker threads on two cores. The second
@@ -234,7 +234,7 @@ fn flat_out(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
-    for tables in [64, 256] {
+    for tables in [64, 256, 1024] {
         for cores in [1, 2] {
             let running = Tables::start(tables, cores);
             // Past the first deals and the store's first pages.
