@@ -124,7 +124,7 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
                 continue;
             }
         }
-        match fold(&write, true, may_close).await {
+        match fold(&write, may_close).await {
             Ok(_) => {}
             Err(_) if closed() => break,
             Err(e) => tracing::warn!("folding the action journal: {e}"),
@@ -132,9 +132,9 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
     }
 }
 
-/// Moves journal rows into the clustered log, at most [`FOLD_ROWS`] per transaction: what
-/// is there now (`all`), or one transaction's worth. Returns the rows moved.
-async fn fold(write: &SqlitePool, all: bool, may_close: bool) -> Result<u64> {
+/// Moves the journal's rows into the clustered log, at most [`FOLD_ROWS`] per transaction,
+/// until it is empty. Returns the rows moved.
+async fn fold(write: &SqlitePool, may_close: bool) -> Result<u64> {
     let mut moved = 0;
     loop {
         let mut conn = write.acquire().await?;
@@ -150,7 +150,7 @@ async fn fold(write: &SqlitePool, all: bool, may_close: bool) -> Result<u64> {
         drop(conn);
         done?;
         moved += (upto - lo + 1) as u64;
-        if !all || upto == hi {
+        if upto == hi {
             return Ok(moved);
         }
     }
@@ -308,7 +308,7 @@ impl SqliteStore {
             std::sync::Arc::downgrade(&alive),
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
-        fold(&write, true, true).await?;
+        fold(&write, true).await?;
         tokio::spawn(folds(
             pool.clone(),
             write.clone(),
@@ -336,7 +336,7 @@ impl SqliteStore {
         }
         // The journal into the clustered log, so that the file a tool opens next has it all
         // in one place (the `actions` view would show it anyway).
-        if let Err(e) = fold(&self.write, true, !self.in_memory).await {
+        if let Err(e) = fold(&self.write, !self.in_memory).await {
             tracing::warn!("folding the action journal at close: {e}");
         }
         self.pool.close().await;
@@ -685,58 +685,13 @@ mod tests {
     /// nobody commits (their rows are seen by the read pool).
     #[tokio::test]
     async fn a_plain_group_whose_caller_gives_up_still_ends_its_transaction() {
-        use crate::{ActionRecord, Occupant, RoundRecord, Store, TableRecord, TableStatus};
-        use crate::{TableWrite, WriteOp};
+        use crate::{Store, TableStatus};
         use sqlx::Connection;
         let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
         let url = format!("sqlite://{}/fib.db", dir.display());
         let store = SqliteStore::connect(&url).await.unwrap();
-        let table = TableRecord {
-            id: uuid::Uuid::new_v4(),
-            game: "trump".into(),
-            options: serde_json::json!({}),
-            rules_version: 1,
-            seat_count: 2,
-            private: false,
-            invite_code: None,
-            created_by: uuid::Uuid::new_v4(),
-            created_at: 1,
-            status: TableStatus::Open,
-            bots: None,
-            daily: None,
-            pace: serde_json::json!({"kind": "untimed"}),
-            clock: None,
-            updated_at: 1,
-        };
-        let bot = || Occupant::Bot {
-            level: "easy".into(),
-        };
-        store.create_table(&table, &[bot(), bot()]).await.unwrap();
-        store
-            .set_status(table.id, TableStatus::Playing, 1)
-            .await
-            .unwrap();
-        let round = RoundRecord {
-            round_no: 0,
-            seed_hex: format!("{:064x}", 0),
-            commitment: format!("{:064x}", 1),
-            started_at: 1,
-            ended_at: None,
-            result: None,
-        };
-        store.start_round(table.id, &round).await.unwrap();
-        let act = |seq: i64| {
-            TableWrite::one(
-                table.id,
-                10 + seq,
-                WriteOp::AppendAction(ActionRecord {
-                    round_no: 0,
-                    seq,
-                    seat: (seq % 2) as i32,
-                    action: serde_json::json!({"play": seq}),
-                }),
-            )
-        };
+        let table = playing_table(&store, 1).await;
+        let act = |seq: i64| act(table, 0, seq, 10 + seq);
         // Another connection holds the write lock, as another process could.
         let mut other = SqliteConnection::connect(&url).await.unwrap();
         sqlx::query("BEGIN IMMEDIATE")
@@ -750,10 +705,10 @@ mod tests {
         // Later writes, through the same one write connection: committed and seen.
         store.write_group(&[act(1)]).await.unwrap();
         store
-            .set_status(table.id, TableStatus::Finished, 20)
+            .set_status(table, TableStatus::Finished, 20)
             .await
             .unwrap();
-        let stored = store.load_table(table.id).await.unwrap().unwrap();
+        let stored = store.load_table(table).await.unwrap().unwrap();
         assert_eq!(
             stored.actions.iter().map(|a| a.seq).collect::<Vec<_>>(),
             [0, 1],
@@ -793,41 +748,32 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
-    /// Migration 0014: accepted actions land in the journal, every read sees them, the fold
-    /// moves them into the clustered log without changing what is read, an action at or
-    /// before its table's head is refused, and what a crash leaves in the journal is read
-    /// (and folded) by the next start.
-    #[tokio::test]
-    async fn the_action_journal_folds_into_the_log_and_survives_a_crash() {
-        use crate::{ActionRecord, Occupant, RoundRecord, Store, TableRecord, TableStatus};
-        use crate::{StoreError, TableWrite, WriteOp};
-        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
-        let url = format!("sqlite://{}/fib.db", dir.display());
-        let store = SqliteStore::connect(&url).await.unwrap();
-        let mut ids = Vec::new();
-        for _ in 0..3 {
-            let table = TableRecord {
-                id: uuid::Uuid::new_v4(),
-                game: "trump".into(),
-                options: serde_json::json!({}),
-                rules_version: 1,
-                seat_count: 2,
-                private: false,
-                invite_code: None,
-                created_by: uuid::Uuid::new_v4(),
-                created_at: 1,
-                status: TableStatus::Playing,
-                bots: None,
-                daily: None,
-                pace: serde_json::json!({"kind": "untimed"}),
-                clock: None,
-                updated_at: 1,
-            };
-            let bot = || Occupant::Bot {
-                level: "easy".into(),
-            };
-            store.create_table(&table, &[bot(), bot()]).await.unwrap();
-            let round = |round_no| RoundRecord {
+    /// A playing table of two bots with rounds `0..rounds` started, for the tests here.
+    async fn playing_table(store: &SqliteStore, rounds: i32) -> uuid::Uuid {
+        use crate::{Occupant, RoundRecord, Store, TableRecord, TableStatus};
+        let table = TableRecord {
+            id: uuid::Uuid::new_v4(),
+            game: "trump".into(),
+            options: serde_json::json!({}),
+            rules_version: 1,
+            seat_count: 2,
+            private: false,
+            invite_code: None,
+            created_by: uuid::Uuid::new_v4(),
+            created_at: 1,
+            status: TableStatus::Playing,
+            bots: None,
+            daily: None,
+            pace: serde_json::json!({"kind": "untimed"}),
+            clock: None,
+            updated_at: 1,
+        };
+        let bot = || Occupant::Bot {
+            level: "easy".into(),
+        };
+        store.create_table(&table, &[bot(), bot()]).await.unwrap();
+        for round_no in 0..rounds {
+            let round = RoundRecord {
                 round_no,
                 seed_hex: format!("{:064x}", 0),
                 commitment: format!("{:064x}", 1),
@@ -835,43 +781,76 @@ mod tests {
                 ended_at: None,
                 result: None,
             };
-            store.start_round(table.id, &round(0)).await.unwrap();
-            store.start_round(table.id, &round(1)).await.unwrap();
-            ids.push(table.id);
+            store.start_round(table.id, &round).await.unwrap();
         }
-        let act = |t: usize, round_no: i32, seq: i64| {
-            TableWrite::one(
-                ids[t],
-                100 * round_no as i64 + seq,
-                WriteOp::AppendAction(ActionRecord {
-                    round_no,
-                    seq,
-                    seat: (seq % 2) as i32,
-                    action: serde_json::json!({"play": seq}),
-                }),
-            )
+        table.id
+    }
+
+    /// `seq`'s action in round `round_no` of `table`, as a unit of its own at `at` (ms).
+    fn act(table: uuid::Uuid, round_no: i32, seq: i64, at: i64) -> crate::TableWrite {
+        crate::TableWrite::one(
+            table,
+            at,
+            crate::WriteOp::AppendAction(crate::ActionRecord {
+                round_no,
+                seq,
+                seat: (seq % 2) as i32,
+                action: serde_json::json!({"play": seq}),
+            }),
+        )
+    }
+
+    /// A fresh file store and its folder.
+    async fn file_store() -> (SqliteStore, String, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("fib-store-unit-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}/fib.db", dir.display());
+        (SqliteStore::connect(&url).await.unwrap(), url, dir)
+    }
+
+    /// Each table's actions as (round, seq), in log order, and its `updated_at`.
+    async fn log_of(store: &SqliteStore, table: uuid::Uuid) -> (Vec<(i32, i64)>, i64) {
+        use crate::Store;
+        let stored = store.load_table(table).await.unwrap().unwrap();
+        let got = stored.actions.iter().map(|a| (a.round_no, a.seq)).collect();
+        (got, stored.record.updated_at)
+    }
+
+    /// Rows in (the journal, the clustered log).
+    async fn parts(store: &SqliteStore) -> (i64, i64) {
+        let count = |sql| async move {
+            let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&store.pool).await.unwrap();
+            n
         };
-        let counts = |store: SqliteStore| async move {
-            let journal: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM action_journal")
-                .fetch_one(&store.pool)
-                .await
-                .unwrap();
-            let log: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM action_log")
-                .fetch_one(&store.pool)
-                .await
-                .unwrap();
-            (journal.0, log.0)
-        };
+        (
+            count("SELECT COUNT(*) FROM action_journal").await,
+            count("SELECT COUNT(*) FROM action_log").await,
+        )
+    }
+
+    /// Migration 0014: accepted actions land in the journal, every read sees them, the fold
+    /// moves them into the clustered log without changing what is read, and what a crash
+    /// leaves in the journal is read (and folded) by the next start.
+    #[tokio::test]
+    async fn the_action_journal_folds_into_the_log_and_survives_a_crash() {
+        use crate::Store;
+        let (store, url, dir) = file_store().await;
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            ids.push(playing_table(&store, 2).await);
+        }
+        let at = |round_no: i32, seq: i64| 100 * round_no as i64 + seq;
+        let a = |t: usize, round_no: i32, seq: i64| act(ids[t], round_no, seq, at(round_no, seq));
         // Two groups: the tables' actions interleaved, round 0 then round 1.
-        let first: Vec<_> = (0..5).flat_map(|q| (0..3).map(move |t| (t, q))).collect();
-        let group: Vec<_> = first.iter().map(|&(t, q)| act(t, 0, q)).collect();
-        store.write_group(&group).await.unwrap();
+        let first: Vec<_> = (0..5)
+            .flat_map(|q| (0..3).map(move |t| a(t, 0, q)))
+            .collect();
+        store.write_group(&first).await.unwrap();
         store
-            .write_group(&[act(0, 1, 0), act(1, 1, 0), act(0, 1, 1)])
+            .write_group(&[a(0, 1, 0), a(1, 1, 0), a(0, 1, 1)])
             .await
             .unwrap();
         // (The folder may have moved some already, if this test was slow.)
-        let (journal, log) = counts(store.clone()).await;
+        let (journal, log) = parts(&store).await;
         assert_eq!(journal + log, 18, "the actions are stored once");
         let want = |t: usize| {
             let mut w: Vec<(i32, i64)> = (0..5).map(|q| (0, q)).collect();
@@ -882,65 +861,77 @@ mod tests {
             });
             w
         };
-        let read = |store: SqliteStore, t: usize| {
-            let id = ids[t];
-            async move {
-                let stored = store.load_table(id).await.unwrap().unwrap();
-                let got: Vec<_> = stored.actions.iter().map(|a| (a.round_no, a.seq)).collect();
-                (got, stored.record.updated_at)
-            }
-        };
         assert_eq!(
-            read(store.clone(), 0).await,
+            log_of(&store, ids[0]).await,
             (want(0), 101),
             "read from the journal"
         );
-        assert_eq!(read(store.clone(), 2).await, (want(2), 4));
+        assert_eq!(log_of(&store, ids[2]).await, (want(2), 4));
 
-        // A duplicate, an action before the head, and an action of a group out of order
-        // are refused, alone or in a group; nothing of a refused group is stored.
-        for bad in [
-            vec![act(0, 1, 1)],
-            vec![act(0, 0, 9)],
-            vec![act(2, 0, 5), act(1, 1, 0)],
-            vec![act(2, 0, 6), act(2, 0, 5)],
-        ] {
-            match store.write_group(&bad).await {
-                Err(StoreError::Conflict(_)) => {}
-                other => panic!("{bad:?}: {other:?}"),
-            }
-        }
-        assert_eq!(read(store.clone(), 2).await, (want(2), 4));
-
-        fold(&store.write, true, true).await.unwrap();
-        assert_eq!(counts(store.clone()).await, (0, 18), "all folded");
-        for t in 0..3 {
+        fold(&store.write, true).await.unwrap();
+        assert_eq!(parts(&store).await, (0, 18), "all folded");
+        for (t, &id) in ids.iter().enumerate() {
             assert_eq!(
-                read(store.clone(), t).await.0,
+                log_of(&store, id).await.0,
                 want(t),
                 "table {t} after the fold"
             );
         }
         assert_eq!(
-            read(store.clone(), 0).await.1,
+            log_of(&store, ids[0]).await.1,
             101,
             "updated_at from the heads"
         );
-        store.write_group(&[act(0, 1, 2)]).await.unwrap();
-        match store.write_group(&[act(0, 1, 2)]).await {
-            Err(StoreError::Conflict(_)) => {}
-            other => panic!("a duplicate of a folded head: {other:?}"),
-        }
+        store.write_group(&[a(0, 1, 2)]).await.unwrap();
 
         // A "crash": the store is dropped without closing, its journal not folded.
-        let (journal, log) = counts(store.clone()).await;
+        let (journal, log) = parts(&store).await;
         assert_eq!(journal + log, 19);
         drop(store);
         let store = SqliteStore::connect(&url).await.unwrap();
-        assert_eq!(counts(store.clone()).await, (0, 19), "folded at the start");
+        assert_eq!(parts(&store).await, (0, 19), "folded at the start");
         let mut w = want(0);
         w.push((1, 2));
-        assert_eq!(read(store.clone(), 0).await, (w, 102));
+        assert_eq!(log_of(&store, ids[0]).await, (w, 102));
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Migration 0014's rule: a table's actions are appended in order, so an action at or
+    /// before its table's head (a duplicate, or out of order) is refused, alone or in a
+    /// group (where each table's actions must also follow one another), whether the head's
+    /// action is still in the journal or folded; nothing of a refused group is stored.
+    #[tokio::test]
+    async fn an_action_at_or_before_its_tables_head_is_refused() {
+        use crate::{Store, StoreError};
+        let (store, _, dir) = file_store().await;
+        let (t, u) = (
+            playing_table(&store, 2).await,
+            playing_table(&store, 2).await,
+        );
+        let group: Vec<_> = (0..5).map(|q| act(t, 0, q, q)).collect();
+        store.write_group(&group).await.unwrap();
+        store.write_group(&[act(u, 1, 0, 10)]).await.unwrap();
+        for folded in [false, true] {
+            for bad in [
+                vec![act(t, 0, 4, 20)],
+                vec![act(u, 0, 9, 20)],
+                vec![act(t, 0, 5, 20), act(u, 1, 0, 20)],
+                vec![act(t, 0, 6, 20), act(t, 0, 5, 20)],
+            ] {
+                match store.write_group(&bad).await {
+                    Err(StoreError::Conflict(_)) => {}
+                    other => panic!("folded {folded}: {bad:?}: {other:?}"),
+                }
+            }
+            assert_eq!(
+                log_of(&store, t).await.0,
+                (0..5).map(|q| (0, q)).collect::<Vec<_>>()
+            );
+            assert_eq!(log_of(&store, u).await.0, [(1, 0)]);
+            fold(&store.write, true).await.unwrap();
+        }
+        store.write_group(&[act(t, 1, 0, 30)]).await.unwrap();
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }
