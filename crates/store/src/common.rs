@@ -609,6 +609,63 @@ pub(crate) fn account(r: AccountRow) -> Result<AccountRecord, StoreError> {
     })
 }
 
+/// The columns of an [`AnalysisJob`](crate::AnalysisJob), in [`AnalysisRow`]'s order.
+pub(crate) const JOB_COLUMNS: &str = "id, table_id, version, requested_by, state, done, total, \
+     worker, lease_until, result, error, created_at, started_at, finished_at";
+
+pub(crate) type AnalysisRow = (
+    String,
+    String,
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<i64>,
+);
+
+pub(crate) fn analysis_job(r: AnalysisRow) -> Result<crate::AnalysisJob, StoreError> {
+    let (
+        id,
+        table,
+        version,
+        by,
+        state,
+        done,
+        total,
+        worker,
+        lease,
+        result,
+        error,
+        created,
+        started,
+        finished,
+    ) = r;
+    Ok(crate::AnalysisJob {
+        id: uuid(&id, "analysis job id")?,
+        table_id: uuid(&table, "table id")?,
+        version,
+        requested_by: uuid(&by, "player id")?,
+        state: crate::AnalysisState::parse(&state)
+            .ok_or_else(|| StoreError::Corrupt(format!("analysis state {state:?}")))?,
+        done,
+        total,
+        worker,
+        lease_until: lease,
+        result,
+        error,
+        created_at: created,
+        started_at: started,
+        finished_at: finished,
+    })
+}
+
 pub(crate) type QueueRow = (String, String, String, i32, f64, String, i64);
 
 pub(crate) fn queue_entry(r: QueueRow) -> Result<QueueEntry, StoreError> {
@@ -1368,6 +1425,203 @@ macro_rules! impl_store {
                 .await?
                 .map($crate::common::account)
                 .transpose()
+            }
+
+            async fn request_analysis(
+                &self,
+                table: ::uuid::Uuid,
+                version: i64,
+                player: ::uuid::Uuid,
+                now: i64,
+                limits: $crate::AnalysisLimits,
+            ) -> $crate::Result<$crate::AnalysisRequested> {
+                use $crate::common as c;
+                use $crate::{AnalysisRequested as R, AnalysisState as S};
+                let mut tx = self.begin_write().await?;
+                let existing: Option<c::AnalysisRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {} FROM analysis_jobs WHERE table_id = $1 AND version = $2{}",
+                    c::JOB_COLUMNS,
+                    Self::LOCK
+                )))
+                .bind(table.to_string())
+                .bind(version)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let existing = existing.map(c::analysis_job).transpose()?;
+                if let Some(job) = &existing
+                    && job.state != S::Failed
+                {
+                    return Ok(R::Existing(job.clone()));
+                }
+                let (pending,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM analysis_jobs WHERE requested_by = $1 \
+                     AND state IN ('queued', 'running')",
+                )
+                .bind(player.to_string())
+                .fetch_one(&mut *tx)
+                .await?;
+                if pending >= limits.pending_per_player {
+                    return Ok(R::PlayerPending);
+                }
+                let (today,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM analysis_jobs WHERE requested_by = $1 AND created_at > $2",
+                )
+                .bind(player.to_string())
+                .bind(now - 86_400_000)
+                .fetch_one(&mut *tx)
+                .await?;
+                if today >= limits.per_player_day {
+                    return Ok(R::PlayerDaily);
+                }
+                let (queued,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM analysis_jobs WHERE state IN ('queued', 'running')",
+                )
+                .fetch_one(&mut *tx)
+                .await?;
+                if queued >= limits.queue {
+                    return Ok(R::QueueFull);
+                }
+                let row: c::AnalysisRow = match existing {
+                    // A failed job is asked for again: queued afresh, by this player, now.
+                    Some(job) => sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "UPDATE analysis_jobs SET state = 'queued', requested_by = $2, \
+                         created_at = $3, done = 0, total = 0, worker = NULL, lease_until = NULL, \
+                         error = NULL, started_at = NULL, finished_at = NULL \
+                         WHERE id = $1 RETURNING {}",
+                        c::JOB_COLUMNS
+                    )))
+                    .bind(job.id.to_string())
+                    .bind(player.to_string())
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await?,
+                    None => sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "INSERT INTO analysis_jobs (id, table_id, version, requested_by, state, \
+                         created_at) VALUES ($1, $2, $3, $4, 'queued', $5) RETURNING {}",
+                        c::JOB_COLUMNS
+                    )))
+                    .bind(::uuid::Uuid::new_v4().to_string())
+                    .bind(table.to_string())
+                    .bind(version)
+                    .bind(player.to_string())
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(|e| c::fk_as_not_found(e, || format!("table {table} or player {player}")))?,
+                };
+                tx.commit().await?;
+                Ok(R::Queued(c::analysis_job(row)?))
+            }
+
+            async fn analysis_job(
+                &self,
+                table: ::uuid::Uuid,
+                version: i64,
+            ) -> $crate::Result<Option<$crate::AnalysisJob>> {
+                use $crate::common as c;
+                let row: Option<c::AnalysisRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {} FROM analysis_jobs WHERE table_id = $1 AND version = $2",
+                    c::JOB_COLUMNS
+                )))
+                .bind(table.to_string())
+                .bind(version)
+                .fetch_optional(&self.pool)
+                .await?;
+                row.map(c::analysis_job).transpose()
+            }
+
+            async fn claim_analysis(
+                &self,
+                worker: &str,
+                now: i64,
+                lease_ms: i64,
+            ) -> $crate::Result<Option<$crate::AnalysisJob>> {
+                use $crate::common as c;
+                // One statement: on SQLite it holds the one write lock throughout; on
+                // Postgres the inner SELECT skips rows another worker is taking.
+                let row: Option<c::AnalysisRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "UPDATE analysis_jobs SET state = 'running', worker = $1, lease_until = $2, \
+                     started_at = COALESCE(started_at, $3) \
+                     WHERE id = (SELECT id FROM analysis_jobs \
+                       WHERE state = 'queued' OR (state = 'running' AND lease_until < $3) \
+                       ORDER BY created_at, id LIMIT 1{skip}) \
+                     RETURNING {cols}",
+                    skip = Self::SKIP_LOCKED,
+                    cols = c::JOB_COLUMNS
+                )))
+                .bind(worker)
+                .bind(now + lease_ms)
+                .bind(now)
+                .fetch_optional(&self.write)
+                .await?;
+                row.map(c::analysis_job).transpose()
+            }
+
+            async fn analysis_progress(
+                &self,
+                job: ::uuid::Uuid,
+                worker: &str,
+                done: i64,
+                total: i64,
+                now: i64,
+                lease_ms: i64,
+            ) -> $crate::Result<bool> {
+                let r = sqlx::query(
+                    "UPDATE analysis_jobs SET done = $3, total = $4, lease_until = $5 \
+                     WHERE id = $1 AND worker = $2 AND state = 'running'",
+                )
+                .bind(job.to_string())
+                .bind(worker)
+                .bind(done)
+                .bind(total)
+                .bind(now + lease_ms)
+                .execute(&self.write)
+                .await?;
+                Ok(r.rows_affected() == 1)
+            }
+
+            async fn finish_analysis(
+                &self,
+                job: ::uuid::Uuid,
+                worker: &str,
+                result: ::std::result::Result<&str, &str>,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let (state, result, error) = match result {
+                    Ok(json) => ("done", Some(json), None),
+                    Err(why) => ("failed", None, Some(why)),
+                };
+                let r = sqlx::query(
+                    "UPDATE analysis_jobs SET state = $3, result = $4, error = $5, \
+                     finished_at = $6, done = CASE WHEN $3 = 'done' THEN total ELSE done END, \
+                     lease_until = NULL \
+                     WHERE id = $1 AND worker = $2 AND state = 'running'",
+                )
+                .bind(job.to_string())
+                .bind(worker)
+                .bind(state)
+                .bind(result)
+                .bind(error)
+                .bind(now)
+                .execute(&self.write)
+                .await?;
+                Ok(r.rows_affected() == 1)
+            }
+
+            async fn release_analysis(
+                &self,
+                job: ::uuid::Uuid,
+                worker: &str,
+            ) -> $crate::Result<bool> {
+                let r = sqlx::query(
+                    "UPDATE analysis_jobs SET state = 'queued', worker = NULL, lease_until = NULL \
+                     WHERE id = $1 AND worker = $2 AND state = 'running'",
+                )
+                .bind(job.to_string())
+                .bind(worker)
+                .execute(&self.write)
+                .await?;
+                Ok(r.rows_affected() == 1)
             }
 
             async fn queue_join(&self, e: &$crate::QueueEntry) -> $crate::Result<()> {

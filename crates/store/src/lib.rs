@@ -585,6 +585,91 @@ impl TableWrite {
     }
 }
 
+/// Where a match analysis is (migration 0015, docs/analysis.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnalysisState {
+    /// Waiting for a worker.
+    Queued,
+    /// A worker has it (until its lease runs out).
+    Running,
+    /// Finished: `result` holds the analysis.
+    Done,
+    /// The analysis could not be made (the log did not replay): `error` says why.
+    Failed,
+}
+
+impl AnalysisState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnalysisState::Queued => "queued",
+            AnalysisState::Running => "running",
+            AnalysisState::Done => "done",
+            AnalysisState::Failed => "failed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "queued" => AnalysisState::Queued,
+            "running" => AnalysisState::Running,
+            "done" => AnalysisState::Done,
+            "failed" => AnalysisState::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// One requested analysis of a finished match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnalysisJob {
+    pub id: Uuid,
+    pub table_id: Uuid,
+    /// The analysis engine's version the job is for.
+    pub version: i64,
+    pub requested_by: Uuid,
+    pub state: AnalysisState,
+    /// Decisions analysed so far, of `total` (0 of 0 before a worker counted them).
+    pub done: i64,
+    pub total: i64,
+    /// The worker that holds (or last held) it, and until when (Unix ms).
+    pub worker: Option<String>,
+    pub lease_until: Option<i64>,
+    /// The analysis as JSON text, once `Done`.
+    pub result: Option<String>,
+    /// Why it failed, once `Failed`.
+    pub error: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+/// The bounds an analysis request must keep ([`Store::request_analysis`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnalysisLimits {
+    /// Jobs waiting or running in all, over every player.
+    pub queue: i64,
+    /// Jobs one player may have waiting or running at once.
+    pub pending_per_player: i64,
+    /// Jobs one player may request in 24 hours.
+    pub per_player_day: i64,
+}
+
+/// What a request for an analysis did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AnalysisRequested {
+    /// The table already had a job for this version (waiting, running or done): nothing new.
+    Existing(AnalysisJob),
+    /// A new job is queued (or a failed one queued again).
+    Queued(AnalysisJob),
+    /// The player has `pending_per_player` jobs waiting or running.
+    PlayerPending,
+    /// The player requested `per_player_day` jobs in the last 24 hours.
+    PlayerDaily,
+    /// `queue` jobs are waiting or running.
+    QueueFull,
+}
+
 /// Storage backend. Every method is a complete, atomic unit: a method that writes several
 /// rows does it in one transaction.
 #[async_trait]
@@ -599,6 +684,58 @@ pub trait Store: Send + Sync + 'static {
     /// connection to close copies the WAL into the database file and removes it, so the
     /// file is whole by itself. Later calls fail.
     async fn close(&self);
+
+    // ---- match analyses (docs/analysis.md) ----
+
+    /// Asks for `table`'s analysis at engine `version` on behalf of `player`, at `now` (Unix
+    /// ms), within `limits`: an existing job is answered as it is; a failed one is queued
+    /// again; else a new one is queued. One transaction.
+    async fn request_analysis(
+        &self,
+        table: Uuid,
+        version: i64,
+        player: Uuid,
+        now: i64,
+        limits: AnalysisLimits,
+    ) -> Result<AnalysisRequested>;
+
+    /// `table`'s job at engine `version`, if any.
+    async fn analysis_job(&self, table: Uuid, version: i64) -> Result<Option<AnalysisJob>>;
+
+    /// Takes the oldest waiting job (or one whose worker's lease ran out) for `worker`,
+    /// leased until `now + lease_ms`. On Postgres the row is taken `FOR UPDATE SKIP
+    /// LOCKED`, so workers of several nodes never take the same job.
+    async fn claim_analysis(
+        &self,
+        worker: &str,
+        now: i64,
+        lease_ms: i64,
+    ) -> Result<Option<AnalysisJob>>;
+
+    /// Records progress and renews the lease. `false`: the job is no longer `worker`'s
+    /// (its lease ran out and another took it); the worker stops.
+    async fn analysis_progress(
+        &self,
+        job: Uuid,
+        worker: &str,
+        done: i64,
+        total: i64,
+        now: i64,
+        lease_ms: i64,
+    ) -> Result<bool>;
+
+    /// Ends `worker`'s job: `Ok(json)` stores the result (`done`), `Err(why)` marks it
+    /// failed. `false`: the job was not `worker`'s any more (nothing written).
+    async fn finish_analysis(
+        &self,
+        job: Uuid,
+        worker: &str,
+        result: std::result::Result<&str, &str>,
+        now: i64,
+    ) -> Result<bool>;
+
+    /// Puts `worker`'s running job back in the queue (a worker stopping at shutdown).
+    async fn release_analysis(&self, job: Uuid, worker: &str) -> Result<bool>;
 
     // ---- players ----
 

@@ -460,6 +460,58 @@ mod tests {
         async fn try_exclusive(&self, key: i64) -> Result<Option<crate::Exclusive>> {
             self.inner.try_exclusive(key).await
         }
+        async fn request_analysis(
+            &self,
+            table: Uuid,
+            version: i64,
+            player: Uuid,
+            now: i64,
+            limits: crate::AnalysisLimits,
+        ) -> Result<crate::AnalysisRequested> {
+            self.inner
+                .request_analysis(table, version, player, now, limits)
+                .await
+        }
+        async fn analysis_job(
+            &self,
+            table: Uuid,
+            version: i64,
+        ) -> Result<Option<crate::AnalysisJob>> {
+            self.inner.analysis_job(table, version).await
+        }
+        async fn claim_analysis(
+            &self,
+            worker: &str,
+            now: i64,
+            lease_ms: i64,
+        ) -> Result<Option<crate::AnalysisJob>> {
+            self.inner.claim_analysis(worker, now, lease_ms).await
+        }
+        async fn analysis_progress(
+            &self,
+            job: Uuid,
+            worker: &str,
+            done: i64,
+            total: i64,
+            now: i64,
+            lease_ms: i64,
+        ) -> Result<bool> {
+            self.inner
+                .analysis_progress(job, worker, done, total, now, lease_ms)
+                .await
+        }
+        async fn finish_analysis(
+            &self,
+            job: Uuid,
+            worker: &str,
+            result: std::result::Result<&str, &str>,
+            now: i64,
+        ) -> Result<bool> {
+            self.inner.finish_analysis(job, worker, result, now).await
+        }
+        async fn release_analysis(&self, job: Uuid, worker: &str) -> Result<bool> {
+            self.inner.release_analysis(job, worker).await
+        }
         async fn rename_player(&self, id: Uuid, name: &str) -> Result<()> {
             self.inner.rename_player(id, name).await
         }

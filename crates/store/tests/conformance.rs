@@ -473,6 +473,241 @@ async fn concurrent_queue_takes(s: Arc<dyn Store>) {
     assert_eq!(left + seated.len(), 12);
 }
 
+const LIMITS: store::AnalysisLimits = store::AnalysisLimits {
+    queue: 4,
+    pending_per_player: 2,
+    per_player_day: 3,
+};
+
+/// The analysis queue: one job per table and version, served again once there; the
+/// limits per player and in all; a failed job queued again; claims in order, leases that
+/// fence a worker out once another took its job, release at shutdown.
+async fn analysis_jobs(s: &dyn Store) {
+    use store::{AnalysisRequested as R, AnalysisState as S};
+    let a = player(s, "Ann").await;
+    let b = player(s, "Bob").await;
+    let seats = [seat_of(&a), seat_of(&b)];
+    let mut tables = Vec::new();
+    for i in 0..7 {
+        tables.push(finished_match(s, "trump", &seats, &[3, 1], &[0], T0 + i).await);
+    }
+    let ask = |t: Uuid, p: Uuid, now: i64| s.request_analysis(t, 1, p, now, LIMITS);
+    let R::Queued(j0) = ask(tables[0], a.id, T0 + 10).await.unwrap() else {
+        panic!("first request not queued")
+    };
+    assert_eq!(
+        (j0.state, j0.table_id, j0.requested_by),
+        (S::Queued, tables[0], a.id)
+    );
+    // Asked again, by anyone: the same job, nothing new counted.
+    assert_eq!(
+        ask(tables[0], b.id, T0 + 11).await.unwrap(),
+        R::Existing(j0.clone())
+    );
+    // Another version is another job.
+    assert!(matches!(
+        s.request_analysis(tables[0], 2, b.id, T0 + 11, LIMITS)
+            .await
+            .unwrap(),
+        R::Queued(_)
+    ));
+    assert!(matches!(
+        ask(tables[1], a.id, T0 + 12).await.unwrap(),
+        R::Queued(_)
+    ));
+    // Ann has two waiting: a third waits for one of them to end.
+    assert_eq!(
+        ask(tables[2], a.id, T0 + 13).await.unwrap(),
+        R::PlayerPending
+    );
+    assert!(s.analysis_job(tables[2], 1).await.unwrap().is_none());
+    assert_not_found(ask(Uuid::new_v4(), b.id, T0 + 13).await);
+
+    // Claims come oldest first; a second worker gets the next one.
+    let c0 = s
+        .claim_analysis("w1", T0 + 20, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (c0.id, c0.state, c0.worker.as_deref()),
+        (j0.id, S::Running, Some("w1"))
+    );
+    assert_eq!(c0.lease_until, Some(T0 + 1_020));
+    let c1 = s
+        .claim_analysis("w2", T0 + 20, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(c1.id, c0.id);
+    assert!(
+        s.analysis_progress(c0.id, "w1", 3, 10, T0 + 30, 1_000)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.analysis_progress(c0.id, "w2", 3, 10, T0 + 30, 1_000)
+            .await
+            .unwrap()
+    );
+    let seen = s.analysis_job(tables[0], 1).await.unwrap().unwrap();
+    assert_eq!(
+        (seen.done, seen.total, seen.lease_until),
+        (3, 10, Some(T0 + 1_030))
+    );
+    // w1 stops renewing: after its lease another worker takes the job, and w1 is out.
+    let c2 = s
+        .claim_analysis("w3", T0 + 1_031, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(c2.id, c0.id);
+    assert!(
+        !s.analysis_progress(c0.id, "w1", 4, 10, T0 + 1_032, 1_000)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.finish_analysis(c0.id, "w1", Ok("{}"), T0 + 1_033)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.finish_analysis(c0.id, "w3", Ok(r#"{"version":1}"#), T0 + 1_040)
+            .await
+            .unwrap()
+    );
+    let done = s.analysis_job(tables[0], 1).await.unwrap().unwrap();
+    assert_eq!(done.state, S::Done);
+    assert_eq!(done.result.as_deref(), Some(r#"{"version":1}"#));
+    assert_eq!(
+        (done.done, done.total, done.finished_at),
+        (10, 10, Some(T0 + 1_040))
+    );
+    assert!(
+        !s.finish_analysis(c0.id, "w3", Ok("{}"), T0 + 1_041)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ask(tables[0], a.id, T0 + 1_050).await.unwrap(),
+        R::Existing(done)
+    );
+
+    // A worker that stops gives its job back (Bob's version-2 job, the next oldest); it
+    // fails the next time.
+    assert_eq!((c1.version, c1.requested_by), (2, b.id));
+    assert!(s.release_analysis(c1.id, "w2").await.unwrap());
+    assert!(!s.release_analysis(c1.id, "w2").await.unwrap());
+    let again = s
+        .claim_analysis("w4", T0 + 1_060, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.id, c1.id);
+    assert!(
+        s.finish_analysis(again.id, "w4", Err("does not replay"), T0 + 1_070)
+            .await
+            .unwrap()
+    );
+    let failed = s.analysis_job(tables[0], 2).await.unwrap().unwrap();
+    assert_eq!(
+        (failed.state, failed.error.as_deref()),
+        (S::Failed, Some("does not replay"))
+    );
+    // Then Ann's second; nothing else waits.
+    let anns = s
+        .claim_analysis("w5", T0 + 1_080, 1_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((anns.table_id, anns.requested_by), (tables[1], a.id));
+    assert!(
+        s.claim_analysis("w5", T0 + 1_081, 1_000)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.finish_analysis(anns.id, "w5", Ok("{}"), T0 + 1_082)
+            .await
+            .unwrap()
+    );
+
+    // Ann's allowance is three a day: this is her third, and a fourth must wait a day.
+    assert!(matches!(
+        ask(tables[2], a.id, T0 + 1_090).await.unwrap(),
+        R::Queued(_)
+    ));
+    assert_eq!(
+        ask(tables[3], a.id, T0 + 1_091).await.unwrap(),
+        R::PlayerDaily
+    );
+    let next_day = T0 + 86_400_000 + 2_000;
+    assert!(matches!(
+        ask(tables[3], a.id, next_day).await.unwrap(),
+        R::Queued(_)
+    ));
+    // A failed job asked for again is queued afresh.
+    let R::Queued(requeued) = s
+        .request_analysis(failed.table_id, 2, b.id, next_day, LIMITS)
+        .await
+        .unwrap()
+    else {
+        panic!("a failed job is queued again")
+    };
+    assert_eq!((failed.version, requeued.id), (2, failed.id));
+    assert_eq!((requeued.state, requeued.error), (S::Queued, None));
+    // Three wait (Ann's two, Bob's); a fourth fills the queue (4), a fifth is refused.
+    let c = player(s, "Cy").await;
+    assert!(matches!(
+        ask(tables[4], c.id, next_day).await.unwrap(),
+        R::Queued(_)
+    ));
+    assert_eq!(ask(tables[5], c.id, next_day).await.unwrap(), R::QueueFull);
+}
+
+/// Workers taking jobs at once never take the same job twice (SKIP LOCKED on Postgres,
+/// the one writer on SQLite).
+async fn concurrent_analysis_claims(s: Arc<dyn Store>) {
+    let people = [player(&*s, "Ann").await, player(&*s, "Bob").await];
+    let seats = [seat_of(&people[0]), seat_of(&people[1])];
+    let limits = store::AnalysisLimits {
+        queue: 100,
+        pending_per_player: 100,
+        per_player_day: 100,
+    };
+    for i in 0..20 {
+        let t = finished_match(&*s, "trump", &seats, &[1, 0], &[0], T0 + i).await;
+        s.request_analysis(t, 1, people[0].id, T0 + 100 + i, limits)
+            .await
+            .unwrap();
+    }
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(job) = s
+                .claim_analysis(&format!("w{w}"), T0 + 200, 60_000)
+                .await
+                .unwrap()
+            {
+                got.push(job.id);
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!((n, all.len()), (20, 20), "every job taken exactly once");
+}
+
 async fn rename_updates_unfinished_seats_only(s: &dyn Store) {
     let a = player(s, "Ada").await;
     let open = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
@@ -2291,6 +2526,7 @@ macro_rules! all_cases {
                 concurrent_writers,
                 daily_deals,
                 chat_lines_and_mutes,
+                analysis_jobs,
                 write_group_matches_single_methods,
                 write_group_is_all_or_nothing,
                 ownership_and_fencing,
@@ -2304,6 +2540,7 @@ macro_rules! all_cases {
                 same_millisecond_ratings_keep_their_order,
                 one_daily_table_per_player,
                 concurrent_queue_takes,
+                concurrent_analysis_claims,
             ]
         );
     };
