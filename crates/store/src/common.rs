@@ -1530,6 +1530,18 @@ macro_rules! impl_store {
                 row.map(c::analysis_job).transpose()
             }
 
+            async fn analysis_ahead(&self, job: ::uuid::Uuid) -> $crate::Result<i64> {
+                let (n,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM analysis_jobs a, analysis_jobs j \
+                     WHERE j.id = $1 AND j.state = 'queued' AND a.state = 'queued' \
+                     AND (a.created_at < j.created_at OR (a.created_at = j.created_at AND a.id < j.id))",
+                )
+                .bind(job.to_string())
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(n)
+            }
+
             async fn claim_analysis(
                 &self,
                 worker: &str,

@@ -702,6 +702,9 @@ pub trait Store: Send + Sync + 'static {
     /// `table`'s job at engine `version`, if any.
     async fn analysis_job(&self, table: Uuid, version: i64) -> Result<Option<AnalysisJob>>;
 
+    /// Waiting jobs that will be taken before `job` (0 when it is next, or not waiting).
+    async fn analysis_ahead(&self, job: Uuid) -> Result<i64>;
+
     /// Takes the oldest waiting job (or one whose worker's lease ran out) for `worker`,
     /// leased until `now + lease_ms`. On Postgres the row is taken `FOR UPDATE SKIP
     /// LOCKED`, so workers of several nodes never take the same job.

@@ -479,6 +479,9 @@ mod tests {
         ) -> Result<Option<crate::AnalysisJob>> {
             self.inner.analysis_job(table, version).await
         }
+        async fn analysis_ahead(&self, job: Uuid) -> Result<i64> {
+            self.inner.analysis_ahead(job).await
+        }
         async fn claim_analysis(
             &self,
             worker: &str,

@@ -523,6 +523,10 @@ async fn analysis_jobs(s: &dyn Store) {
     assert!(s.analysis_job(tables[2], 1).await.unwrap().is_none());
     assert_not_found(ask(Uuid::new_v4(), b.id, T0 + 13).await);
 
+    // Oldest first: j0, then Bob's version 2, then Ann's second.
+    let j1 = s.analysis_job(tables[1], 1).await.unwrap().unwrap();
+    assert_eq!(s.analysis_ahead(j0.id).await.unwrap(), 0);
+    assert_eq!(s.analysis_ahead(j1.id).await.unwrap(), 2);
     // Claims come oldest first; a second worker gets the next one.
     let c0 = s
         .claim_analysis("w1", T0 + 20, 1_000)
