@@ -86,6 +86,8 @@ export const api = {
   seatBot: (id, seat, level) => call('POST', `/api/tables/${enc(id)}/bots`, { seat, level }),
   rounds: (id) => call('GET', `/api/tables/${enc(id)}/rounds`),
   replay: (id) => call('GET', `/api/tables/${enc(id)}/replay`),
+  analysis: (id) => call('GET', `/api/tables/${enc(id)}/analysis`),
+  requestAnalysis: (id) => call('POST', `/api/tables/${enc(id)}/analysis`),
   playerRatings: (id) => call('GET', `/api/players/${enc(id)}/ratings`),
   ratingHistory: (id, game, pool) =>
     call('GET', `/api/players/${enc(id)}/rating-history?game=${enc(game)}&pool=${enc(pool)}`),

@@ -32,6 +32,16 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+/** svg('polyline', {points: '…'}, child…) builds an SVG element (attributes as given). */
+export function svg(tag, attrs, ...children) {
+  const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== null && v !== undefined) el.setAttribute(k, String(v));
+  }
+  append(el, children);
+  return el;
+}
+
 function append(el, children) {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;

@@ -2,17 +2,10 @@
 // its history drawn as a chart (an SVG with a text alternative and a table of the points),
 // matches played, win rate, and a replay link per rated match. Open to anyone.
 
-import { h, mount } from './dom.js';
+import { h, mount, svg } from './dom.js';
 import { api } from './api.js';
 import { recentMatches } from './account.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
-const svg = (tag, attrs, ...kids) => {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  for (const k of kids) el.append(k);
-  return el;
-};
 const fmt = (x) => Math.round(x).toString();
 const when = (ms) => new Date(ms).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 

@@ -3,13 +3,14 @@
 // one JSON Patch per seat per step; this page applies them all up front and keeps every
 // step's documents, so stepping back is as cheap as stepping forwards. The match is over,
 // so every hand is shown, and each round's seed with its commitment. Anyone with the link
-// may open it, signed in or not.
+// may open it, signed in or not. Its analysis (web/analysis.js) is asked for here too.
 
 import { h, mount, onLayoutChange } from './dom.js';
 import { api, dealUrl } from './api.js';
 import { applyPatch } from './patch.js';
 import { gameModule } from './games/registry.js';
 import { cardLabel, toCard } from './cards.js';
+import { analysisView } from './analysis.js';
 
 /** Builds every step's per-seat documents: docs[i][seat]. */
 function documents(replay) {
@@ -100,6 +101,15 @@ export async function replayPage(app, id, { title, stale }) {
     h('ul', { class: 'seed-list' }, replay.rounds.map((r) => h('li', { testid: 'replay-seed' },
       `Round ${r.round}: `, h('code', { class: 'seed' }, r.seed), ' · SHA-256 ', h('code', { class: 'seed' }, r.seed_sha256), ' · ',
       h('a', { href: dealUrl(id, r.round) }, 'deal')))));
+  // The analysis (web/analysis.js) sits above the move list; its arrival redraws the step.
+  const analysis = analysisView(id, replay, {
+    names: (x) => seatName(replay, x),
+    words: (a) => actionText(mod, a),
+    changed: (to) => {
+      analysis.annotate(moves);
+      show(to ?? step);
+    },
+  });
   const moves = h('ol', { class: 'replay-moves', testid: 'replay-moves', start: '0' },
     replay.steps.map((s, i) => h('li', null,
       h('a', { href: '#', dataset: { step: String(i) }, onclick: (e) => { e.preventDefault(); show(i); } },
@@ -112,13 +122,26 @@ export async function replayPage(app, id, { title, stale }) {
     stepText.textContent = `Step ${step} of ${last} · round ${s.round} · ${
       s.seat === null ? 'the deal' : `${seatName(replay, s.seat)}: ${actionText(mod, s.action)}`}`;
     const views = docs[step];
-    mod.render(gameRoot, { type: 'state', version: step, view: views[seat], legal: [], events: [] }, {
+    // The analysed best next move is offered as the only legal one, so the game's own
+    // drawing marks it on the cards of the seat to move (when that is the seat shown).
+    const best = analysis.next(step);
+    const legal = best && best.seat === seat ? [best.action] : [];
+    gameRoot.classList.toggle('analysis-best', legal.length > 0);
+    mod.render(gameRoot, { type: 'state', version: step, view: views[seat], legal, events: [] }, {
       act: () => false, busy: false, seatName: (x) => seatName(replay, x), mySeat: seat, tableId: id,
     });
+    const bestCard = best ? JSON.stringify(best.action?.card ?? null) : null;
     mount(hands, h('h2', null, 'Every hand'),
       views.map((v, x) => h('p', { testid: 'replay-hand', dataset: { seat: String(x) } },
         h('strong', null, `${seatName(replay, x)}: `),
-        (v.hand || []).map((c) => cardText(mod, c)).join(', ') || '(no cards)')));
+        (v.hand || []).map((c, k) => {
+          const marked = best && best.seat === x && bestCard === JSON.stringify(c);
+          return [k ? ', ' : '', marked
+            ? h('mark', { class: 'best', testid: 'best-card', title: 'the best move here' }, `\u2605 ${cardText(mod, c)}`)
+            : cardText(mod, c)];
+        }),
+        (v.hand || []).length ? null : '(no cards)')));
+    analysis.update(step);
     for (const li of moves.children) li.classList.toggle('current', Number(li.firstChild.dataset.step) === step);
   }
 
@@ -138,6 +161,7 @@ export async function replayPage(app, id, { title, stale }) {
       replay.winners.length ? ` · won by ${replay.winners.map((x) => seatName(replay, x)).join(' and ')}` : ''),
     h('div', { class: 'row' }, h('label', { for: 'replay-seat' }, 'Seen by '), viewpoint),
     controls, stepText, gameRoot, hands,
+    analysis.el,
     h('section', { class: 'panel' }, h('h2', null, 'Moves'), moves),
     seeds));
   show(0);
@@ -145,6 +169,7 @@ export async function replayPage(app, id, { title, stale }) {
   const stopLayout = onLayoutChange(() => show(step));
   return () => {
     document.removeEventListener('keydown', onKey);
+    analysis.stop();
     stopLayout();
   };
 }

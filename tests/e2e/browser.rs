@@ -36,6 +36,12 @@ async fn replay_in_chromium() {
     run_script("replay.mjs").await;
 }
 
+/// A finished match analysed from its replay page (tests/browser/analysis.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analysis_in_chromium() {
+    run_script("analysis.mjs").await;
+}
+
 /// A cold first load stays within its budget (tests/browser/budget.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_load_budget_in_chromium() {

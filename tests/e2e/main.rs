@@ -4,6 +4,7 @@
 //! `FIB_REQUIRE_ALL=1` (CI) a part that cannot run fails instead of being skipped.
 
 mod accounts;
+mod analysis;
 mod bots;
 mod browser;
 mod chat;

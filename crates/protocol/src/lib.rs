@@ -557,6 +557,45 @@ pub struct Replay {
     pub winners: Vec<usize>,
 }
 
+/// Where a requested analysis of a finished match is (`/api/tables/{id}/analysis`,
+/// docs/analysis.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnalysisState {
+    /// Nobody has asked for this match's analysis yet (POST to ask).
+    NotRequested,
+    /// Waiting for a worker.
+    Queued,
+    /// Being analysed: `done` of `total` decisions so far.
+    Running,
+    /// Finished: `analysis` holds it.
+    Done,
+    /// It could not be made (a server fault, logged); asking again queues it afresh.
+    Failed,
+}
+
+/// A match analysis and how far it has got.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AnalysisStatus {
+    pub table_id: Uuid,
+    pub state: AnalysisState,
+    /// Decisions analysed so far, of `total` (0 of 0 until a worker has counted them).
+    pub done: i64,
+    pub total: i64,
+    /// Waiting jobs ahead of this one in the queue (only while `queued`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ahead: Option<i64>,
+    /// Unix milliseconds (absent while `not_requested`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<i64>,
+    /// The analysis, once `done`: every decision with its evaluation, per-seat accuracy and
+    /// mistakes, per-round charts (the shape is in docs/analysis.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<Value>,
+}
+
 /// A seat of a replayed match.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]

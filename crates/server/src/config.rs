@@ -129,6 +129,22 @@ pub struct Config {
     /// networks (e.g. `127.0.0.1`, `10.0.0.0/8`). Default: none, every peer is the client.
     #[arg(long, env = "FIB_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<Proxies>,
+    /// Analysis workers (docs/analysis.md): jobs analysed at once by this node. Default: one
+    /// per core; they run at the idle scheduling class, so play never waits for them.
+    /// 0: this node analyses nothing (another node may).
+    #[arg(long, env = "FIB_ANALYSIS_WORKERS")]
+    pub analysis_workers: Option<usize>,
+    /// Analyses waiting or running at once, over every player; more are refused
+    /// (`analysis_queue_full`) until some are done.
+    #[arg(long, env = "FIB_ANALYSIS_QUEUE", default_value_t = 256)]
+    pub analysis_queue: u32,
+    /// Analyses one player may have waiting or running at once.
+    #[arg(long, env = "FIB_ANALYSIS_PENDING_PER_PLAYER", default_value_t = 2)]
+    pub analysis_pending_per_player: u32,
+    /// Analyses one player may ask for in 24 hours (a match analysed already is served
+    /// without counting).
+    #[arg(long, env = "FIB_ANALYSIS_PER_DAY", default_value_t = 20)]
+    pub analysis_per_day: u32,
     /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
     /// test supervision. Never set this on a real server.
     #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false)]
@@ -211,6 +227,10 @@ impl Config {
             sockets_per_address: 0,
             open_tables_per_player: 0,
             trusted_proxies: vec![],
+            analysis_workers: Some(1),
+            analysis_queue: 256,
+            analysis_pending_per_player: 100,
+            analysis_per_day: 1000,
             disconnect_grace_s: 60,
             abandon_after_s: 300,
             open_table_ttl_s: 1800,

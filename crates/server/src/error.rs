@@ -113,7 +113,9 @@ impl ApiError {
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::ForbiddenOrigin(_) | ApiError::InviteRequired => StatusCode::FORBIDDEN,
-            ApiError::TableNotFound(_) | ApiError::NotFound(_) | ApiError::DeviceNotFound(_) => {
+            ApiError::TableNotFound(_)
+            | ApiError::NotFound(_)
+            | ApiError::DeviceNotFound(_) => {
                 StatusCode::NOT_FOUND
             }
             ApiError::Conflict(..) => StatusCode::CONFLICT,

@@ -5,6 +5,7 @@
 //! other node runs), runs the router on a listener until shutdown, and then hands its
 //! tables over (`cluster::drain`). Only this crate speaks HTTP and WebSocket.
 
+pub mod analysis;
 pub mod assets;
 pub mod auth;
 pub mod cli;
@@ -102,6 +103,10 @@ pub fn app(state: AppState) -> Router {
         .route("/tables/{id}/rounds", get(http::tables::table_rounds))
         .route("/tables/{id}/replay", get(http::tables::table_replay))
         .route(
+            "/tables/{id}/analysis",
+            get(http::analysis::get_analysis).post(http::analysis::request_analysis),
+        )
+        .route(
             "/tables/{id}/rounds/{round}/deal",
             get(http::tables::round_deal),
         )
@@ -172,6 +177,8 @@ pub async fn serve(
             "cannot join the cluster: {e}"
         )));
     }
+    // Analyses run beside play, on this node's idle cycles (`analysis`).
+    analysis::start(&state);
     let router = app(state.clone());
     let closer = state.clone();
     // Small frames must not wait for Nagle's algorithm: a move is a few hundred bytes,

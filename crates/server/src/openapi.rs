@@ -63,6 +63,8 @@ use utoipa::{Modify, OpenApi};
         crate::http::tables::seat_bot,
         crate::http::tables::table_rounds,
         crate::http::tables::table_replay,
+        crate::http::analysis::request_analysis,
+        crate::http::analysis::get_analysis,
         crate::http::tables::round_deal,
         crate::http::boards::leaderboard,
         crate::http::boards::records,

@@ -45,6 +45,8 @@ pub struct Inner {
     /// This node among the servers on one database: its id, address, the lobby entries
     /// of the others (`cluster`).
     pub cluster: Arc<crate::node::Cluster>,
+    /// Wakes this node's idle analysis workers when a job is queued here (`analysis`).
+    pub analysis_wake: Arc<tokio::sync::Notify>,
 }
 
 /// Resolves once the server is shutting down, at once if it already is: a receiver that
@@ -109,6 +111,7 @@ impl AppState {
             sockets: tokio_util::task::TaskTracker::new(),
             limits,
             cluster,
+            analysis_wake: Arc::new(tokio::sync::Notify::new()),
         }))
     }
 

@@ -63,6 +63,7 @@ markers! {
     SeatBotRequest = protocol::SeatBotRequest,
     RoundFairness = protocol::RoundFairness,
     Replay = protocol::Replay,
+    AnalysisStatus = protocol::AnalysisStatus,
     DealRecord = protocol::DealRecord,
     Leaderboard = protocol::Leaderboard,
     Records = protocol::Records,

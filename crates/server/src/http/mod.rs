@@ -1,11 +1,12 @@
 //! The HTTP API, one module per resource: [`tables`] (tables and seats, fairness records),
 //! [`players`] (guests, sessions, profiles), [`accounts`] (usernames, passwords, devices),
 //! [`daily`] (the daily deal), [`boards`] (leaderboards, ratings, records), [`ops`]
-//! (health, metrics), [`pages`] (the client's pages and its security headers). Bodies are
+//! (health, metrics), [`analysis`] (match analyses), [`pages`] (the client's pages and its security headers). Bodies are
 //! the `protocol` crate's types; every error is an [`ApiError`] with a JSON
 //! [`protocol::ErrorBody`]. The router that joins them is in `lib.rs`.
 
 pub mod accounts;
+pub mod analysis;
 pub mod boards;
 pub mod daily;
 pub mod ops;

@@ -340,6 +340,31 @@ async fn stored(
     Ok(st)
 }
 
+/// A finished match that whoever sent `headers` may replay (and so have analysed): the
+/// table's visibility as for its other records, and over, and not a daily deal whose day
+/// is still on (its deal is still being played by others).
+pub(crate) async fn replayable(
+    app: &AppState,
+    id: &str,
+    invite: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<store::StoredTable, ApiError> {
+    let st = stored(app, id, invite, headers).await?;
+    if st.record.status != TableStatus::Finished {
+        return Err(ApiError::conflict(
+            "replay_not_finished",
+            "a match can be replayed once it is over (its hidden cards are still in play)",
+        ));
+    }
+    if !table::seed_public(true, st.record.daily.as_deref()) {
+        return Err(ApiError::conflict(
+            "daily_in_progress",
+            "a daily deal's seed and deal are published when its day (UTC) is over",
+        ));
+    }
+    Ok(st)
+}
+
 /// Seed commitments for every round, and the seeds of ended rounds.
 #[utoipa::path(
     get,
@@ -448,19 +473,7 @@ pub async fn table_replay(
     Query(q): Query<InviteQuery>,
     headers: HeaderMap,
 ) -> Result<Json<protocol::Replay>, ApiError> {
-    let st = stored(&app, &id, q.invite.as_deref(), &headers).await?;
-    if st.record.status != TableStatus::Finished {
-        return Err(ApiError::conflict(
-            "replay_not_finished",
-            "a match can be replayed once it is over (its hidden cards are still in play)",
-        ));
-    }
-    if !table::seed_public(true, st.record.daily.as_deref()) {
-        return Err(ApiError::conflict(
-            "daily_in_progress",
-            "a daily deal's seed and deal are published when its day (UTC) is over",
-        ));
-    }
+    let st = replayable(&app, &id, q.invite.as_deref(), &headers).await?;
     let replay = crate::replay::build(&st).map_err(|e| {
         tracing::error!(table = %id, error = %e, "replaying a finished match failed");
         ApiError::Internal
