@@ -60,12 +60,19 @@ fn check_against_replay(game: &str, replay: &Value, analysis: &Value) {
         assert!((0.0..=100.0).contains(&acc), "{game}: {s}");
     }
     let rounds = analysis["rounds"].as_array().unwrap();
-    assert_eq!(rounds.len(), replay["rounds"].as_array().unwrap().len(), "{game}");
+    assert_eq!(
+        rounds.len(),
+        replay["rounds"].as_array().unwrap().len(),
+        "{game}"
+    );
     for (r, rr) in rounds.iter().zip(replay["rounds"].as_array().unwrap()) {
         assert_eq!(r["first_step"], rr["first_step"], "{game}");
         let chart = r["chart"].as_array().unwrap();
         assert!(!chart.is_empty(), "{game}");
-        assert!(chart.iter().all(|p| p.as_array().unwrap().len() == seats), "{game}");
+        assert!(
+            chart.iter().all(|p| p.as_array().unwrap().len() == seats),
+            "{game}"
+        );
     }
 }
 
@@ -83,13 +90,25 @@ async fn every_game_is_analysed_on_every_database() {
         ] {
             let table = create_bots_only(&ada, game, seats, "normal", options).await;
             // Not over: no analysis, as no replay.
-            let (s, v) = bob.post(&format!("/api/tables/{table}/analysis"), json!({})).await;
-            assert_eq!((s, v["code"].as_str()), (409, Some("replay_not_finished")), "{v}");
-            let (s, v) = ada.post(&format!("/api/tables/{table}/start"), json!({})).await;
+            let (s, v) = bob
+                .post(&format!("/api/tables/{table}/analysis"), json!({}))
+                .await;
+            assert_eq!(
+                (s, v["code"].as_str()),
+                (409, Some("replay_not_finished")),
+                "{v}"
+            );
+            let (s, v) = ada
+                .post(&format!("/api/tables/{table}/start"), json!({}))
+                .await;
             assert_eq!(s, 200, "{v}");
             wait_finished(&ada, &table).await;
             let (s, v) = bob.get(&format!("/api/tables/{table}/analysis")).await;
-            assert_eq!((s, v["state"].as_str()), (200, Some("not_requested")), "{v}");
+            assert_eq!(
+                (s, v["state"].as_str()),
+                (200, Some("not_requested")),
+                "{v}"
+            );
             // Asking needs a player (for the limits).
             let r = reqwest::Client::new()
                 .post(format!("{}/api/tables/{table}/analysis", server.base))
@@ -98,7 +117,9 @@ async fn every_game_is_analysed_on_every_database() {
                 .unwrap();
             assert_eq!(r.status(), 401);
             // Bob did not play: anyone who may see the replay may ask.
-            let (s, v) = bob.post(&format!("/api/tables/{table}/analysis"), json!({})).await;
+            let (s, v) = bob
+                .post(&format!("/api/tables/{table}/analysis"), json!({}))
+                .await;
             assert_eq!(s, 202, "{game}: {v}");
             assert_eq!(v["table_id"].as_str(), Some(table.as_str()));
             let done = wait_analysed(&bob, &table).await;
@@ -109,7 +130,9 @@ async fn every_game_is_analysed_on_every_database() {
             let (_, replay) = bob.get(&format!("/api/tables/{table}/replay")).await;
             check_against_replay(game, &replay, analysis);
             // Asked again (by anyone): served as stored, not queued again.
-            let (s, again) = ada.post(&format!("/api/tables/{table}/analysis"), json!({})).await;
+            let (s, again) = ada
+                .post(&format!("/api/tables/{table}/analysis"), json!({}))
+                .await;
             assert_eq!(s, 200, "{again}");
             assert_eq!(again["analysis"], *analysis);
             assert_eq!(again["finished_at"], done["finished_at"]);
@@ -143,20 +166,40 @@ async fn analysis_limits_and_a_queue_that_outlives_its_node() {
         }
         let ask = |p: &Player, t: &str| {
             let (p, t) = (p.clone(), t.to_string());
-            async move { p.post(&format!("/api/tables/{t}/analysis"), json!({})).await }
+            async move {
+                p.post(&format!("/api/tables/{t}/analysis"), json!({}))
+                    .await
+            }
         };
         let (s, v) = ask(&ada, &tables[0]).await;
-        assert_eq!((s, v["state"].as_str(), v["ahead"].as_i64()), (202, Some("queued"), Some(0)));
+        assert_eq!(
+            (s, v["state"].as_str(), v["ahead"].as_i64()),
+            (202, Some("queued"), Some(0))
+        );
         // Ada has one waiting: her next must wait for it.
         let (s, v) = ask(&ada, &tables[1]).await;
-        assert_eq!((s, v["code"].as_str()), (429, Some("analysis_pending")), "{v}");
-        let (s, v) = bob.get(&format!("/api/tables/{}/analysis", tables[1])).await;
-        assert_eq!((s, v["state"].as_str()), (200, Some("not_requested")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (429, Some("analysis_pending")),
+            "{v}"
+        );
+        let (s, v) = bob
+            .get(&format!("/api/tables/{}/analysis", tables[1]))
+            .await;
+        assert_eq!(
+            (s, v["state"].as_str()),
+            (200, Some("not_requested")),
+            "{v}"
+        );
         let (s, v) = ask(&bob, &tables[1]).await;
         assert_eq!((s, v["ahead"].as_i64()), (202, Some(1)), "{v}");
         // Two wait: the queue (2) is full for everyone.
         let (s, v) = ask(&cy, &tables[2]).await;
-        assert_eq!((s, v["code"].as_str()), (503, Some("analysis_queue_full")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (503, Some("analysis_queue_full")),
+            "{v}"
+        );
         // A job already asked for is no new job: answered, within any limit.
         let (s, v) = ask(&cy, &tables[0]).await;
         assert_eq!((s, v["state"].as_str()), (200, Some("queued")), "{v}");
@@ -169,8 +212,14 @@ async fn analysis_limits_and_a_queue_that_outlives_its_node() {
             let v = wait_analysed(&ada, t).await;
             assert_eq!(v["state"], "done", "{v}");
         }
-        let (s, v) = ada.get(&format!("/api/tables/{}/analysis", tables[2])).await;
-        assert_eq!((s, v["state"].as_str()), (200, Some("not_requested")), "{v}");
+        let (s, v) = ada
+            .get(&format!("/api/tables/{}/analysis", tables[2]))
+            .await;
+        assert_eq!(
+            (s, v["state"].as_str()),
+            (200, Some("not_requested")),
+            "{v}"
+        );
         server.stop().await;
     }
 }

@@ -55,6 +55,10 @@ struct RunArgs {
     /// Think mode: milliseconds before each move (each drawn from ±20% of it).
     #[arg(long, default_value_t = 1000)]
     think_ms: u64,
+    /// Flat and think modes: first have bots finish this many Trump matches and ask for
+    /// their analyses, so that the server's analysis workers run beside the play.
+    #[arg(long, default_value_t = 0)]
+    analyses: usize,
     /// The server binary to spawn.
     #[arg(long, default_value = "target/release/fibonacci-cards")]
     server_bin: PathBuf,
@@ -186,6 +190,7 @@ fn options(a: RunArgs) -> Result<Options, String> {
     o.sockets = a.sockets;
     o.bot_tables = a.bot_tables;
     o.think = Duration::from_millis(a.think_ms);
+    o.analyses = a.analyses;
     o.server_pid = a.server_pid;
     if !a.no_echo {
         o.echo = Some(std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?);

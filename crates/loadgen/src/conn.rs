@@ -268,6 +268,31 @@ impl Connector {
             .await
     }
 
+    /// Asks for a finished match's analysis.
+    pub async fn request_analysis(
+        &self,
+        token: &str,
+        table: &str,
+    ) -> Result<protocol::AnalysisStatus, HttpError> {
+        let path = format!("/api/tables/{table}/analysis");
+        self.post(
+            "POST /api/tables/{id}/analysis",
+            &path,
+            Some(token),
+            &json!({}),
+        )
+        .await
+    }
+
+    /// A match's analysis and its progress.
+    pub async fn analysis(&self, table: &str) -> Result<protocol::AnalysisStatus, HttpError> {
+        self.get(
+            "GET /api/tables/{id}/analysis",
+            &format!("/api/tables/{table}/analysis"),
+        )
+        .await
+    }
+
     /// The server's Prometheus text.
     pub async fn metrics(&self) -> Result<Metrics, String> {
         let (status, text) = self.get_text("/metrics").await?;

@@ -12,11 +12,12 @@
 //! [`compare::compare`] runs the same load several times against one or more server builds,
 //! alternating them, and prints the medians.
 //!
-//! The modules: [`compare`] (rounds of runs and their medians), [`conn`] (HTTP API, sockets from many loopback addresses, the state
+//! The modules: [`analyses`] (match analyses kept running beside the play), [`compare`] (rounds of runs and their medians), [`conn`] (HTTP API, sockets from many loopback addresses, the state
 //! document), [`play`] (players and bots-only tables), [`idle`] (memory per quiet socket),
 //! [`echo`] (the baseline), [`proc`] (child processes, `/proc` figures), [`stats`]
 //! (percentiles, error tallies, the move RNG).
 
+pub mod analyses;
 pub mod cli;
 pub mod compare;
 pub mod conn;
@@ -87,6 +88,9 @@ pub struct Options {
     pub bot_tables: usize,
     /// `think` mode: the pause before each move (each drawn from ±20% of it).
     pub think: Duration,
+    /// Match analyses asked for before the window (`flat`, `think`), which the server's
+    /// analysis workers run beside the play.
+    pub analyses: usize,
     pub target: Target,
     /// The binary whose `echo` subcommand runs the baseline (this one, from the command
     /// line); `None` skips the baseline.
@@ -114,6 +118,7 @@ impl Options {
             sockets: 10_000,
             bot_tables: 50,
             think: Duration::from_secs(1),
+            analyses: 0,
             target,
             echo: None,
             server_pid: None,
@@ -176,6 +181,8 @@ pub struct PlayReport {
     pub matches_finished: u64,
     pub bot_tables_started: u64,
     pub bot_matches_finished: u64,
+    /// The analyses beside the play (`--analyses`).
+    pub analyses: Option<analyses::AnalysisLoad>,
     pub failures: Tally,
 }
 
@@ -529,6 +536,11 @@ async fn play(
     let vs_bots = opts.mode == Mode::Bots;
     let per_group = if vs_bots { 1 } else { opts.seats };
     let bot_tables = if vs_bots { opts.bot_tables } else { 0 };
+    let jobs = if opts.analyses > 0 && !vs_bots {
+        Some(analyses::prepare(&conn, opts.analyses).await?)
+    } else {
+        None
+    };
     let mut all = guests(&conn, players + bot_tables).await?;
     let ctx = Arc::new(Ctx {
         conn: conn.clone(),
@@ -566,6 +578,10 @@ async fn play(
     )
     .await;
 
+    let a0 = match &jobs {
+        Some(j) => j.read(&conn).await,
+        None => Vec::new(),
+    };
     let m0 = conn.metrics().await.ok();
     let s0 = proc::sample(server.pid);
     let me0 = proc::sample(None);
@@ -581,6 +597,10 @@ async fn play(
     let s1 = proc::sample(server.pid);
     let me1 = proc::sample(None);
     let busy1 = proc::machine_busy();
+    let analyses = match &jobs {
+        Some(j) => Some(j.summary(&a0, &j.read(&conn).await)),
+        None => None,
+    };
 
     let mut played = Played::default();
     let mut bots = Played::default();
@@ -655,6 +675,7 @@ async fn play(
         matches_finished: played.matches_finished,
         bot_tables_started: bots.tables_started,
         bot_matches_finished: bots.matches_finished,
+        analyses,
         failures: played.tally,
     })
 }
@@ -708,6 +729,17 @@ fn problems(r: &Report) -> Vec<String> {
                 i.sockets_open, i.sockets_wanted
             ));
         }
+    }
+    if let Some(a) = r
+        .play
+        .as_ref()
+        .and_then(|p| p.analyses.as_ref())
+        .filter(|a| a.busy_at_end == 0)
+    {
+        out.push(format!(
+            "analyses: all {} were over before the window ended: ask for more",
+            a.jobs
+        ));
     }
     let s = &r.server_side;
     for (code, n) in &s.rejected {
@@ -796,6 +828,18 @@ impl std::fmt::Display for Report {
             }
             if let Some(frames) = &p.frames {
                 writeln!(f, "frames received:     {frames}")?;
+            }
+            if let Some(a) = &p.analyses {
+                writeln!(
+                    f,
+                    "analyses beside:     {} asked; running {} at the start, {} at the end ({} waiting or running); {} decisions analysed in the window; {} done",
+                    a.jobs,
+                    a.running_at_start,
+                    a.running_at_end,
+                    a.busy_at_end,
+                    a.decisions_in_window,
+                    a.done_at_end
+                )?;
             }
             if self.mode == Mode::Bots {
                 writeln!(f, "waiting for a bot:   {}", lat(&p.bot_wait))?;

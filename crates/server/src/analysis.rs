@@ -21,7 +21,7 @@ use crate::state::{AppState, stopping};
 
 /// The engine version jobs are stored under: a new version of the analysis (another
 /// method or output) is computed afresh instead of serving the old one.
-pub const ENGINE_VERSION: i64 = analysis::VERSION as i64;
+pub const ENGINE_VERSION: i64 = 1;
 
 /// How long a job stays a worker's without a progress report.
 const LEASE_MS: i64 = 30_000;
@@ -213,7 +213,9 @@ async fn run(
                     bytes = json.len(),
                     "match analysed"
                 ),
-                Ok(false) => tracing::warn!(job = %job.id, "an analysis finished after another worker took its job"),
+                Ok(false) => {
+                    tracing::warn!(job = %job.id, "an analysis finished after another worker took its job")
+                }
                 Err(e) => tracing::warn!(job = %job.id, error = %e, "cannot store an analysis"),
             }
         }

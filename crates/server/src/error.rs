@@ -113,9 +113,7 @@ impl ApiError {
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::ForbiddenOrigin(_) | ApiError::InviteRequired => StatusCode::FORBIDDEN,
-            ApiError::TableNotFound(_)
-            | ApiError::NotFound(_)
-            | ApiError::DeviceNotFound(_) => {
+            ApiError::TableNotFound(_) | ApiError::NotFound(_) | ApiError::DeviceNotFound(_) => {
                 StatusCode::NOT_FOUND
             }
             ApiError::Conflict(..) => StatusCode::CONFLICT,
