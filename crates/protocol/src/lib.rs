@@ -1056,6 +1056,7 @@ pub fn schema(games: Value) -> Value {
             "ErrorBody": schemars::schema_for!(ErrorBody),
             "DealRecord": schemars::schema_for!(DealRecord),
             "Replay": schemars::schema_for!(Replay),
+            "AnalysisStatus": schemars::schema_for!(AnalysisStatus),
             "Session": schemars::schema_for!(Session),
             "Leaderboard": schemars::schema_for!(Leaderboard),
             "Records": schemars::schema_for!(Records),

@@ -15,7 +15,7 @@ const FLOORS: &[&[&str]] = &[
     &["node", "auth", "quickplay"],
     &["limits", "lobby"],
     &["state"],
-    &["extract", "matcher"],
+    &["extract", "matcher", "analysis"],
     &["ws"],
     &["cluster"],
     &["http"],

@@ -61,8 +61,8 @@ async fn status(app: &AppState, job: AnalysisJob) -> Result<AnalysisStatus, ApiE
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
         (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
         (status = 409, description = "`code`: replay_not_finished, daily_in_progress", body = wire::ErrorBody),
-        (status = 429, description = "`code`: analysis_pending (this player's analyses waiting or running are at the limit), analysis_daily (this player's analyses of the last 24 hours are at the limit); `Retry-After`", body = wire::ErrorBody),
-        (status = 503, description = "`code`: analysis_queue_full (every player's waiting analyses are at the limit); `Retry-After`", body = wire::ErrorBody),
+        (status = 429, description = "`code`: analysis_pending (this player's analyses waiting or running are at the limit), analysis_daily (this player's analyses of the last 24 hours are at the limit)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 503, description = "`code`: analysis_queue_full (every player's waiting analyses are at the limit)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
 pub async fn request_analysis(
