@@ -106,8 +106,10 @@ pub enum PlayerStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Player {
     pub id: PlayerId,
-    /// The rating given at join; it breaks ties in pairing and standings.
-    pub rating: f64,
+    /// The rating given at join, in thousandths (rounded): a whole number survives JSON
+    /// exactly, a float might come back one ulp off and tip a tie-break. It breaks ties in
+    /// pairing and standings.
+    pub rating_milli: i64,
     /// A seeded lot, the last tie-break of all (drawn from the seed in join order).
     pub lot: u64,
     pub joined_at: u64,
@@ -227,7 +229,7 @@ pub enum Effect {
 pub enum TournamentError {
     /// The config is inconsistent or does not fit the game's player range.
     BadConfig(String),
-    /// A rating that is not a finite number.
+    /// A rating that is not a finite number of at most 10^12 in size.
     BadRating,
     AlreadyJoined,
     /// The player is not a member.
@@ -437,7 +439,7 @@ impl Tournament {
     /// with 0 points; an arena player is paired at once. A withdrawn or paused arena
     /// member who joins again resumes.
     pub fn join(&mut self, player: PlayerId, rating: f64, at: u64) -> Result<Vec<Effect>> {
-        if !rating.is_finite() {
+        if !rating.is_finite() || rating.abs() > 1e12 {
             return Err(TournamentError::BadRating);
         }
         match self.phase {
@@ -470,7 +472,7 @@ impl Tournament {
         self.joins += 1;
         self.players.push(Player {
             id: player,
-            rating,
+            rating_milli: (rating * 1000.0).round() as i64,
             lot,
             joined_at: at,
             joined_in_round: self.round,
@@ -695,7 +697,7 @@ impl Tournament {
             let (p, q) = (&self.players[a], &self.players[b]);
             q.points
                 .cmp(&p.points)
-                .then(q.rating.total_cmp(&p.rating))
+                .then(q.rating_milli.cmp(&p.rating_milli))
                 .then(p.lot.cmp(&q.lot))
                 .then(p.id.cmp(&q.id))
         });

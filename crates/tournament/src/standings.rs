@@ -73,7 +73,7 @@ pub(crate) fn compute(t: &Tournament) -> Vec<Standing> {
                 buchholz[i] += their * (24 / mates);
                 sb[i] += u64::from(r) * their * (12 / mates);
                 halves += r;
-                ratings += t.players[j].rating;
+                ratings += t.players[j].rating_milli as f64 / 1000.0;
             }
             let share = f64::from(halves) / (2.0 * mates as f64);
             perf[i] += ratings / mates as f64 + 800.0 * (share - 0.5);
@@ -87,7 +87,7 @@ pub(crate) fn compute(t: &Tournament) -> Vec<Standing> {
             let performance = if !arena {
                 0
             } else if p.games == 0 {
-                p.rating.round() as i64
+                (p.rating_milli as f64 / 1000.0).round() as i64
             } else {
                 (perf[i] / f64::from(p.games)).round() as i64
             };
@@ -109,7 +109,7 @@ pub(crate) fn compute(t: &Tournament) -> Vec<Standing> {
                 losses: p.losses,
                 byes: p.byes.len() as u32,
                 streak: p.streak,
-                rating: p.rating,
+                rating: p.rating_milli as f64 / 1000.0,
                 status: p.status,
             };
             (line, p.lot)
