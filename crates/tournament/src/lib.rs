@@ -346,7 +346,7 @@ impl Tournament {
             ));
         }
         match config.kind {
-            Kind::Swiss { rounds } if rounds == 0 => return bad("rounds must be at least 1".into()),
+            Kind::Swiss { rounds: 0 } => return bad("rounds must be at least 1".into()),
             Kind::Arena {
                 duration_ms,
                 stop_pairing_before_ms,

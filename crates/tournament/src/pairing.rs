@@ -71,7 +71,7 @@ pub fn group(met: &Met, sizes: &[usize]) -> Vec<Vec<usize>> {
             None => distinct.push((s, 1)),
         }
     }
-    distinct.sort_by(|a, b| b.0.cmp(&a.0));
+    distinct.sort_by_key(|&(size, _)| std::cmp::Reverse(size));
     let mut search = Search {
         met,
         seated: vec![false; n],

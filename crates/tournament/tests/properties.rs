@@ -120,7 +120,16 @@ fn run_arena(
     let mut before = t.clone();
     let fx = t.start(0).unwrap();
     let mut now = 0;
-    check_arena(&before, &t, &fx, now, &mut ends, &mut g, &mut account, &outcomes);
+    check_arena(
+        &before,
+        &t,
+        &fx,
+        now,
+        &mut ends,
+        &mut g,
+        &mut account,
+        &outcomes,
+    );
     while t.phase() == Phase::Running {
         now += 1000;
         let due: Vec<TableId> = ends.iter().filter(|e| *e.1 <= now).map(|e| *e.0).collect();
@@ -130,7 +139,10 @@ fn run_arena(
             let seats = t.table(table).unwrap().players.clone();
             let present: Vec<PlayerId> = {
                 let x = t.table(table).unwrap();
-                (0..seats.len()).filter(|&i| !x.absent[i]).map(|i| seats[i]).collect()
+                (0..seats.len())
+                    .filter(|&i| !x.absent[i])
+                    .map(|i| seats[i])
+                    .collect()
             };
             let fx = if g.chance(10) {
                 let who = present[g.below(present.len() as u64) as usize];
@@ -144,7 +156,16 @@ fn run_arena(
                 outcomes.insert(table, o.clone());
                 t.report_result(table, &o, now).unwrap()
             };
-            check_arena(&before, &t, &fx, now, &mut ends, &mut g, &mut account, &outcomes);
+            check_arena(
+                &before,
+                &t,
+                &fx,
+                now,
+                &mut ends,
+                &mut g,
+                &mut account,
+                &outcomes,
+            );
         }
         if g.chance(3) {
             before = t.clone();
@@ -159,23 +180,47 @@ fn run_arena(
                 t.withdraw(who, now)
             };
             match fx {
-                Ok(fx) => check_arena(&before, &t, &fx, now, &mut ends, &mut g, &mut account, &outcomes),
+                Ok(fx) => check_arena(
+                    &before,
+                    &t,
+                    &fx,
+                    now,
+                    &mut ends,
+                    &mut g,
+                    &mut account,
+                    &outcomes,
+                ),
                 Err(_) => assert_eq!(t, before, "a refusal changed the arena"),
             }
         }
         before = t.clone();
         let fx = t.tick(now);
-        check_arena(&before, &t, &fx, now, &mut ends, &mut g, &mut account, &outcomes);
+        check_arena(
+            &before,
+            &t,
+            &fx,
+            now,
+            &mut ends,
+            &mut g,
+            &mut account,
+            &outcomes,
+        );
     }
     assert!(now >= duration && now < duration + 1000);
     // Points as the tests counted them, and the leaderboard in its order.
     for p in t.players() {
-        assert_eq!(p.points, account.get(&p.id).map_or(0, |a| a.0), "points of {}", p.id);
+        assert_eq!(
+            p.points,
+            account.get(&p.id).map_or(0, |a| a.0),
+            "points of {}",
+            p.id
+        );
     }
     let board = t.standings();
     for w in board.windows(2) {
         assert!(
-            (w[0].points, w[0].performance, w[0].games) >= (w[1].points, w[1].performance, w[1].games)
+            (w[0].points, w[0].performance, w[0].games)
+                >= (w[1].points, w[1].performance, w[1].games)
         );
     }
     t
@@ -203,9 +248,9 @@ fn check_arena(
                 for p in players {
                     // Free before this input, or freed by it (its table just finished).
                     let was = before.player(*p).and_then(|x| x.table);
-                    let freed = fx.iter().any(|f| {
-                        matches!(f, Effect::TableFinished { table: t, .. } if Some(*t) == was)
-                    });
+                    let freed = fx.iter().any(
+                        |f| matches!(f, Effect::TableFinished { table: t, .. } if Some(*t) == was),
+                    );
                     assert!(was.is_none() || freed, "{p} paired while at {was:?}");
                     assert_eq!(after.player(*p).unwrap().status, PlayerStatus::Active);
                 }

@@ -330,9 +330,7 @@ pub fn recompute_swiss(t: &Tournament, log: &Log) -> BTreeMap<PlayerId, (f64, f6
         let result = |i: usize, j: usize| -> f64 {
             if absent(i) {
                 0.0
-            } else if absent(j) {
-                1.0
-            } else if rank(i) > rank(j) {
+            } else if absent(j) || rank(i) > rank(j) {
                 1.0
             } else if rank(i) == rank(j) {
                 0.5
