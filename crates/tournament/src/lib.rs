@@ -13,9 +13,9 @@
 //! restore after a crash.
 //!
 //! Error codes ([`TournamentError::code`]): `bad_config`, `bad_rating`, `already_joined`,
-//! `not_a_member`, `not_active`, `closed`, `already_started`, `not_started`,
-//! `too_few_players`, `tournament_over`, `unknown_table`, `table_closed`, `not_at_table`,
-//! `already_absent`, `bad_outcome`.
+//! `not_a_member`, `not_active`, `closed`, `already_started`, `too_few_players`,
+//! `tournament_over`, `unknown_table`, `table_closed`, `not_at_table`, `already_absent`,
+//! `bad_outcome`.
 
 pub mod pairing;
 pub mod points;
@@ -240,7 +240,6 @@ pub enum TournamentError {
     /// arena's pairing has stopped.
     Closed,
     AlreadyStarted,
-    NotStarted,
     /// Fewer active players than the smallest table.
     TooFewPlayers,
     TournamentOver,
@@ -265,7 +264,6 @@ impl TournamentError {
             TournamentError::NotActive => "not_active",
             TournamentError::Closed => "closed",
             TournamentError::AlreadyStarted => "already_started",
-            TournamentError::NotStarted => "not_started",
             TournamentError::TooFewPlayers => "too_few_players",
             TournamentError::TournamentOver => "tournament_over",
             TournamentError::UnknownTable => "unknown_table",
