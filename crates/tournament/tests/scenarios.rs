@@ -520,3 +520,44 @@ fn arena_late_join_pause_and_cutoff() {
     assert!(t.tick(599_999).is_empty());
     assert!(matches!(t.tick(600_000)[0], Effect::Over { .. }));
 }
+
+#[test]
+fn a_solitaire_swiss_seats_everyone_alone_and_a_win_is_a_point() {
+    let mut t = Tournament::new(swiss(2, 1, 1, 3), (1, 4)).unwrap();
+    for i in 0..3 {
+        t.join(pid(i), 1500.0, 0).unwrap();
+    }
+    t.start(1).unwrap();
+    assert_eq!(t.tables().len(), 3);
+    assert!(t.tables().iter().all(|x| x.players.len() == 1));
+    let lost = Outcome {
+        winners: vec![],
+        scores: vec![3],
+    };
+    t.report_result(TableId(0), &win(0, 1), 2).unwrap();
+    t.report_result(TableId(1), &lost, 2).unwrap();
+    t.absent(t.table(TableId(2)).unwrap().players[0], TableId(2), 3)
+        .unwrap();
+    let points: Vec<u32> = (0..3)
+        .map(|i| {
+            t.player(t.table(TableId(i)).unwrap().players[0])
+                .unwrap()
+                .points
+        })
+        .collect();
+    assert_eq!(points, vec![24, 0, 0]);
+    assert_eq!(t.round(), 2);
+}
+
+/// The invariant of ARCHITECTURE.md: the crate is pure, none of the I/O side's crates
+/// among its dependencies.
+#[test]
+fn depends_on_no_tokio_sqlx_or_axum() {
+    let manifest = include_str!("../Cargo.toml");
+    for name in ["tokio", "sqlx", "axum", "getrandom"] {
+        assert!(
+            !manifest.lines().any(|l| l.trim_start().starts_with(name)),
+            "{name} in Cargo.toml"
+        );
+    }
+}
