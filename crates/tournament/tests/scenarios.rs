@@ -561,3 +561,22 @@ fn depends_on_no_tokio_sqlx_or_axum() {
         );
     }
 }
+
+#[test]
+fn a_large_swiss_stays_quick_and_repeat_free() {
+    for (k, players) in [(2, 200), (4, 150)] {
+        let mut g = Gen(5);
+        let (t, log) = run_swiss(swiss(9, k, k, 77), players, &mut g, 0, 0);
+        assert_eq!(t.round(), 9);
+        let mut pairs = std::collections::BTreeSet::new();
+        for x in t.tables() {
+            for i in 0..x.players.len() {
+                for j in i + 1..x.players.len() {
+                    let p = (x.players[i].min(x.players[j]), x.players[i].max(x.players[j]));
+                    assert!(pairs.insert(p), "a repeat among {players} at tables of {k}");
+                }
+            }
+        }
+        check_standings(&t, &log);
+    }
+}
