@@ -572,7 +572,10 @@ fn a_large_swiss_stays_quick_and_repeat_free() {
         for x in t.tables() {
             for i in 0..x.players.len() {
                 for j in i + 1..x.players.len() {
-                    let p = (x.players[i].min(x.players[j]), x.players[i].max(x.players[j]));
+                    let p = (
+                        x.players[i].min(x.players[j]),
+                        x.players[i].max(x.players[j]),
+                    );
                     assert!(pairs.insert(p), "a repeat among {players} at tables of {k}");
                 }
             }
