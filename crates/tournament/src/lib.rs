@@ -7,7 +7,8 @@
 //! [`Tournament::absent`] and [`Tournament::tick`]. Each answers with the [`Effect`]s the
 //! server must carry out (create these tables with these players in these seats, a round
 //! started, the tournament is over…), or with a [`TournamentError`] and the state
-//! unchanged. Nothing here reads a clock (times are Unix milliseconds passed in) or draws
+//! unchanged. The same inputs as data ([`Input`], [`Tournament::apply`]) suit a server
+//! that logs inputs rather than states. Nothing here reads a clock (times are Unix milliseconds passed in) or draws
 //! randomness except from the config's seed, so the same config and inputs give the same
 //! pairings, and the whole state is plain serde data the server can keep as JSON and
 //! restore after a crash.
@@ -223,6 +224,38 @@ pub enum Effect {
     },
 }
 
+/// Every input as data: what the server logs if it keeps the tournament as its inputs
+/// (event sourcing) rather than as its state; [`Tournament::apply`] replays one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub enum Input {
+    Join {
+        player: PlayerId,
+        rating: f64,
+        at: u64,
+    },
+    Withdraw {
+        player: PlayerId,
+        at: u64,
+    },
+    Start {
+        at: u64,
+    },
+    Result {
+        table: TableId,
+        outcome: Outcome,
+        at: u64,
+    },
+    Absent {
+        player: PlayerId,
+        table: TableId,
+        at: u64,
+    },
+    Tick {
+        now: u64,
+    },
+}
+
 /// A refused input. The tournament is unchanged whenever one is returned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "code", content = "message", rename_all = "snake_case")]
@@ -430,6 +463,22 @@ impl Tournament {
     /// leaderboard (see `docs/tournaments.md`). Ranks are 1-based and never shared.
     pub fn standings(&self) -> Vec<Standing> {
         standings::compute(self)
+    }
+
+    /// Applies one input: the same as calling its method.
+    pub fn apply(&mut self, input: &Input) -> Result<Vec<Effect>> {
+        match *input {
+            Input::Join { player, rating, at } => self.join(player, rating, at),
+            Input::Withdraw { player, at } => self.withdraw(player, at),
+            Input::Start { at } => self.start(at),
+            Input::Result {
+                table,
+                ref outcome,
+                at,
+            } => self.report_result(table, outcome, at),
+            Input::Absent { player, table, at } => self.absent(player, table, at),
+            Input::Tick { now } => Ok(self.tick(now)),
+        }
     }
 
     /// A player joins with their rating (for the game's pool), at `at`. Before the start,

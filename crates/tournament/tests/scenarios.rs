@@ -583,3 +583,65 @@ fn a_large_swiss_stays_quick_and_repeat_free() {
         check_standings(&t, &log);
     }
 }
+
+#[test]
+fn a_log_of_inputs_replays_to_the_same_tournament() {
+    use tournament::Input;
+    let mut g = Gen(21);
+    let mut t = Tournament::new(swiss(3, 3, 2, 4), (2, 5)).unwrap();
+    let mut log = Vec::new();
+    let feed = |t: &mut Tournament, i: Input, log: &mut Vec<Input>| {
+        let fx = t.apply(&i);
+        log.push(i);
+        fx
+    };
+    for n in 0..8 {
+        feed(
+            &mut t,
+            Input::Join {
+                player: pid(n),
+                rating: 1500.5 + n as f64,
+                at: 0,
+            },
+            &mut log,
+        )
+        .unwrap();
+    }
+    feed(&mut t, Input::Start { at: 1 }, &mut log).unwrap();
+    feed(
+        &mut t,
+        Input::Withdraw {
+            player: pid(42),
+            at: 1,
+        },
+        &mut log,
+    )
+    .unwrap_err();
+    let mut now = 1;
+    while t.phase() == Phase::Running {
+        now += 1;
+        let table = open_tables(&t)[0];
+        let seats = t.table(table).unwrap().players.clone();
+        let input = if g.chance(20) {
+            Input::Absent {
+                player: seats[0],
+                table,
+                at: now,
+            }
+        } else {
+            Input::Result {
+                table,
+                outcome: random_outcome(&mut g, seats.len()),
+                at: now,
+            }
+        };
+        let _ = feed(&mut t, input, &mut log);
+    }
+    let text = serde_json::to_string(&log).unwrap();
+    let back: Vec<Input> = serde_json::from_str(&text).unwrap();
+    let mut replay = Tournament::new(swiss(3, 3, 2, 4), (2, 5)).unwrap();
+    for i in &back {
+        let _ = replay.apply(i);
+    }
+    assert_eq!(replay, t);
+}
