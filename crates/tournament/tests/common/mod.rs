@@ -83,7 +83,7 @@ pub struct Reported {
 #[derive(Default)]
 pub struct Log {
     pub reported: BTreeMap<TableId, Reported>,
-    /// Effects in order, with the tournament's state right after the input.
+    /// Rounds whose pairing invariants were checked.
     pub rounds_checked: u32,
 }
 
