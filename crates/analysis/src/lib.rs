@@ -417,7 +417,13 @@ impl<'a, G: Analysed> Ctx<'a, G> {
         {
             self.solver.budget(self.settings.exact_nodes);
             let mut ok = true;
-            for &i in &cands {
+            // Searched in the rules crate's order, whatever the candidates' order, so that
+            // the table (and so the node count) evolves alike whichever action was taken.
+            let mut by_legal: Vec<usize> = (0..cands.len()).collect();
+            by_legal.sort_by_key(|&k| cands[k]);
+            values = vec![f64::NAN; cands.len()];
+            for k in by_legal {
+                let i = cands[k];
                 let Some(m) = G::action_move(&legal[i]) else {
                     ok = false;
                     break;
@@ -425,7 +431,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
                 let mut c = pos.clone();
                 c.play(m);
                 match self.solver.value(&c, seat) {
-                    Ok(v) => values.push(f64::from(v)),
+                    Ok(v) => values[k] = f64::from(v),
                     Err(_) => {
                         ok = false;
                         break;
