@@ -82,9 +82,9 @@ impl Analysed for Trump {
     }
     fn exact_cards(players: usize) -> usize {
         match players {
-            2 => 18,
+            2 => 20,
             3 => 21,
-            _ => 24,
+            _ => 23,
         }
     }
     const DETERMINISTIC_POLICY: bool = true;
@@ -104,9 +104,9 @@ impl Analysed for NachosMatch {
     fn exact_cards(players: usize) -> usize {
         match players {
             2 => 18,
-            3 => 21,
-            4 => 24,
-            _ => 25,
+            3 => 20,
+            4 => 22,
+            _ => 24,
         }
     }
     const DETERMINISTIC_POLICY: bool = true;

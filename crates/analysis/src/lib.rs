@@ -671,8 +671,11 @@ fn run<G: Analysed>(
                 .apply(seat, &action)
                 .map_err(|e| AnalysisError::BadLog(format!("step {step}: {e}")))?;
             let chart_now = ctx.after_taken(&after, &start, &ev, seat, step);
-            any_exact |= chart_now.exact;
-            any_rollouts |= !chart_now.exact;
+            // The round's result is exact whatever the method: it does not count.
+            if in_round(&after, round_no) {
+                any_exact |= chart_now.exact;
+                any_rollouts |= !chart_now.exact;
+            }
             chart.push(chart_now.values);
             let (alts, best_k) = ctx.ranked(&ev);
             let best_value = ev.values[best_k];

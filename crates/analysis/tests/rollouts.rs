@@ -69,16 +69,16 @@ fn check_many<G: BotGame>(make: impl Fn() -> G, players: usize, cards: usize, se
         let start = g.scores();
         let exact = expectation(&g, &start);
         let e = estimate(&g, &start, 200, seed, Policy::Random);
-        for s in 0..players {
-            let d = (e.mean[s] - exact[s]).abs();
+        for ((mean, se), want) in e.mean.iter().zip(&e.se).zip(&exact).take(players) {
+            let d = (mean - want).abs();
             checks += 1;
-            if e.se[s] == 0.0 {
+            if *se == 0.0 {
                 // Every rollout agreed: then so must the expectation (a rare other outcome
                 // missed 200 times in a row counts as a miss).
                 outside += u32::from(d > 1e-9);
                 continue;
             }
-            let z = d / e.se[s];
+            let z = d / se;
             z2 += z * z;
             spread += 1;
             outside += u32::from(z > 4.0);
