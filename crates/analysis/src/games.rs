@@ -64,9 +64,6 @@ pub trait Analysed: bots::BotGame {
     fn lower_is_better(_players: usize) -> bool {
         false
     }
-    /// The normal policy never draws on its random stream: every rollout from one state
-    /// is the same, so one is played.
-    const DETERMINISTIC_POLICY: bool = false;
 }
 
 impl Analysed for Trump {
@@ -87,7 +84,6 @@ impl Analysed for Trump {
             _ => 23,
         }
     }
-    const DETERMINISTIC_POLICY: bool = true;
 }
 
 impl Analysed for NachosMatch {
@@ -109,7 +105,6 @@ impl Analysed for NachosMatch {
             _ => 24,
         }
     }
-    const DETERMINISTIC_POLICY: bool = true;
 }
 
 impl Analysed for FibFib {

@@ -55,8 +55,7 @@ pub struct Settings {
     /// Node budget of one exact search (all the alternatives of one decision together; one
     /// seat's value of one chart point). Over it, that decision falls back to rollouts.
     pub exact_nodes: u64,
-    /// Rollouts per alternative where the value is estimated (one where the game's
-    /// normal policy is deterministic: Trump, Fibonachos).
+    /// Rollouts per alternative where the value is estimated.
     pub rollouts: u32,
     /// Determinizations of the hard bot's search, and of its expected result.
     pub bot_samples: u32,
@@ -71,7 +70,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             exact_nodes: 200_000,
-            rollouts: 16,
+            rollouts: 8,
             bot_samples: 8,
             max_alternatives: 24,
             seed: 0,
@@ -210,14 +209,22 @@ pub fn analyse(
     Err(AnalysisError::UnknownGame(input.game.clone()))
 }
 
-/// The evaluated alternatives of the next decision of a match in progress (`input` holds
-/// the seeds of the rounds begun and the actions so far): `(action, value)` best first,
-/// for the seat on turn, exactly as [`analyse`] values them at that step. `None` when no
-/// seat is on turn.
+/// The next decision of a match in progress, evaluated as [`analyse`] evaluates it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NextDecision {
+    /// `(action, value)` for the seat on turn, best first.
+    pub alternatives: Vec<(Value, f64)>,
+    /// Whether the values are exact (else rollout estimates).
+    pub exact: bool,
+}
+
+/// The next decision of a match in progress (`input` holds the seeds of the rounds begun
+/// and the actions so far), valued exactly as [`analyse`] values that step (when the
+/// legal actions are within `max_alternatives`). `None` when no seat is on turn.
 pub fn next_decision(
     input: &MatchInput,
     settings: &Settings,
-) -> Result<Option<Vec<(Value, f64)>>, AnalysisError> {
+) -> Result<Option<NextDecision>, AnalysisError> {
     macro_rules! dispatch {
         ($t:ty) => {
             if input.game == <$t as Game>::KIND {
@@ -303,11 +310,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
     }
 
     fn rollouts(&self) -> u32 {
-        if G::DETERMINISTIC_POLICY {
-            1
-        } else {
-            self.settings.rollouts.max(1)
-        }
+        self.settings.rollouts.max(1)
     }
 
     /// A position's exact values for every seat, if the search finishes.
@@ -344,7 +347,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
             start,
             self.rollouts(),
             step_seed(self.settings, step, 1),
-            Policy::Normal,
+            Policy::Noisy,
         );
         SeatValues {
             values: e.mean,
@@ -455,7 +458,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
                     estimates.push(None);
                     continue;
                 }
-                let e = estimate(&c, start, self.rollouts(), seed, Policy::Normal);
+                let e = estimate(&c, start, self.rollouts(), seed, Policy::Noisy);
                 values.push(e.mean[seat]);
                 estimates.push(Some(e));
             }
@@ -500,7 +503,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
             if d.apply(seat, action).is_err() {
                 continue;
             }
-            play_out(&mut d, Policy::Normal, &mut rng);
+            play_out(&mut d, Policy::Noisy, &mut rng);
             sum += round_scores(&d, &before)[seat];
             k += 1;
         }
@@ -601,7 +604,7 @@ fn replay_start<G: Analysed>(
 fn next_typed<G: Analysed>(
     input: &MatchInput,
     settings: &Settings,
-) -> Result<Option<Vec<(Value, f64)>>, AnalysisError> {
+) -> Result<Option<NextDecision>, AnalysisError> {
     let mut g = new_game::<G>(input)?;
     let mut step = 0usize;
     let mut start = Vec::new();
@@ -622,7 +625,10 @@ fn next_typed<G: Analysed>(
     };
     let mut ctx = Ctx::<G>::new(settings, input.players);
     let ev = ctx.evaluate(&g, &start, seat, None, step);
-    Ok(Some(ctx.ranked(&ev).0))
+    Ok(Some(NextDecision {
+        alternatives: ctx.ranked(&ev).0,
+        exact: ev.exact,
+    }))
 }
 
 fn run<G: Analysed>(
@@ -794,9 +800,10 @@ pub fn flag(cost: f64, error: f64, stakes: f64, forced: bool) -> Option<&'static
     })
 }
 
-/// Per-decision score: 1 − cost / spread, where the spread is the gap between the best
-/// and the worst evaluated alternative (1 when all are equal); accuracy is its mean over
-/// the seat's unforced decisions, × 100 (100 with none).
+/// Per-decision score: 1 − max(0, cost − 2·error) / spread, where the spread is the gap
+/// between the best and the worst evaluated alternative (1 when all are equal) and the
+/// error is the rollouts' standard error (0 when exact, so the cost counts whole);
+/// accuracy is its mean over the seat's unforced decisions, × 100 (100 with none).
 fn summarize(seat: usize, steps: &[StepAnalysis], luck: f64) -> SeatSummary {
     let mine: Vec<&StepAnalysis> = steps.iter().filter(|s| s.seat == seat).collect();
     let counted: Vec<f64> = mine
@@ -808,7 +815,7 @@ fn summarize(seat: usize, steps: &[StepAnalysis], luck: f64) -> SeatSummary {
             let lo = vals.fold(f64::INFINITY, f64::min);
             let spread = hi - lo;
             if spread > 0.0 {
-                (1.0 - s.cost / spread).clamp(0.0, 1.0)
+                (1.0 - (s.cost - 2.0 * s.error).max(0.0) / spread).clamp(0.0, 1.0)
             } else {
                 1.0
             }
