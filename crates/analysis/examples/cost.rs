@@ -41,6 +41,7 @@ fn main() {
         ("rummy", Value::Null, vec![hard]),
     ] {
         let (mut secs, mut steps, mut exact, mut worst) = (0.0, 0, 0, 0.0f64);
+        let (mut acc_hard, mut acc_normal, mut n_normal) = (0.0, 0.0, 0usize);
         for m in 0..matches {
             let input = bot_match(kind, &options, &levels, 100 + m, 8).unwrap();
             let t = Instant::now();
@@ -50,14 +51,21 @@ fn main() {
             worst = worst.max(s);
             steps += a.steps.len();
             exact += a.steps.iter().filter(|s| s.method == "exact").count();
+            acc_hard += a.seats[0].accuracy;
+            for s in &a.seats[1..] {
+                acc_normal += s.accuracy;
+                n_normal += 1;
+            }
         }
         println!(
-            "{kind:6} {} players {options}: {:.2} s per match (worst {worst:.2} s), {:.0} decisions per match, {:.1} ms per decision, {:.0}% exact",
+            "{kind:6} {} players {options}: {:.2} s per match (worst {worst:.2} s), {:.0} decisions per match, {:.1} ms per decision, {:.0}% exact; accuracy: hard seat {:.1}, normal seats {:.1}",
             levels.len(),
             secs / matches as f64,
             steps as f64 / matches as f64,
             1000.0 * secs / steps.max(1) as f64,
             100.0 * exact as f64 / steps.max(1) as f64,
+            acc_hard / matches as f64,
+            acc_normal / n_normal.max(1) as f64,
         );
     }
 }
