@@ -842,3 +842,69 @@ fn summarize(seat: usize, steps: &[StepAnalysis], luck: f64) -> SeatSummary {
         luck,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_follow_the_documented_thresholds() {
+        // Stakes: the largest absolute round score, at least 1.
+        assert_eq!(stakes(&[13, 5]), 13.0);
+        assert_eq!(stakes(&[0, 0]), 1.0);
+        assert_eq!(stakes(&[-30, 2]), 30.0);
+        assert_eq!(flag(0.0, 0.0, 20.0, false), None);
+        assert_eq!(flag(1.0, 0.0, 20.0, false), Some("inaccuracy"));
+        assert_eq!(flag(2.0, 0.0, 20.0, false), Some("mistake"));
+        assert_eq!(flag(5.0, 0.0, 20.0, false), Some("blunder"));
+        assert_eq!(flag(5.0, 0.0, 20.0, true), None);
+        // A rollout cost within two standard errors is noise.
+        assert_eq!(flag(5.0, 2.5, 20.0, false), None);
+        assert_eq!(flag(5.0, 2.4, 20.0, false), Some("blunder"));
+    }
+
+    fn step(seat: usize, step: usize, cost: f64, error: f64, values: &[f64]) -> StepAnalysis {
+        StepAnalysis {
+            step,
+            round: 1,
+            seat,
+            taken: Value::Null,
+            options: values.len(),
+            forced: values.len() == 1,
+            method: "exact".into(),
+            error,
+            best: Value::Null,
+            best_value: 0.0,
+            taken_value: 0.0,
+            cost,
+            alternatives: values
+                .iter()
+                .map(|&value| Alternative {
+                    action: Value::Null,
+                    value,
+                })
+                .collect(),
+            bot: None,
+            flag: None,
+        }
+    }
+
+    #[test]
+    fn accuracy_is_the_mean_share_of_the_spread_kept() {
+        let steps = vec![
+            step(0, 1, 0.0, 0.0, &[5.0, 3.0]),      // best: 1
+            step(0, 2, 2.0, 0.0, &[5.0, 3.0]),      // worst: 0
+            step(0, 3, 1.0, 0.0, &[4.0, 3.0, 2.0]), // half: 0.5
+            step(0, 4, 0.0, 0.0, &[7.0]),           // forced: not counted
+            step(0, 5, 3.0, 1.0, &[6.0, 0.0]),      // rollouts: (3 − 2) / 6 lost
+            step(1, 6, 0.0, 0.0, &[1.0, 0.0]),
+        ];
+        let s = summarize(0, &steps, 0.0);
+        let want = 100.0 * (1.0 + 0.0 + 0.5 + (1.0 - 1.0 / 6.0)) / 4.0;
+        assert!((s.accuracy - want).abs() < 0.01, "{} {want}", s.accuracy);
+        assert_eq!(s.decisions, 5);
+        assert_eq!(s.total_cost, 6.0);
+        assert_eq!(s.mistakes, vec![5, 2, 3]);
+        assert_eq!(summarize(1, &steps, 0.0).accuracy, 100.0);
+    }
+}
