@@ -176,8 +176,9 @@ pub struct StepAnalysis {
     pub cost: f64,
     /// Every evaluated action, best first.
     pub alternatives: Vec<Alternative>,
-    /// The hard bot from the seat's own view; `null` for a move made off turn,
-    /// where no bot searches.
+    /// The hard bot from the seat's own view. Off turn its choice is what a bot
+    /// seat is asked there (`bots::decide_off_turn`, no search), `null` when it would
+    /// wait.
     pub bot: Option<BotChoice>,
     /// `null`, "inaccuracy", "mistake" or "blunder".
     pub flag: Option<String>,
@@ -376,7 +377,8 @@ impl<'a, G: Analysed> Ctx<'a, G> {
                 Budget::samples(self.settings.bot_samples.max(1)),
             )
         } else {
-            bots::decide_off_turn::<G>(&view, Level::Normal)
+            // What a bot seat is asked off turn: no search at any level.
+            bots::decide_off_turn::<G>(&view, Level::Hard)
         };
         let bot_i = bot_action
             .as_ref()

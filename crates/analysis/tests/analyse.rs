@@ -232,3 +232,36 @@ fn bad_input_is_refused() {
         Err(AnalysisError::BadLog(_))
     ));
 }
+
+/// A rummy match with a move made off turn: it is a decision like any other; the
+/// bot's choice there is what a bot seat is asked off turn (`decide_off_turn`, no search),
+/// `null` when it would wait.
+#[test]
+fn off_turn_moves_are_analysed() {
+    let options = json!({"target": 8});
+    // Seed 33: one of the first seeds whose hard bots make an off-turn move.
+    let input = bot_match("rummy", &options, &[BotLevel::Hard, BotLevel::Hard], 33, 1).unwrap();
+    let (mut g, _) = games::new_match("rummy", &options, 2).unwrap();
+    let mut off_turn = Vec::new();
+    let mut step = 0;
+    let mut acts = input.actions.iter().peekable();
+    for (i, seed) in input.seeds.iter().enumerate() {
+        g.start_round(seed).unwrap();
+        step += 1;
+        while let Some((_, seat, a)) = acts.next_if(|a| a.0 == i as u32 + 1) {
+            if !g.to_act().contains(seat) {
+                off_turn.push((step, g.bot_off_turn_action(*seat, BotLevel::Hard)));
+            }
+            g.apply_json(*seat, a).unwrap();
+            step += 1;
+        }
+    }
+    assert!(!off_turn.is_empty());
+    check_shape(&input, &quick());
+    let an = analyse(&input, &quick(), &mut |_, _| true).unwrap();
+    for (step, bot) in off_turn {
+        let s = an.steps.iter().find(|s| s.step == step).unwrap();
+        assert_eq!(s.method, "rollouts");
+        assert_eq!(s.bot.as_ref().map(|b| b.action.clone()), bot, "step {step}");
+    }
+}
