@@ -21,7 +21,7 @@ impl Position for NoExact {
     fn is_over(&self) -> bool {
         match *self {}
     }
-    fn moves(&self, _out: &mut Vec<u8>) {
+    fn all_moves(&self, _out: &mut Vec<u8>) {
         match *self {}
     }
     fn play(&mut self, _m: u8) {
@@ -79,9 +79,9 @@ impl Analysed for Trump {
     }
     fn exact_cards(players: usize) -> usize {
         match players {
-            2 => 20,
+            2 => 21,
             3 => 21,
-            _ => 23,
+            _ => 24,
         }
     }
 }
@@ -100,9 +100,9 @@ impl Analysed for NachosMatch {
     fn exact_cards(players: usize) -> usize {
         match players {
             2 => 18,
-            3 => 20,
-            4 => 22,
-            _ => 24,
+            3 => 22,
+            4 => 23,
+            _ => 25,
         }
     }
 }
