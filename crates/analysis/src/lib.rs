@@ -49,8 +49,9 @@ pub struct MatchInput {
 }
 
 /// How much work an analysis may do. Counts, never time: the same input and settings give
-/// the same analysis on any machine.
+/// the same analysis on any machine. Read from JSON, a missing field takes its default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Settings {
     /// Node budget of one exact search (all the alternatives of one decision together; one
     /// seat's value of one chart point). Over it, that decision falls back to rollouts.
@@ -101,6 +102,9 @@ impl fmt::Display for AnalysisError {
 }
 
 impl std::error::Error for AnalysisError {}
+
+/// The version of [`MatchAnalysis`]'s JSON.
+pub const VERSION: u32 = 1;
 
 /// The analysis of one match (serialized for the web page, see docs/analysis.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -627,6 +631,9 @@ fn next_typed<G: Analysed>(
     };
     let mut ctx = Ctx::<G>::new(settings, input.players);
     let ev = ctx.evaluate(&g, &start, seat, None, step);
+    if ev.cands.is_empty() {
+        return Ok(None);
+    }
     Ok(Some(NextDecision {
         alternatives: ctx.ranked(&ev).0,
         exact: ev.exact,
@@ -764,7 +771,7 @@ fn run<G: Analysed>(
         .map(|s| summarize(s, &steps, luck[s]))
         .collect::<Vec<_>>();
     Ok(MatchAnalysis {
-        version: 1,
+        version: VERSION,
         game: input.game.clone(),
         players: n,
         settings: settings.clone(),
@@ -908,5 +915,24 @@ mod tests {
         assert_eq!(s.total_cost, 6.0);
         assert_eq!(s.mistakes, vec![5, 2, 3]);
         assert_eq!(summarize(1, &steps, 0.0).accuracy, 100.0);
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    #[test]
+    fn settings_read_from_partial_json() {
+        let s: Settings = serde_json::from_value(serde_json::json!({"rollouts": 3})).unwrap();
+        assert_eq!(
+            s,
+            Settings {
+                rollouts: 3,
+                ..Settings::default()
+            }
+        );
+        let back: Settings = serde_json::from_value(to_json(&s)).unwrap();
+        assert_eq!(back, s);
     }
 }
