@@ -20,8 +20,13 @@ pub trait Position: Clone {
     fn to_move(&self) -> usize;
     /// Every card has been played and the round is scored.
     fn is_over(&self) -> bool;
-    /// The legal moves of the seat to play (card indices), in a fixed order.
-    fn moves(&self, out: &mut Vec<u8>);
+    /// Every legal move of the seat to play (card indices), in a fixed order.
+    fn all_moves(&self, out: &mut Vec<u8>);
+    /// The legal moves the search tries: [`Position::all_moves`] less moves equivalent to
+    /// one already listed (cards that would change nothing by being swapped). Default: all.
+    fn moves(&self, out: &mut Vec<u8>) {
+        self.all_moves(out);
+    }
     /// Plays move `m` (one of [`Position::moves`]) for the seat to play.
     fn play(&mut self, m: u8);
     /// `seat`'s round score if the round ended now (the final score once [`is_over`]).
@@ -121,7 +126,7 @@ impl Solver {
         persp: usize,
     ) -> Result<Vec<(u8, i32)>, Abort> {
         let mut moves = Vec::new();
-        p.moves(&mut moves);
+        p.all_moves(&mut moves);
         let mut out = Vec::with_capacity(moves.len());
         for m in moves {
             let mut c = p.clone();
@@ -214,14 +219,15 @@ impl Default for Solver {
     }
 }
 
-/// The plain paranoid value, every line searched, no pruning or table: the reference the
-/// tests hold [`Solver`] to.
+/// The plain paranoid value, every legal line searched ([`Position::all_moves`]), no
+/// pruning, no table, no equivalent cards skipped: the reference the tests hold [`Solver`]
+/// to.
 pub fn brute_force<P: Position>(p: &P, persp: usize) -> i32 {
     if p.is_over() {
         return p.score(persp);
     }
     let mut moves = Vec::new();
-    p.moves(&mut moves);
+    p.all_moves(&mut moves);
     let vals = moves.iter().map(|&m| {
         let mut c = p.clone();
         c.play(m);

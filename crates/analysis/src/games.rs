@@ -21,7 +21,7 @@ impl Position for NoExact {
     fn is_over(&self) -> bool {
         match *self {}
     }
-    fn moves(&self, _out: &mut Vec<u8>) {
+    fn all_moves(&self, _out: &mut Vec<u8>) {
         match *self {}
     }
     fn play(&mut self, _m: u8) {
@@ -64,9 +64,6 @@ pub trait Analysed: bots::BotGame {
     fn lower_is_better(_players: usize) -> bool {
         false
     }
-    /// The normal policy never draws on its random stream: every rollout from one state
-    /// is the same, so one is played.
-    const DETERMINISTIC_POLICY: bool = false;
 }
 
 impl Analysed for Trump {
@@ -82,12 +79,11 @@ impl Analysed for Trump {
     }
     fn exact_cards(players: usize) -> usize {
         match players {
-            2 => 18,
+            2 => 21,
             3 => 21,
             _ => 24,
         }
     }
-    const DETERMINISTIC_POLICY: bool = true;
 }
 
 impl Analysed for NachosMatch {
@@ -104,12 +100,11 @@ impl Analysed for NachosMatch {
     fn exact_cards(players: usize) -> usize {
         match players {
             2 => 18,
-            3 => 21,
-            4 => 24,
+            3 => 22,
+            4 => 23,
             _ => 25,
         }
     }
-    const DETERMINISTIC_POLICY: bool = true;
 }
 
 impl Analysed for FibFib {

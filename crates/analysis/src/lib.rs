@@ -49,14 +49,14 @@ pub struct MatchInput {
 }
 
 /// How much work an analysis may do. Counts, never time: the same input and settings give
-/// the same analysis on any machine.
+/// the same analysis on any machine. Read from JSON, a missing field takes its default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Settings {
     /// Node budget of one exact search (all the alternatives of one decision together; one
     /// seat's value of one chart point). Over it, that decision falls back to rollouts.
     pub exact_nodes: u64,
-    /// Rollouts per alternative where the value is estimated (one where the game's
-    /// normal policy is deterministic: Trump, Fibonachos).
+    /// Rollouts per alternative where the value is estimated.
     pub rollouts: u32,
     /// Determinizations of the hard bot's search, and of its expected result.
     pub bot_samples: u32,
@@ -71,7 +71,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             exact_nodes: 200_000,
-            rollouts: 16,
+            rollouts: 8,
             bot_samples: 8,
             max_alternatives: 24,
             seed: 0,
@@ -102,6 +102,9 @@ impl fmt::Display for AnalysisError {
 }
 
 impl std::error::Error for AnalysisError {}
+
+/// The version of [`MatchAnalysis`]'s JSON.
+pub const VERSION: u32 = 1;
 
 /// The analysis of one match (serialized for the web page, see docs/analysis.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -177,8 +180,9 @@ pub struct StepAnalysis {
     pub cost: f64,
     /// Every evaluated action, best first.
     pub alternatives: Vec<Alternative>,
-    /// The hard bot from the seat's own view; `null` for a move made off turn,
-    /// where no bot searches.
+    /// The hard bot from the seat's own view. Off turn its choice is what a bot
+    /// seat is asked there (`bots::decide_off_turn`, no search), `null` when it would
+    /// wait.
     pub bot: Option<BotChoice>,
     /// `null`, "inaccuracy", "mistake" or "blunder".
     pub flag: Option<String>,
@@ -210,14 +214,22 @@ pub fn analyse(
     Err(AnalysisError::UnknownGame(input.game.clone()))
 }
 
-/// The evaluated alternatives of the next decision of a match in progress (`input` holds
-/// the seeds of the rounds begun and the actions so far): `(action, value)` best first,
-/// for the seat on turn, exactly as [`analyse`] values them at that step. `None` when no
-/// seat is on turn.
+/// The next decision of a match in progress, evaluated as [`analyse`] evaluates it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NextDecision {
+    /// `(action, value)` for the seat on turn, best first.
+    pub alternatives: Vec<(Value, f64)>,
+    /// Whether the values are exact (else rollout estimates).
+    pub exact: bool,
+}
+
+/// The next decision of a match in progress (`input` holds the seeds of the rounds begun
+/// and the actions so far), valued exactly as [`analyse`] values that step (when the
+/// legal actions are within `max_alternatives`). `None` when no seat is on turn.
 pub fn next_decision(
     input: &MatchInput,
     settings: &Settings,
-) -> Result<Option<Vec<(Value, f64)>>, AnalysisError> {
+) -> Result<Option<NextDecision>, AnalysisError> {
     macro_rules! dispatch {
         ($t:ty) => {
             if input.game == <$t as Game>::KIND {
@@ -303,11 +315,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
     }
 
     fn rollouts(&self) -> u32 {
-        if G::DETERMINISTIC_POLICY {
-            1
-        } else {
-            self.settings.rollouts.max(1)
-        }
+        self.settings.rollouts.max(1)
     }
 
     /// A position's exact values for every seat, if the search finishes.
@@ -344,7 +352,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
             start,
             self.rollouts(),
             step_seed(self.settings, step, 1),
-            Policy::Normal,
+            Policy::Noisy,
         );
         SeatValues {
             values: e.mean,
@@ -373,7 +381,8 @@ impl<'a, G: Analysed> Ctx<'a, G> {
                 Budget::samples(self.settings.bot_samples.max(1)),
             )
         } else {
-            bots::decide_off_turn::<G>(&view, Level::Normal)
+            // What a bot seat is asked off turn: no search at any level.
+            bots::decide_off_turn::<G>(&view, Level::Hard)
         };
         let bot_i = bot_action
             .as_ref()
@@ -417,7 +426,13 @@ impl<'a, G: Analysed> Ctx<'a, G> {
         {
             self.solver.budget(self.settings.exact_nodes);
             let mut ok = true;
-            for &i in &cands {
+            // Searched in the rules crate's order, whatever the candidates' order, so that
+            // the table (and so the node count) evolves alike whichever action was taken.
+            let mut by_legal: Vec<usize> = (0..cands.len()).collect();
+            by_legal.sort_by_key(|&k| cands[k]);
+            values = vec![f64::NAN; cands.len()];
+            for k in by_legal {
+                let i = cands[k];
                 let Some(m) = G::action_move(&legal[i]) else {
                     ok = false;
                     break;
@@ -425,7 +440,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
                 let mut c = pos.clone();
                 c.play(m);
                 match self.solver.value(&c, seat) {
-                    Ok(v) => values.push(f64::from(v)),
+                    Ok(v) => values[k] = f64::from(v),
                     Err(_) => {
                         ok = false;
                         break;
@@ -449,7 +464,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
                     estimates.push(None);
                     continue;
                 }
-                let e = estimate(&c, start, self.rollouts(), seed, Policy::Normal);
+                let e = estimate(&c, start, self.rollouts(), seed, Policy::Noisy);
                 values.push(e.mean[seat]);
                 estimates.push(Some(e));
             }
@@ -494,7 +509,7 @@ impl<'a, G: Analysed> Ctx<'a, G> {
             if d.apply(seat, action).is_err() {
                 continue;
             }
-            play_out(&mut d, Policy::Normal, &mut rng);
+            play_out(&mut d, Policy::Noisy, &mut rng);
             sum += round_scores(&d, &before)[seat];
             k += 1;
         }
@@ -595,7 +610,7 @@ fn replay_start<G: Analysed>(
 fn next_typed<G: Analysed>(
     input: &MatchInput,
     settings: &Settings,
-) -> Result<Option<Vec<(Value, f64)>>, AnalysisError> {
+) -> Result<Option<NextDecision>, AnalysisError> {
     let mut g = new_game::<G>(input)?;
     let mut step = 0usize;
     let mut start = Vec::new();
@@ -616,7 +631,13 @@ fn next_typed<G: Analysed>(
     };
     let mut ctx = Ctx::<G>::new(settings, input.players);
     let ev = ctx.evaluate(&g, &start, seat, None, step);
-    Ok(Some(ctx.ranked(&ev).0))
+    if ev.cands.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(NextDecision {
+        alternatives: ctx.ranked(&ev).0,
+        exact: ev.exact,
+    }))
 }
 
 fn run<G: Analysed>(
@@ -665,8 +686,11 @@ fn run<G: Analysed>(
                 .apply(seat, &action)
                 .map_err(|e| AnalysisError::BadLog(format!("step {step}: {e}")))?;
             let chart_now = ctx.after_taken(&after, &start, &ev, seat, step);
-            any_exact |= chart_now.exact;
-            any_rollouts |= !chart_now.exact;
+            // The round's result is exact whatever the method: it does not count.
+            if in_round(&after, round_no) {
+                any_exact |= chart_now.exact;
+                any_rollouts |= !chart_now.exact;
+            }
             chart.push(chart_now.values);
             let (alts, best_k) = ctx.ranked(&ev);
             let best_value = ev.values[best_k];
@@ -747,7 +771,7 @@ fn run<G: Analysed>(
         .map(|s| summarize(s, &steps, luck[s]))
         .collect::<Vec<_>>();
     Ok(MatchAnalysis {
-        version: 1,
+        version: VERSION,
         game: input.game.clone(),
         players: n,
         settings: settings.clone(),
@@ -785,9 +809,10 @@ pub fn flag(cost: f64, error: f64, stakes: f64, forced: bool) -> Option<&'static
     })
 }
 
-/// Per-decision score: 1 − cost / spread, where the spread is the gap between the best
-/// and the worst evaluated alternative (1 when all are equal); accuracy is its mean over
-/// the seat's unforced decisions, × 100 (100 with none).
+/// Per-decision score: 1 − max(0, cost − 2·error) / spread, where the spread is the gap
+/// between the best and the worst evaluated alternative (1 when all are equal) and the
+/// error is the rollouts' standard error (0 when exact, so the cost counts whole);
+/// accuracy is its mean over the seat's unforced decisions, × 100 (100 with none).
 fn summarize(seat: usize, steps: &[StepAnalysis], luck: f64) -> SeatSummary {
     let mine: Vec<&StepAnalysis> = steps.iter().filter(|s| s.seat == seat).collect();
     let counted: Vec<f64> = mine
@@ -799,7 +824,7 @@ fn summarize(seat: usize, steps: &[StepAnalysis], luck: f64) -> SeatSummary {
             let lo = vals.fold(f64::INFINITY, f64::min);
             let spread = hi - lo;
             if spread > 0.0 {
-                (1.0 - s.cost / spread).clamp(0.0, 1.0)
+                (1.0 - (s.cost - 2.0 * s.error).max(0.0) / spread).clamp(0.0, 1.0)
             } else {
                 1.0
             }
@@ -824,5 +849,90 @@ fn summarize(seat: usize, steps: &[StepAnalysis], luck: f64) -> SeatSummary {
         total_cost: mine.iter().map(|s| s.cost).sum(),
         mistakes: costly.iter().take(5).map(|s| s.step).collect(),
         luck,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_follow_the_documented_thresholds() {
+        // Stakes: the largest absolute round score, at least 1.
+        assert_eq!(stakes(&[13, 5]), 13.0);
+        assert_eq!(stakes(&[0, 0]), 1.0);
+        assert_eq!(stakes(&[-30, 2]), 30.0);
+        assert_eq!(flag(0.0, 0.0, 20.0, false), None);
+        assert_eq!(flag(1.0, 0.0, 20.0, false), Some("inaccuracy"));
+        assert_eq!(flag(2.0, 0.0, 20.0, false), Some("mistake"));
+        assert_eq!(flag(5.0, 0.0, 20.0, false), Some("blunder"));
+        assert_eq!(flag(5.0, 0.0, 20.0, true), None);
+        // A rollout cost within two standard errors is noise.
+        assert_eq!(flag(5.0, 2.5, 20.0, false), None);
+        assert_eq!(flag(5.0, 2.4, 20.0, false), Some("blunder"));
+    }
+
+    fn step(seat: usize, step: usize, cost: f64, error: f64, values: &[f64]) -> StepAnalysis {
+        StepAnalysis {
+            step,
+            round: 1,
+            seat,
+            taken: Value::Null,
+            options: values.len(),
+            forced: values.len() == 1,
+            method: "exact".into(),
+            error,
+            best: Value::Null,
+            best_value: 0.0,
+            taken_value: 0.0,
+            cost,
+            alternatives: values
+                .iter()
+                .map(|&value| Alternative {
+                    action: Value::Null,
+                    value,
+                })
+                .collect(),
+            bot: None,
+            flag: None,
+        }
+    }
+
+    #[test]
+    fn accuracy_is_the_mean_share_of_the_spread_kept() {
+        let steps = vec![
+            step(0, 1, 0.0, 0.0, &[5.0, 3.0]),      // best: 1
+            step(0, 2, 2.0, 0.0, &[5.0, 3.0]),      // worst: 0
+            step(0, 3, 1.0, 0.0, &[4.0, 3.0, 2.0]), // half: 0.5
+            step(0, 4, 0.0, 0.0, &[7.0]),           // forced: not counted
+            step(0, 5, 3.0, 1.0, &[6.0, 0.0]),      // rollouts: (3 − 2) / 6 lost
+            step(1, 6, 0.0, 0.0, &[1.0, 0.0]),
+        ];
+        let s = summarize(0, &steps, 0.0);
+        let want = 100.0 * (1.0 + 0.0 + 0.5 + (1.0 - 1.0 / 6.0)) / 4.0;
+        assert!((s.accuracy - want).abs() < 0.01, "{} {want}", s.accuracy);
+        assert_eq!(s.decisions, 5);
+        assert_eq!(s.total_cost, 6.0);
+        assert_eq!(s.mistakes, vec![5, 2, 3]);
+        assert_eq!(summarize(1, &steps, 0.0).accuracy, 100.0);
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    #[test]
+    fn settings_read_from_partial_json() {
+        let s: Settings = serde_json::from_value(serde_json::json!({"rollouts": 3})).unwrap();
+        assert_eq!(
+            s,
+            Settings {
+                rollouts: 3,
+                ..Settings::default()
+            }
+        );
+        let back: Settings = serde_json::from_value(to_json(&s)).unwrap();
+        assert_eq!(back, s);
     }
 }

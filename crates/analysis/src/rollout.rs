@@ -11,10 +11,20 @@ use game_core::{Phase, Viewer};
 pub enum Policy {
     /// The normal bot of each game (`BotGame::rollout_move`), as the hard bot rolls out.
     Normal,
+    /// The normal bot, except that each move is, with probability [`NOISE`], a uniformly
+    /// random legal move instead: what the analysis rolls out. The normal bots of Trump,
+    /// Fibonachos and the rummy family never draw on their streams, so with every card
+    /// known all their rollouts would be the one playout, whose value swings on any
+    /// change of line; the noise makes the mean a smoother estimate of a position, with
+    /// a standard error that says how far it can be trusted.
+    Noisy,
     /// A uniformly random legal move (the tests check the estimator against an exhaustive
     /// enumeration of this policy's randomness).
     Random,
 }
+
+/// The chance of a random move in a [`Policy::Noisy`] rollout: one in ten.
+pub const NOISE: (usize, usize) = (1, 10);
 
 /// Longest rollout in actions; a rollout cut there is scored as the round stands.
 pub const ROLLOUT_CAP: usize = 5_000;
@@ -51,9 +61,14 @@ pub fn play_out<G: BotGame>(g: &mut G, policy: Policy, rng: &mut BotRng) {
         let Some(&seat) = g.to_act().first() else {
             return;
         };
-        let action = match policy {
-            Policy::Normal => G::rollout_move(g, seat, rng),
-            Policy::Random => {
+        let random = match policy {
+            Policy::Normal => false,
+            Policy::Noisy => rng.below(NOISE.1) < NOISE.0,
+            Policy::Random => true,
+        };
+        let action = match random {
+            false => G::rollout_move(g, seat, rng),
+            true => {
                 let mut legal = G::legal_actions(&g.view_for(Viewer::Player(seat)));
                 if legal.is_empty() {
                     None

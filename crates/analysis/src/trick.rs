@@ -38,6 +38,11 @@ fn colour_of(c: u8) -> u8 {
     c / 10
 }
 
+/// The cards strictly between indices `p < c`.
+fn between(p: u8, c: u8) -> u64 {
+    ((1u64 << c) - 1) & !((1u64 << (p + 1)) - 1)
+}
+
 /// does card `c` beat card `b` (the trick's best so far), `led` being the led colour?
 fn trump_beats(c: u8, b: u8, trump: u8) -> bool {
     if colour_of(c) == trump {
@@ -90,6 +95,14 @@ impl TrumpPos {
         })
     }
 
+    /// Every card still in play: in a hand or in the trick.
+    fn live(&self) -> u64 {
+        let trick = self.trick[..usize::from(self.trick_len)]
+            .iter()
+            .fold(0u64, |a, &c| a | 1u64 << c);
+        self.hands.iter().fold(trick, |a, h| a | h)
+    }
+
     /// The rules crate's action for move `m`.
     pub fn action(m: u8) -> trump::Action {
         trump::Action::Play {
@@ -115,6 +128,24 @@ impl Position for TrumpPos {
         self.trick_len == 0 && self.hands.iter().all(|&h| h == 0)
     }
     fn moves(&self, out: &mut Vec<u8>) {
+        self.all_moves(out);
+        // Two cards of one hand are interchangeable when they share colour and symbol
+        // status and no card still in play (a hand or the trick) lies between them: they
+        // follow, win and score alike. `out` is in index order, which within
+        // a colour is number order.
+        let live = self.live();
+        let mut prev: Option<u8> = None;
+        out.retain(|&c| {
+            let same = prev.is_some_and(|p| {
+                colour_of(p) == colour_of(c)
+                    && (self.sym_mask >> p & 1) == (self.sym_mask >> c & 1)
+                    && live & between(p, c) == 0
+            });
+            prev = Some(c);
+            !same
+        });
+    }
+    fn all_moves(&self, out: &mut Vec<u8>) {
         out.clear();
         let hand = self.hands[usize::from(self.turn)];
         let mut set = hand;
@@ -284,6 +315,14 @@ impl NachosPos {
         })
     }
 
+    /// Every card still in play: in a hand or in the trick.
+    fn live(&self) -> u64 {
+        let trick = self.trick[..usize::from(self.trick_len)]
+            .iter()
+            .fold(0u64, |a, &c| a | 1u64 << c);
+        self.hands.iter().fold(trick, |a, h| a | h)
+    }
+
     /// The rules crate's action for move `m`.
     pub fn action(m: u8) -> nachos::Action {
         nachos::Action::Play {
@@ -309,6 +348,24 @@ impl Position for NachosPos {
         self.trick_len == 0 && self.hands.iter().all(|&h| h == 0)
     }
     fn moves(&self, out: &mut Vec<u8>) {
+        self.all_moves(out);
+        // Interchangeable cards of one hand: a suit's two 1s, and two cards of one suit
+        // that are not fibonachos with no card still in play (a hand or the trick) between
+        // them. Cards that are not fibonachos only ever count by number within the lead
+        // suit, and never tie.
+        let live = self.live();
+        let mut prev: Option<u8> = None;
+        out.retain(|&c| {
+            let same = prev.is_some_and(|p| {
+                p / 15 == c / 15
+                    && ((nacho_number(p) == 1 && nacho_number(c) == 1)
+                        || (!is_fibonacho(p) && !is_fibonacho(c) && live & between(p, c) == 0))
+            });
+            prev = Some(c);
+            !same
+        });
+    }
+    fn all_moves(&self, out: &mut Vec<u8>) {
         out.clear();
         let hand = self.hands[usize::from(self.turn)];
         let mut set = hand;

@@ -21,7 +21,7 @@ use crate::state::{AppState, stopping};
 
 /// The engine version jobs are stored under: a new version of the analysis (another
 /// method or output) is computed afresh instead of serving the old one.
-pub const ENGINE_VERSION: i64 = 1;
+pub const ENGINE_VERSION: i64 = analysis::VERSION as i64;
 
 /// How long a job stays a worker's without a progress report.
 const LEASE_MS: i64 = 30_000;
