@@ -130,7 +130,7 @@ pub struct Config {
     #[arg(long, env = "FIB_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<Proxies>,
     /// Analysis workers (docs/analysis.md): jobs analysed at once by this node. Default: one
-    /// per core; they run at the idle scheduling class, so play never waits for them.
+    /// per core but one (at least one); they run at the idle scheduling class, below play.
     /// 0: this node analyses nothing (another node may).
     #[arg(long, env = "FIB_ANALYSIS_WORKERS")]
     pub analysis_workers: Option<usize>,

@@ -47,6 +47,9 @@ pub struct Inner {
     pub cluster: Arc<crate::node::Cluster>,
     /// Wakes this node's idle analysis workers when a job is queued here (`analysis`).
     pub analysis_wake: Arc<tokio::sync::Notify>,
+    /// The progress (done, total) of the jobs this node's workers run now, fresher than
+    /// the store's copy, which is written only every few seconds (`analysis`).
+    pub analysis_live: Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, (i64, i64)>>>,
 }
 
 /// Resolves once the server is shutting down, at once if it already is: a receiver that
@@ -112,6 +115,7 @@ impl AppState {
             limits,
             cluster,
             analysis_wake: Arc::new(tokio::sync::Notify::new()),
+            analysis_live: Arc::default(),
         }))
     }
 

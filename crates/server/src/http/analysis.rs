@@ -34,11 +34,18 @@ async fn status(app: &AppState, job: AnalysisJob) -> Result<AnalysisStatus, ApiE
         })?),
         None => None,
     };
+    // A job run on this node: its progress from memory, fresher than the store's.
+    let (done, total) = match state {
+        AnalysisState::Running => {
+            crate::analysis::live_progress(app, job.id).unwrap_or((job.done, job.total))
+        }
+        _ => (job.done, job.total),
+    };
     Ok(AnalysisStatus {
         table_id: job.table_id,
         state,
-        done: job.done,
-        total: job.total,
+        done,
+        total,
         ahead,
         requested_at: Some(job.created_at),
         finished_at: job.finished_at,
