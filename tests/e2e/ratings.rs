@@ -155,7 +155,7 @@ async fn results_move_ratings_onto_paged_leaderboards() {
             let res = results(&end);
             let (expected, wins) = match pool {
                 Pool::Duel => (&mut duel, &mut duel_wins),
-                Pool::Multi => (&mut multi, &mut multi_wins),
+                Pool::Multi | Pool::Bots => (&mut multi, &mut multi_wins),
             };
             expect(expected, pool, &people, &res);
             for (id, (won, score)) in &res {
