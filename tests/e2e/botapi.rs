@@ -151,8 +151,10 @@ async fn bots_play_at_full_speed_but_cannot_flood() {
     };
     let (a, b) = tokio::join!(run(one.clone(), table.clone()), run(two, table.clone()));
     let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!(a.refused, 0, "no move of a bot was refused: {a:?}");
-    assert_eq!(b.refused, 0, "{b:?}");
+    // Refusals of the race between two seats (`stale_version`) may happen; the limit
+    // never refuses a bot's message here.
+    assert_eq!(a.rate_limited, 0, "no message of a bot was rate-limited: {a:?}");
+    assert_eq!(b.rate_limited, 0, "{b:?}");
     assert!(a.moves + b.moves >= 10, "a whole match: {a:?} {b:?}");
     let info = wait_finished(&one, &table).await;
     assert_eq!(info["status"], "finished");

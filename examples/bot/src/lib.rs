@@ -219,8 +219,11 @@ async fn wait_for_table(lobby: &mut Ws, accept: Option<()>) -> Result<String, St
 pub struct Played {
     /// Moves sent.
     pub moves: u64,
-    /// Errors the table socket answered (refused moves, rate limits).
+    /// Errors the table socket answered (refused moves, such as a move another seat's
+    /// beat to the table: `stale_version`).
     pub refused: u64,
+    /// Of those, `rate_limited`: messages the socket's allowance refused.
+    pub rate_limited: u64,
 }
 
 /// Plays the table `table` (where the token's player is seated) to the end of its match.
@@ -239,6 +242,7 @@ async fn play(ws_base: &str, cfg: &Config, table: &str, rng: &mut Rng) -> Result
     let mut doc = TableDoc::default();
     let mut moves = 0;
     let mut refused = 0;
+    let mut rate_limited = 0;
     let mut reconnects = 0;
     // The version we last answered: one move per version (a refused one waits for news).
     let mut answered: Option<u64> = None;
@@ -280,14 +284,20 @@ async fn play(ws_base: &str, cfg: &Config, table: &str, rng: &mut Rng) -> Result
                     }
                 }
                 Incoming::Error { code, message } => {
-                    // A stale or refused move changes nothing: the next state or patch
-                    // brings what to answer. A rate limit says to slow down.
+                    // A refused move changes nothing. `stale_version`: another seat's
+                    // move came first, and its patch is on the way with what to answer.
+                    // Anything else: ask for the whole state again (after a pause if
+                    // the socket's allowance ran out).
                     eprintln!("example-bot: table {table}: {code}: {message}");
                     refused += 1;
+                    answered = None;
+                    if code == "stale_version" {
+                        continue;
+                    }
                     if code == "rate_limited" {
+                        rate_limited += 1;
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
-                    answered = None;
                     if ws.send(Message::Text(r#"{"type":"sync"}"#.into())).await.is_err() {
                         break false;
                     }
@@ -298,7 +308,11 @@ async fn play(ws_base: &str, cfg: &Config, table: &str, rng: &mut Rng) -> Result
         };
         if ended {
             let _ = ws.close(None).await;
-            return Ok(Played { moves, refused });
+            return Ok(Played {
+                moves,
+                refused,
+                rate_limited,
+            });
         }
         reconnects += 1;
         if reconnects > 20 {
