@@ -911,7 +911,7 @@ pub enum LobbyClientMsg {
     /// Leave the queue; answered [`LobbyMsg::QueueLeft`].
     QueueLeave {},
     /// Challenge a player (a person or a bot account) or a house bot to a match
-    /// (docs/protocol.md §4.3). Answered [`LobbyMsg::ChallengeSent`]; a house bot accepts
+    /// (docs/protocol.md §4.2). Answered [`LobbyMsg::ChallengeSent`]; a house bot accepts
     /// at once ([`LobbyMsg::ChallengeStarted`]).
     Challenge {
         /// A player id (online on this server's lobby), or `house:easy`, `house:normal`,

@@ -1,4 +1,4 @@
-//! Direct challenges between lobby sockets (#31, docs/protocol.md §4.3): which signed-in
+//! Direct challenges between lobby sockets (#31, docs/protocol.md §4.2): which signed-in
 //! lobby sockets each player has on this node, and the challenges waiting for an answer.
 //! Kept in memory on one node: both sides must reach the same node (a limitation in a
 //! cluster, documented there). What the socket does with them is `ws::challenge`.

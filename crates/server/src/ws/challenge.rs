@@ -1,4 +1,4 @@
-//! Direct challenges on the lobby socket (docs/protocol.md §4.3): a signed-in socket
+//! Direct challenges on the lobby socket (docs/protocol.md §4.2): a signed-in socket
 //! challenges a player online in this node's lobby (a person or a bot account), or a
 //! house bot (`house:easy|normal|hard`, accepted at once). The challenged player's sockets
 //! are told; one of them accepts or declines; the challenger may cancel; it expires after
