@@ -153,7 +153,10 @@ async fn bots_play_at_full_speed_but_cannot_flood() {
     let (a, b) = (a.unwrap(), b.unwrap());
     // Refusals of the race between two seats (`stale_version`) may happen; the limit
     // never refuses a bot's message here.
-    assert_eq!(a.rate_limited, 0, "no message of a bot was rate-limited: {a:?}");
+    assert_eq!(
+        a.rate_limited, 0,
+        "no message of a bot was rate-limited: {a:?}"
+    );
     assert_eq!(b.rate_limited, 0, "{b:?}");
     assert!(a.moves + b.moves >= 10, "a whole match: {a:?} {b:?}");
     let info = wait_finished(&one, &table).await;
@@ -194,7 +197,8 @@ async fn lobby_challenges() {
         lobby_until(&mut a, "tables").await;
         lobby_until(&mut b, "tables").await;
         let challenge = |to: &str, extra: Value| {
-            let mut m = json!({"type": "challenge", "to": to, "game": "trump", "options": {"target": 8}});
+            let mut m =
+                json!({"type": "challenge", "to": to, "game": "trump", "options": {"target": 8}});
             for (k, v) in extra.as_object().unwrap() {
                 m[k] = v.clone();
             }
@@ -215,12 +219,24 @@ async fn lobby_challenges() {
                 "bad_options",
             ),
             (
-                challenge(&bob.id, json!({"pace": {"kind": "live", "move_s": 0, "bank_s": 0}})),
+                challenge(
+                    &bob.id,
+                    json!({"pace": {"kind": "live", "move_s": 0, "bank_s": 0}}),
+                ),
                 "bad_pace",
             ),
-            (challenge(&bob.id, json!({"rated": false})), "unrated_not_supported"),
-            (json!({"type": "challenge_accept", "id": "nope"}), "challenge_not_found"),
-            (json!({"type": "challenge_cancel", "id": "nope"}), "challenge_not_found"),
+            (
+                challenge(&bob.id, json!({"rated": false})),
+                "unrated_not_supported",
+            ),
+            (
+                json!({"type": "challenge_accept", "id": "nope"}),
+                "challenge_not_found",
+            ),
+            (
+                json!({"type": "challenge_cancel", "id": "nope"}),
+                "challenge_not_found",
+            ),
         ];
         for (msg, code) in refusals {
             a.send(msg.clone()).await;
@@ -237,31 +253,55 @@ async fn lobby_challenges() {
         assert_eq!(got["challenge"]["from"]["id"], ada.id.as_str());
         // Not Ada's to accept, nor Bob's to cancel.
         a.send(json!({"type": "challenge_accept", "id": id})).await;
-        assert_eq!(lobby_until(&mut a, "error").await["code"], "not_your_challenge");
+        assert_eq!(
+            lobby_until(&mut a, "error").await["code"],
+            "not_your_challenge"
+        );
         b.send(json!({"type": "challenge_cancel", "id": id})).await;
-        assert_eq!(lobby_until(&mut b, "error").await["code"], "not_your_challenge");
+        assert_eq!(
+            lobby_until(&mut b, "error").await["code"],
+            "not_your_challenge"
+        );
         b.send(json!({"type": "challenge_decline", "id": id})).await;
         let ended = lobby_until(&mut b, "challenge_ended").await;
         assert_eq!(ended["reason"], "declined");
         let ended = lobby_until(&mut a, "challenge_ended").await;
-        assert_eq!((&ended["id"], &ended["reason"]), (&json!(id), &json!("declined")));
+        assert_eq!(
+            (&ended["id"], &ended["reason"]),
+            (&json!(id), &json!("declined"))
+        );
 
         // Cancelled; then too late to accept.
         a.send(challenge(&bob.id, json!({}))).await;
         let id = lobby_until(&mut a, "challenge_sent").await["challenge"]["id"].clone();
         lobby_until(&mut b, "challenge_received").await;
         a.send(json!({"type": "challenge_cancel", "id": id})).await;
-        assert_eq!(lobby_until(&mut a, "challenge_ended").await["reason"], "cancelled");
-        assert_eq!(lobby_until(&mut b, "challenge_ended").await["reason"], "cancelled");
+        assert_eq!(
+            lobby_until(&mut a, "challenge_ended").await["reason"],
+            "cancelled"
+        );
+        assert_eq!(
+            lobby_until(&mut b, "challenge_ended").await["reason"],
+            "cancelled"
+        );
         b.send(json!({"type": "challenge_accept", "id": id})).await;
-        assert_eq!(lobby_until(&mut b, "error").await["code"], "challenge_not_found");
+        assert_eq!(
+            lobby_until(&mut b, "error").await["code"],
+            "challenge_not_found"
+        );
 
         // Expired (1 s here).
         a.send(challenge(&bob.id, json!({}))).await;
         lobby_until(&mut a, "challenge_sent").await;
         lobby_until(&mut b, "challenge_received").await;
-        assert_eq!(lobby_until(&mut a, "challenge_ended").await["reason"], "expired");
-        assert_eq!(lobby_until(&mut b, "challenge_ended").await["reason"], "expired");
+        assert_eq!(
+            lobby_until(&mut a, "challenge_ended").await["reason"],
+            "expired"
+        );
+        assert_eq!(
+            lobby_until(&mut b, "challenge_ended").await["reason"],
+            "expired"
+        );
 
         // Accepted: both are told the table, started with both seated.
         a.send(challenge(&bob.id, json!({}))).await;
@@ -271,7 +311,10 @@ async fn lobby_challenges() {
         let bs = lobby_until(&mut b, "challenge_started").await;
         let as_ = lobby_until(&mut a, "challenge_started").await;
         assert_eq!(as_["table"], bs["table"]);
-        assert_eq!((as_["seat"].as_u64(), bs["seat"].as_u64()), (Some(0), Some(1)));
+        assert_eq!(
+            (as_["seat"].as_u64(), bs["seat"].as_u64()),
+            (Some(0), Some(1))
+        );
         let table = bs["table"].as_str().unwrap();
         let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
         assert_eq!(info["status"], "playing", "{info}");
@@ -284,7 +327,10 @@ async fn lobby_challenges() {
         lobby_until(&mut a, "challenge_sent").await;
         lobby_until(&mut b, "challenge_received").await;
         drop(b);
-        assert_eq!(lobby_until(&mut a, "challenge_ended").await["reason"], "gone");
+        assert_eq!(
+            lobby_until(&mut a, "challenge_ended").await["reason"],
+            "gone"
+        );
         // And nobody is there now.
         a.send(challenge(&bob.id, json!({}))).await;
         assert_eq!(lobby_until(&mut a, "error").await["code"], "player_offline");
@@ -313,8 +359,16 @@ async fn the_example_bot_plays_every_game_rated_in_the_bot_pool() {
             ("trump", None, json!({"target": 8})),
             ("nachos", None, Value::Null),
             ("fibfib", None, Value::Null),
-            ("rummy", Some(2), json!({"target": 8, "match_length": {"kind": "rounds", "count": 1}})),
-            ("rummy", Some(1), json!({"target": 8, "match_length": {"kind": "rounds", "count": 1}})),
+            (
+                "rummy",
+                Some(2),
+                json!({"target": 8, "match_length": {"kind": "rounds", "count": 1}}),
+            ),
+            (
+                "rummy",
+                Some(1),
+                json!({"target": 8, "match_length": {"kind": "rounds", "count": 1}}),
+            ),
         ];
         let mut all = Vec::new();
         for (game, seats, options) in short {
@@ -348,10 +402,16 @@ async fn the_example_bot_plays_every_game_rated_in_the_bot_pool() {
         let trump = ratings.iter().find(|r| r["game"] == "trump").unwrap();
         assert_eq!(trump["matches"], 3, "{trump}");
         let (_, board) = robo.get("/api/leaderboard/trump?pool=bots").await;
-        assert_eq!(board["rows"][0]["player"]["id"], robo.id.as_str(), "{board}");
+        assert_eq!(
+            board["rows"][0]["player"]["id"],
+            robo.id.as_str(),
+            "{board}"
+        );
         assert_eq!(board["rows"][0]["bot_account"], true, "{board}");
         for pool in ["duel", "multi"] {
-            let (_, board) = robo.get(&format!("/api/leaderboard/trump?pool={pool}")).await;
+            let (_, board) = robo
+                .get(&format!("/api/leaderboard/trump?pool={pool}"))
+                .await;
             assert_eq!(board["total"], 0, "{pool}: {board}");
         }
         server.stop().await;

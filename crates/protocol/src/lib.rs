@@ -934,11 +934,17 @@ pub enum LobbyClientMsg {
         bots: Option<BotLevel>,
     },
     /// Accept a challenge addressed to this socket's player.
-    ChallengeAccept { id: String },
+    ChallengeAccept {
+        id: String,
+    },
     /// Decline a challenge addressed to this socket's player.
-    ChallengeDecline { id: String },
+    ChallengeDecline {
+        id: String,
+    },
     /// Cancel a challenge this socket sent.
-    ChallengeCancel { id: String },
+    ChallengeCancel {
+        id: String,
+    },
 }
 
 /// A challenge as both sides see it (`LobbyMsg::ChallengeSent`, `ChallengeReceived`).

@@ -178,7 +178,9 @@ pub async fn serve(
     let local = listener.local_addr()?;
     // The bot accounts, so that their seats are marked from the first table restored.
     match state.store.bot_accounts().await {
-        Ok(ids) => ids.into_iter().for_each(|id| state.core.mark_bot_account(id)),
+        Ok(ids) => ids
+            .into_iter()
+            .for_each(|id| state.core.mark_bot_account(id)),
         Err(e) => tracing::warn!(error = %e, "cannot read the bot accounts"),
     }
     if let Err(e) = cluster::start(&state, local).await {

@@ -394,7 +394,10 @@ mod tests {
         // A bot account beating the hard anchor gains; the anchor is only an input.
         let r = update(
             Pool::Bots,
-            &[e(Pool::Bots.initial(), true, 8), e(house_bot("hard"), false, 3)],
+            &[
+                e(Pool::Bots.initial(), true, 8),
+                e(house_bot("hard"), false, 3),
+            ],
         );
         assert!(r[0].mu > Pool::Bots.initial().mu);
         assert_eq!(conservative(&Pool::Duel.initial()), 450.0);

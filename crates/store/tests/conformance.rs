@@ -407,7 +407,15 @@ async fn bot_accounts_and_the_bot_pool(s: &dyn Store) {
     s.create_account(&account(&ada, "ada")).await.unwrap();
     let bob = player(s, "Bob").await;
     // Ada has played: she stays a person.
-    finished_match(s, "trump", &[seat_of(&ada), seat_of(&bob)], &[8, 3], &[0], T0).await;
+    finished_match(
+        s,
+        "trump",
+        &[seat_of(&ada), seat_of(&bob)],
+        &[8, 3],
+        &[0],
+        T0,
+    )
+    .await;
     assert_eq!(s.make_bot(ada.id, T0).await.unwrap(), B::HasPlayed);
     assert_eq!(s.make_bot(robo.id, T0 + 1).await.unwrap(), B::Done);
     assert_eq!(s.make_bot(robo.id, T0 + 2).await.unwrap(), B::AlreadyBot);
@@ -416,7 +424,15 @@ async fn bot_accounts_and_the_bot_pool(s: &dyn Store) {
     assert_eq!(s.bot_accounts().await.unwrap(), vec![robo.id]);
     // Robo against an easy house bot, then against Ada and Bob: the bot pool only.
     for i in 0..3 {
-        finished_match(s, "trump", &[seat_of(&robo), bot()], &[8, 2], &[0], T0 + 10 + i).await;
+        finished_match(
+            s,
+            "trump",
+            &[seat_of(&robo), bot()],
+            &[8, 2],
+            &[0],
+            T0 + 10 + i,
+        )
+        .await;
     }
     finished_match(
         s,
@@ -434,7 +450,10 @@ async fn bot_accounts_and_the_bot_pool(s: &dyn Store) {
     assert_eq!(board.rows[0].matches, 4);
     assert!(board.rows[0].rating.mu > Pool::Bots.initial().mu);
     let robo_ratings = s.player_ratings(robo.id).await.unwrap();
-    assert!(robo_ratings.iter().all(|r| r.pool == Pool::Bots), "{robo_ratings:?}");
+    assert!(
+        robo_ratings.iter().all(|r| r.pool == Pool::Bots),
+        "{robo_ratings:?}"
+    );
     // Ada's one people's match (the duel with Bob) is all her duel pool saw.
     let ada_ratings = s.player_ratings(ada.id).await.unwrap();
     let duel = ada_ratings.iter().find(|r| r.pool == Pool::Duel).unwrap();

@@ -24,7 +24,10 @@ type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// The command line.
 #[derive(Debug, clap::Parser)]
-#[command(name = "example-bot", about = "An example bot playing fibonacci-cards through its public API")]
+#[command(
+    name = "example-bot",
+    about = "An example bot playing fibonacci-cards through its public API"
+)]
 pub struct Args {
     /// The server's base URL.
     #[arg(long, default_value = "http://127.0.0.1:8080")]
@@ -126,12 +129,15 @@ pub async fn run(cfg: Config) -> Result<Report, String> {
             }
             None => wait_for_table(&mut lobby, Some(())).await?,
         };
-        let played = tokio::time::timeout(
-            cfg.match_timeout,
-            play(&ws_base, &cfg, &table, &mut rng),
-        )
-        .await
-        .map_err(|_| format!("table {table}: the match took longer than {:?}", cfg.match_timeout))??;
+        let played =
+            tokio::time::timeout(cfg.match_timeout, play(&ws_base, &cfg, &table, &mut rng))
+                .await
+                .map_err(|_| {
+                    format!(
+                        "table {table}: the match took longer than {:?}",
+                        cfg.match_timeout
+                    )
+                })??;
         let moves = played.moves;
         report.moves += moves;
         eprintln!("example-bot: table {table} finished ({moves} moves)");
@@ -154,9 +160,14 @@ async fn whoami(cfg: &Config) -> Result<String, String> {
         return Err(format!("GET /api/account: {status} {body}"));
     }
     if body["bot"] != json!(true) {
-        eprintln!("example-bot: warning: this account is not a bot account (POST /api/account/bot)");
+        eprintln!(
+            "example-bot: warning: this account is not a bot account (POST /api/account/bot)"
+        );
     }
-    Ok(format!("{} ({})", body["player"]["name"], body["player"]["id"]))
+    Ok(format!(
+        "{} ({})",
+        body["player"]["name"], body["player"]["id"]
+    ))
 }
 
 async fn connect(url: &str, token: &str) -> Result<Ws, String> {
@@ -232,9 +243,17 @@ pub async fn play_table(cfg: &Config, table: &str) -> Result<Played, String> {
         .server
         .replacen("http://", "ws://", 1)
         .replacen("https://", "wss://", 1);
-    tokio::time::timeout(cfg.match_timeout, play(&ws_base, cfg, table, &mut Rng::seeded()))
-        .await
-        .map_err(|_| format!("table {table}: the match took longer than {:?}", cfg.match_timeout))?
+    tokio::time::timeout(
+        cfg.match_timeout,
+        play(&ws_base, cfg, table, &mut Rng::seeded()),
+    )
+    .await
+    .map_err(|_| {
+        format!(
+            "table {table}: the match took longer than {:?}",
+            cfg.match_timeout
+        )
+    })?
 }
 
 /// Plays the table to the end of its match.
@@ -279,7 +298,11 @@ async fn play(ws_base: &str, cfg: &Config, table: &str, rng: &mut Rng) -> Result
                     }
                 }
                 Incoming::Mismatch => {
-                    if ws.send(Message::Text(r#"{"type":"sync"}"#.into())).await.is_err() {
+                    if ws
+                        .send(Message::Text(r#"{"type":"sync"}"#.into()))
+                        .await
+                        .is_err()
+                    {
                         break false;
                     }
                 }
@@ -298,7 +321,11 @@ async fn play(ws_base: &str, cfg: &Config, table: &str, rng: &mut Rng) -> Result
                         rate_limited += 1;
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
-                    if ws.send(Message::Text(r#"{"type":"sync"}"#.into())).await.is_err() {
+                    if ws
+                        .send(Message::Text(r#"{"type":"sync"}"#.into()))
+                        .await
+                        .is_err()
+                    {
                         break false;
                     }
                 }

@@ -101,7 +101,13 @@ pub(super) async fn challenge(
     if to == who.id {
         return refuse("self_challenge", "you cannot challenge yourself");
     }
-    if app.store.player(to).await.map_err(ApiError::from)?.is_none() {
+    if app
+        .store
+        .player(to)
+        .await
+        .map_err(ApiError::from)?
+        .is_none()
+    {
         return refuse("unknown_player", format!("there is no player {to}"));
     }
     if !app.challenges.online(to) {
@@ -149,7 +155,10 @@ pub(super) async fn challenge(
     // It expires unless answered first (whoever takes it out answers it).
     let app2 = app.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_secs(app2.config.challenge_expiry_s)).await;
+        tokio::time::sleep(std::time::Duration::from_secs(
+            app2.config.challenge_expiry_s,
+        ))
+        .await;
         if let Some(p) = app2.challenges.take(&id) {
             ended(&app2, &p, "expired", None);
         }
@@ -188,7 +197,10 @@ fn addressed(app: &AppState, who: &Who, id: &str) -> Result<Pending, Refusal> {
         );
     };
     if p.to != who.id {
-        return refuse("not_your_challenge", "this challenge is not addressed to you");
+        return refuse(
+            "not_your_challenge",
+            "this challenge is not addressed to you",
+        );
     }
     Ok(p)
 }
