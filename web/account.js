@@ -178,6 +178,10 @@ export function quickPlayPanel({ games, title, send }) {
         showWaiting();
         location.hash = `#/table/${m.table}`;
         return true;
+      // A challenge accepted (docs/protocol.md §4.2): both sides go to the new table.
+      case 'challenge_started':
+        location.hash = `#/table/${m.table}`;
+        return true;
       case 'error':
         if (['already_queued', 'not_queued', 'not_signed_in', 'unknown_game', 'bad_player_count'].includes(m.code)) {
           err.textContent = m.message;

@@ -695,7 +695,7 @@ async function tablePage(visit, id, invite) {
         h('div', { class: `seat-row seat-${s.kind} ${i === me ? 'me' : ''}`, testid: `seat-row-${i}` },
           h('span', { class: 'seat-no' }, `Seat ${i + 1}`),
           h('span', { class: 'seat-who' },
-            s.kind === 'player' ? [h('span', { class: `dot ${s.connected ? 'on' : 'off'}`, title: s.connected ? 'connected' : 'not connected' }), s.name, i === me ? ' (you)' : '']
+            s.kind === 'player' ? [h('span', { class: `dot ${s.connected ? 'on' : 'off'}`, title: s.connected ? 'connected' : 'not connected' }), s.name, i === me ? ' (you)' : '', s.bot_account ? h('span', { class: 'pill pill-bot', title: 'A bot account: a program plays this seat' }, 'BOT') : '']
               : s.kind === 'bot' ? `Bot (${levelName(s.level)})` : h('span', { class: 'muted' }, t.bots ? `empty (a ${levelName(t.bots)} bot sits here at start)` : 'empty')),
           s.kind === 'empty' && me === null
             ? h('button', {

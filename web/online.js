@@ -50,6 +50,7 @@ export function playersBar(t, me, seatName) {
       },
       presence ? h('span', { class: `dot presence-${presence}`, title: PRESENCE[presence], testid: `presence-${i}` }) : null,
       h('span', { class: 'player-name' }, seatName(i), i === me ? ' (you)' : ''),
+      s.bot_account ? h('span', { class: 'pill pill-bot', testid: `bot-account-${i}`, title: 'A bot account: a program plays this seat' }, 'BOT') : null,
       presence && presence !== 'connected' ? h('span', { class: 'muted small' }, ` ${PRESENCE[presence]}`) : null,
       s.stand_in ? h('span', { class: 'pill', testid: `stand-in-${i}`, title: 'A bot plays this seat until its player is back' }, 'bot playing') : null,
       s.abandoned ? h('span', { class: 'pill pill-abandoned' }, 'abandoned') : null,

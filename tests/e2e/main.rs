@@ -5,6 +5,7 @@
 
 mod accounts;
 mod analysis;
+mod botapi;
 mod bots;
 mod browser;
 mod chat;

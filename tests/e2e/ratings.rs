@@ -155,7 +155,7 @@ async fn results_move_ratings_onto_paged_leaderboards() {
             let res = results(&end);
             let (expected, wins) = match pool {
                 Pool::Duel => (&mut duel, &mut duel_wins),
-                Pool::Multi => (&mut multi, &mut multi_wins),
+                Pool::Multi | Pool::Bots => (&mut multi, &mut multi_wins),
             };
             expect(expected, pool, &people, &res);
             for (id, (won, score)) in &res {
@@ -255,7 +255,7 @@ async fn results_move_ratings_onto_paged_leaderboards() {
         assert_eq!((s, &e["code"]), (400, &json!("malformed")), "{e}");
         assert_eq!(
             e["message"],
-            "pool must be \"duel\" or \"multi\", not \"solo\""
+            "pool must be \"duel\", \"multi\" or \"bots\", not \"solo\""
         );
         let (s, e) = ada.get("/api/leaderboard/trump?offset=-1").await;
         assert_eq!((s, &e["code"]), (400, &json!("malformed")), "{e}");

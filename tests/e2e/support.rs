@@ -509,7 +509,18 @@ impl Sock {
                 let lobby_error = v["type"] == "error" && v.get("version").is_none();
                 let lobby = matches!(
                     v["type"].as_str(),
-                    Some("tables" | "changes" | "queues" | "queued" | "queue_left" | "matched")
+                    Some(
+                        "tables"
+                            | "changes"
+                            | "queues"
+                            | "queued"
+                            | "queue_left"
+                            | "matched"
+                            | "challenge_sent"
+                            | "challenge_received"
+                            | "challenge_ended"
+                            | "challenge_started"
+                    )
                 );
                 if lobby || lobby_error {
                     serde_json::from_value::<protocol::LobbyMsg>(v.clone())

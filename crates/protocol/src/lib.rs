@@ -241,6 +241,19 @@ pub struct AccountInfo {
     pub player: PlayerInfo,
     /// The username, once the player claimed an account; `null` for a guest.
     pub username: Option<String>,
+    /// A bot account (`POST /api/account/bot`). Absent for a person.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bot: bool,
+}
+
+/// The answer to `POST /api/account/bot/token`: a new API token for the bot account, shown
+/// only once (only its SHA-256 is stored). Send it as `Authorization: Bearer <token>`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct BotToken {
+    /// The token's id in the device list (`GET /api/account/devices`, labelled
+    /// "bot API token"); `DELETE /api/account/bot/token/{id}` revokes it.
+    pub id: String,
+    pub token: String,
 }
 
 /// The answer to `POST /api/account/signin`: the account's player and a new token for this
@@ -279,6 +292,9 @@ pub struct PublicPlayer {
     pub claimed: bool,
     /// Unix ms the player was made.
     pub created_at: i64,
+    /// A bot account: a program plays as this player. Absent for a person.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bot: bool,
 }
 
 /// One quick-play queue as the lobby shows it: a game and a number of seats.
@@ -432,6 +448,10 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Who sits in a seat, as everyone sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -440,6 +460,10 @@ pub enum SeatInfo {
     Player {
         id: Uuid,
         name: String,
+        /// A bot account: a program plays this seat (docs/protocol.md §2.26). Absent for
+        /// a person.
+        #[serde(default, skip_serializing_if = "is_false")]
+        bot_account: bool,
         /// Whether the player has a live connection to the table now.
         connected: bool,
         /// Connected, away or disconnected (see [`Presence`]).
@@ -638,12 +662,14 @@ pub struct Session {
 
 /// A rating pool of a game (docs/ratings.md): matches with exactly two people are rated
 /// in `duel` (Glicko-2), matches with three to five people in `multi` (Weng-Lin,
-/// Bradley–Terry). Bot seats do not count as people.
+/// Bradley–Terry). Bot seats do not count as people. A match with a bot account in it is
+/// rated in `bots` only (Weng-Lin, house bots as fixed anchors), never in `duel` or `multi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RatingPool {
     Duel,
     Multi,
+    Bots,
 }
 
 /// The rating system of a pool.
@@ -695,6 +721,9 @@ pub struct LeaderRow {
     pub matches: i64,
     /// Of those, matches the player won (a shared win counts; an abandoned match never).
     pub wins: i64,
+    /// A bot account. Absent for a person.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bot_account: bool,
 }
 
 /// One row of `GET /api/players/{id}/ratings`: a player's rating in one game's pool,
@@ -881,6 +910,60 @@ pub enum LobbyClientMsg {
     },
     /// Leave the queue; answered [`LobbyMsg::QueueLeft`].
     QueueLeave {},
+    /// Challenge a player (a person or a bot account) or a house bot to a match
+    /// (docs/protocol.md §4.2). Answered [`LobbyMsg::ChallengeSent`]; a house bot accepts
+    /// at once ([`LobbyMsg::ChallengeStarted`]).
+    Challenge {
+        /// A player id (online on this server's lobby), or `house:easy`, `house:normal`,
+        /// `house:hard`.
+        to: String,
+        game: String,
+        /// Seats (omitted: 2, or the game's smallest count); seats beyond the two sides
+        /// are filled with house bots of `bots` level.
+        #[serde(default)]
+        seats: Option<u8>,
+        #[serde(default)]
+        options: Value,
+        #[serde(default)]
+        pace: Pace,
+        /// Rated (default true): as any match, by its seats (docs/ratings.md).
+        #[serde(default = "yes")]
+        rated: bool,
+        /// The level of the house bots filling extra seats (default normal).
+        #[serde(default)]
+        bots: Option<BotLevel>,
+    },
+    /// Accept a challenge addressed to this socket's player.
+    ChallengeAccept {
+        id: String,
+    },
+    /// Decline a challenge addressed to this socket's player.
+    ChallengeDecline {
+        id: String,
+    },
+    /// Cancel a challenge this socket sent.
+    ChallengeCancel {
+        id: String,
+    },
+}
+
+/// A challenge as both sides see it (`LobbyMsg::ChallengeSent`, `ChallengeReceived`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Challenge {
+    pub id: String,
+    pub from: PlayerInfo,
+    /// A player, or `house:<level>`.
+    pub to: String,
+    /// Whether the challenger is a bot account.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub from_bot: bool,
+    pub game: String,
+    pub seats: u8,
+    pub options: Value,
+    pub pace: Pace,
+    pub rated: bool,
+    /// Unix ms after which it has expired.
+    pub expires_at: i64,
 }
 
 impl LobbyClientMsg {
@@ -1017,6 +1100,16 @@ pub enum LobbyMsg {
     /// The player has a seat: the match at `table` has started. The socket is out of the
     /// queue.
     Matched { table: Uuid, seat: u8 },
+    /// The challenge this socket sent is waiting for an answer.
+    ChallengeSent { challenge: Challenge },
+    /// A challenge addressed to this socket's player: answer `challenge_accept` or
+    /// `challenge_decline` before `expires_at`.
+    ChallengeReceived { challenge: Challenge },
+    /// A challenge this socket sent or received ended without a match: `reason` is
+    /// `declined`, `cancelled`, `expired` or `gone` (the other side's socket closed).
+    ChallengeEnded { id: String, reason: String },
+    /// A challenge was accepted: the match at `table` has started, this player in `seat`.
+    ChallengeStarted { id: String, table: Uuid, seat: u8 },
     /// A refused [`LobbyClientMsg`]; nothing changed. `retry_after_ms` as in
     /// [`ServerMsg::Error`].
     Error {
@@ -1046,6 +1139,7 @@ pub fn schema(games: Value) -> Value {
             "GuestResponse": schemars::schema_for!(GuestResponse),
             "Credentials": schemars::schema_for!(Credentials),
             "AccountInfo": schemars::schema_for!(AccountInfo),
+            "BotToken": schemars::schema_for!(BotToken),
             "SignInResponse": schemars::schema_for!(SignInResponse),
             "DeviceInfo": schemars::schema_for!(DeviceInfo),
             "PublicPlayer": schemars::schema_for!(PublicPlayer),

@@ -183,6 +183,9 @@ pub struct Inner {
     /// Tables claimed here whose task gave up, or whose restore failed: the cluster's
     /// failover leaves them (a visit retries).
     broken: Mutex<HashSet<Uuid>>,
+    /// The bot accounts this node knows of (loaded at start-up, and each one that signs
+    /// in or is made here): what marks their seats `bot_account` in tables' documents.
+    bot_accounts: Mutex<HashSet<Uuid>>,
     host: Arc<dyn Host>,
 }
 
@@ -213,8 +216,19 @@ impl Core {
             opening: tokio::sync::Mutex::new(()),
             draining: AtomicBool::new(false),
             broken: Mutex::new(HashSet::new()),
+            bot_accounts: Mutex::new(HashSet::new()),
             host,
         }))
+    }
+
+    /// Notes that `player` is a bot account (irreversible).
+    pub fn mark_bot_account(&self, player: Uuid) {
+        lock(&self.bot_accounts).insert(player);
+    }
+
+    /// Whether `player` is a bot account this node knows of.
+    pub fn is_bot_account(&self, player: Uuid) -> bool {
+        lock(&self.bot_accounts).contains(&player)
     }
 
     /// The live table `id`, if its task runs here.

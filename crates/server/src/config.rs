@@ -85,6 +85,14 @@ pub struct Config {
     /// `rate_limited`.
     #[arg(long, env = "FIB_WS_MESSAGES_PER_SECOND", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub ws_messages_per_second: u32,
+    /// The same allowance for the sockets of bot accounts (programs, docs/protocol.md
+    /// §2.26): accepted moves never count, as for anyone, and other messages may come this
+    /// fast (bursts of twice that); a flood beyond it is refused like anyone's.
+    #[arg(long, env = "FIB_BOT_WS_MESSAGES_PER_SECOND", default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
+    pub bot_ws_messages_per_second: u32,
+    /// Seconds a lobby challenge waits for an answer before it expires.
+    #[arg(long, env = "FIB_CHALLENGE_EXPIRY_S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub challenge_expiry_s: u64,
     /// Seconds a seated player of a live or untimed match may stay disconnected before a
     /// bot of the table's level plays for them (until they reconnect). Correspondence
     /// matches have no grace: their clocks decide.
@@ -216,6 +224,8 @@ impl Config {
             bot_budget_ms: 100,
             // Test clients play as fast as the server answers.
             ws_messages_per_second: 100_000,
+            bot_ws_messages_per_second: 100_000,
+            challenge_expiry_s: 60,
             // No abuse limits: a test makes many guests and tables from one address (the
             // limits' own tests set them).
             guests_per_minute: 0,

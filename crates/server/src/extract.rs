@@ -91,6 +91,10 @@ pub async fn authed(
     else {
         return Ok(None);
     };
+    if a.player.bot {
+        // Its seats are marked as a bot account's, and its sockets get a bot's allowance.
+        app.core.mark_bot_account(a.player.id);
+    }
     let now = now_ms();
     if now - a.session.last_seen_at > TOUCH_EVERY_MS
         && let Err(e) = app.store.touch_session(&a.session.id, now).await

@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod assets;
 pub mod auth;
+pub mod challenges;
 pub mod cli;
 pub mod cluster;
 pub mod config;
@@ -77,6 +78,12 @@ pub fn app(state: AppState) -> Router {
         )
         .route("/account/signout", post(http::accounts::sign_out))
         .route("/account/devices", get(http::accounts::devices))
+        .route("/account/bot", post(http::accounts::make_bot))
+        .route("/account/bot/token", post(http::accounts::bot_token))
+        .route(
+            "/account/bot/token/{id}",
+            axum::routing::delete(http::accounts::revoke_bot_token),
+        )
         .route(
             "/account/devices/{id}",
             axum::routing::delete(http::accounts::revoke_device),
@@ -169,6 +176,13 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
     let local = listener.local_addr()?;
+    // The bot accounts, so that their seats are marked from the first table restored.
+    match state.store.bot_accounts().await {
+        Ok(ids) => ids
+            .into_iter()
+            .for_each(|id| state.core.mark_bot_account(id)),
+        Err(e) => tracing::warn!(error = %e, "cannot read the bot accounts"),
+    }
     if let Err(e) = cluster::start(&state, local).await {
         // What it started (lease beats, tables taken back) stops before the store closes.
         state.shutdown.send_replace(true);

@@ -153,7 +153,7 @@ impl From<realtime::TableError> for Refusal {
 pub fn scaled(pool: Pool, mu: f64) -> f64 {
     match pool {
         Pool::Duel => (mu - 1500.0) / 350.0,
-        Pool::Multi => (mu - 25.0) / (25.0 / 3.0),
+        Pool::Multi | Pool::Bots => (mu - 25.0) / (25.0 / 3.0),
     }
 }
 

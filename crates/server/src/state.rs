@@ -27,6 +27,8 @@ pub struct Inner {
     pub lobby_chat: realtime::table::chat::LobbyChat,
     /// Quick play: the sockets waiting in a queue, the queue counts, the recent waits.
     pub quickplay: crate::quickplay::QuickPlay,
+    /// Direct challenges waiting on this node's lobby sockets.
+    pub challenges: crate::challenges::Challenges,
     /// The id of every session (device) just signed out: its open sockets close (4001).
     pub revoked: broadcast::Sender<String>,
     /// Set to true when the server is shutting down; sockets close on it. Set with
@@ -108,6 +110,7 @@ impl AppState {
             lobby,
             lobby_chat: Default::default(),
             quickplay: Default::default(),
+            challenges: Default::default(),
             revoked: broadcast::channel(256).0,
             shutdown: watch::channel(false).0,
             background: tokio_util::task::TaskTracker::new(),

@@ -49,6 +49,7 @@ markers! {
     PlayerInfo = protocol::PlayerInfo,
     Credentials = protocol::Credentials,
     AccountInfo = protocol::AccountInfo,
+    BotToken = protocol::BotToken,
     SignInResponse = protocol::SignInResponse,
     DeviceInfo = protocol::DeviceInfo,
     PublicPlayer = protocol::PublicPlayer,

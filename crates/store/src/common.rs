@@ -29,7 +29,7 @@ use crate::{
 };
 
 /// `id, name, created_at` of `players`.
-pub(crate) type PlayerRow = (String, String, i64);
+pub(crate) type PlayerRow = (String, String, i64, Option<i64>);
 /// The columns of [`SELECT_TABLE`].
 pub(crate) type TableRow = (
     String,
@@ -394,7 +394,8 @@ impl<'a> Plan<'a> {
 /// `$4` limit, `$5` offset. Best conservative rating first; equal ones by more matches,
 /// then by player id, so that pages never overlap or skip a row.
 pub(crate) const LEADERBOARD: &str = "\
-    SELECT p.id, p.name, r.mu, r.sigma, r.volatility, r.conservative, r.matches, r.wins \
+    SELECT p.id, p.name, r.mu, r.sigma, r.volatility, r.conservative, r.matches, r.wins, \
+           p.bot_since \
     FROM player_ratings r \
     JOIN players p ON p.id = r.player_id \
     WHERE r.game = $1 AND r.pool = $2 AND r.matches >= $3 \
@@ -407,13 +408,29 @@ pub(crate) const LEADERBOARD_SIZE: &str = "\
 
 /// `player_id, name, μ, σ, volatility, conservative, matches, wins` of [`LEADERBOARD`].
 pub(crate) type LeaderTuple = (String, String, f64, f64, f64, f64, i64, i64);
+/// A [`LeaderTuple`] and the player's `bot_since` ([`LEADERBOARD`]).
+pub(crate) type BoardTuple = (String, String, f64, f64, f64, f64, i64, i64, Option<i64>);
 
-/// The people seated at a table (`$1`): `player_id, won, score, abandoned`, by seat.
+/// The players and house bots seated at a table (`$1`): `player_id` (NULL for a house
+/// bot), `bot_level`, `won, score, abandoned`, and the player's `bot_since` (a bot
+/// account), by seat.
 pub(crate) const RATED_SEATS: &str = "\
-    SELECT s.player_id, s.won, s.score, s.abandoned \
+    SELECT s.player_id, s.bot_level, s.won, s.score, s.abandoned, p.bot_since \
     FROM table_seats s \
-    WHERE s.table_id = $1 AND s.kind = 'player' \
+    LEFT JOIN players p ON p.id = s.player_id \
+    WHERE s.table_id = $1 AND s.kind IN ('player', 'bot') \
     ORDER BY s.seat";
+
+/// The ids of every bot account.
+pub(crate) const BOT_ACCOUNTS: &str = "SELECT id FROM players WHERE bot_since IS NOT NULL";
+
+/// Makes `$1` a bot account at `$2` if it is claimed, not a bot yet, and never sat at a
+/// table as a player.
+pub(crate) const MAKE_BOT: &str = "\
+    UPDATE players SET bot_since = $2 \
+    WHERE id = $1 AND bot_since IS NULL \
+      AND EXISTS (SELECT 1 FROM accounts a WHERE a.player_id = players.id) \
+      AND NOT EXISTS (SELECT 1 FROM table_seats s WHERE s.player_id = players.id)";
 
 /// Every finished match, in the order the store finished and rated them (`finish_seq`,
 /// migration 0013): what re-rating replays, so that it applies the ratings in the order
@@ -568,17 +585,17 @@ pub(crate) fn session_id() -> String {
 }
 
 /// A player's columns, then a session's (`player_by_token_hash`).
-pub(crate) type AuthedRow = (String, String, i64, String, String, i64, i64);
+pub(crate) type AuthedRow = (String, String, i64, Option<i64>, String, String, i64, i64);
 
 pub(crate) fn authed(r: AuthedRow) -> Result<Authed, StoreError> {
-    let player = player((r.0, r.1, r.2))?;
+    let player = player((r.0, r.1, r.2, r.3))?;
     Ok(Authed {
         session: SessionRecord {
-            id: r.3,
+            id: r.4,
             player_id: player.id,
-            label: r.4,
-            created_at: r.5,
-            last_seen_at: r.6,
+            label: r.5,
+            created_at: r.6,
+            last_seen_at: r.7,
         },
         player,
     })
@@ -685,6 +702,7 @@ pub(crate) fn player(r: PlayerRow) -> Result<Player, StoreError> {
         id: uuid(&r.0, "player id")?,
         name: r.1,
         created_at: r.2,
+        bot: r.3.is_some(),
     })
 }
 
@@ -761,7 +779,7 @@ pub(crate) fn action(r: ActionRow) -> Result<ActionRecord, StoreError> {
     })
 }
 
-pub(crate) fn leader(r: LeaderTuple) -> Result<LeaderRow, StoreError> {
+pub(crate) fn leader(r: BoardTuple) -> Result<LeaderRow, StoreError> {
     Ok(LeaderRow {
         player_id: uuid(&r.0, "player id")?,
         name: r.1,
@@ -769,6 +787,7 @@ pub(crate) fn leader(r: LeaderTuple) -> Result<LeaderRow, StoreError> {
         conservative: r.5,
         matches: r.6,
         wins: r.7,
+        bot: r.8.is_some(),
     })
 }
 
@@ -1019,11 +1038,28 @@ macro_rules! impl_store {
                 now: i64,
             ) -> $crate::Result<()> {
                 use $crate::rating::{self, Entry, Pool};
-                let people: Vec<(String, Option<bool>, i64, bool)> =
-                    sqlx::query_as($crate::common::RATED_SEATS)
-                        .bind(key)
-                        .fetch_all(&mut *conn)
-                        .await?;
+                type Seat = (Option<String>, Option<String>, Option<bool>, i64, bool, Option<i64>);
+                let seats: Vec<Seat> = sqlx::query_as($crate::common::RATED_SEATS)
+                    .bind(key)
+                    .fetch_all(&mut *conn)
+                    .await?;
+                // A bot account at the table: the bot pool, where house bots count as
+                // fixed anchors; else the people alone, in their pools.
+                let bot_pool = seats.iter().any(|s| s.5.is_some());
+                let mut anchors = Vec::new();
+                let mut people: Vec<(String, Option<bool>, i64, bool)> = Vec::new();
+                for (id, level, won, score, abandoned, _) in seats {
+                    match id {
+                        Some(id) => people.push((id, won, score, abandoned)),
+                        None if bot_pool => anchors.push(Entry {
+                            rating: rating::house_bot(level.as_deref().unwrap_or("normal")),
+                            won: won.unwrap_or(false),
+                            score,
+                            abandoned,
+                        }),
+                        None => {}
+                    }
+                }
                 let mut ids: Vec<&str> = people.iter().map(|p| p.0.as_str()).collect();
                 ids.sort_unstable();
                 ids.dedup();
@@ -1031,8 +1067,16 @@ macro_rules! impl_store {
                 if ids.len() != people.len() {
                     return Ok(());
                 }
-                let Some(pool) = Pool::for_people(people.len()) else {
-                    return Ok(());
+                let pool = if bot_pool {
+                    if people.len() + anchors.len() < 2 {
+                        return Ok(());
+                    }
+                    Pool::Bots
+                } else {
+                    let Some(pool) = Pool::for_people(people.len()) else {
+                        return Ok(());
+                    };
+                    pool
                 };
                 let start = pool.initial();
                 let sql = $crate::common::ensure_ratings(ids.len());
@@ -1084,7 +1128,10 @@ macro_rules! impl_store {
                     .bind(game)
                     .bind(pool.as_str())
                     .bind(now);
-                let updated = rating::update(pool, &entries);
+                entries.extend(anchors);
+                let mut updated = rating::update(pool, &entries);
+                // The anchors' own results are dropped: house bots are never rated.
+                updated.truncate(people.len());
                 // The history point of each person, in the same transaction.
                 let sql = $crate::common::insert_history(people.len());
                 let mut h = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -1246,6 +1293,7 @@ macro_rules! impl_store {
                     id,
                     name: name.to_string(),
                     created_at: now,
+                    bot: false,
                 })
             }
 
@@ -1254,8 +1302,8 @@ macro_rules! impl_store {
                 token_hash: &str,
             ) -> $crate::Result<Option<$crate::Authed>> {
                 sqlx::query_as::<_, $crate::common::AuthedRow>(
-                    "SELECT p.id, p.name, p.created_at, s.id, s.label, s.created_at, \
-                     s.last_seen_at FROM player_sessions s JOIN players p ON p.id = s.player_id \
+                    "SELECT p.id, p.name, p.created_at, p.bot_since, s.id, s.label, \
+                     s.created_at, s.last_seen_at FROM player_sessions s JOIN players p ON p.id = s.player_id \
                      WHERE s.token_hash = $1",
                 )
                 .bind(token_hash)
@@ -1270,13 +1318,57 @@ macro_rules! impl_store {
                 id: ::uuid::Uuid,
             ) -> $crate::Result<Option<$crate::Player>> {
                 sqlx::query_as::<_, $crate::common::PlayerRow>(
-                    "SELECT id, name, created_at FROM players WHERE id = $1",
+                    "SELECT id, name, created_at, bot_since FROM players WHERE id = $1",
                 )
                 .bind(id.to_string())
                 .fetch_optional(&self.pool)
                 .await?
                 .map($crate::common::player)
                 .transpose()
+            }
+
+            async fn make_bot(
+                &self,
+                player: ::uuid::Uuid,
+                now: i64,
+            ) -> $crate::Result<$crate::BotConversion> {
+                use $crate::BotConversion as B;
+                let key = player.to_string();
+                let mut tx = self.begin_write().await?;
+                let done = sqlx::query($crate::common::MAKE_BOT)
+                    .bind(&key)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                if done.rows_affected() == 1 {
+                    tx.commit().await?;
+                    return Ok(B::Done);
+                }
+                let row: Option<(Option<i64>, bool, bool)> = sqlx::query_as(
+                    "SELECT p.bot_since, \
+                     EXISTS (SELECT 1 FROM accounts a WHERE a.player_id = p.id), \
+                     EXISTS (SELECT 1 FROM table_seats s WHERE s.player_id = p.id) \
+                     FROM players p WHERE p.id = $1",
+                )
+                .bind(&key)
+                .fetch_optional(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(match row {
+                    None => B::NoPlayer,
+                    Some((Some(_), _, _)) => B::AlreadyBot,
+                    Some((None, false, _)) => B::NotClaimed,
+                    Some((None, true, _)) => B::HasPlayed,
+                })
+            }
+
+            async fn bot_accounts(&self) -> $crate::Result<Vec<::uuid::Uuid>> {
+                let rows: Vec<(String,)> = sqlx::query_as($crate::common::BOT_ACCOUNTS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter()
+                    .map(|(id,)| $crate::common::uuid(id, "bot account"))
+                    .collect()
             }
 
             async fn create_session(
@@ -2112,7 +2204,7 @@ macro_rules! impl_store {
                     .bind(min)
                     .fetch_one(&self.pool)
                     .await?;
-                let rows = sqlx::query_as::<_, c::LeaderTuple>(c::LEADERBOARD)
+                let rows = sqlx::query_as::<_, c::BoardTuple>(c::LEADERBOARD)
                     .bind(game)
                     .bind(pool.as_str())
                     .bind(min)

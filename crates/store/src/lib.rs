@@ -196,6 +196,24 @@ pub struct Player {
     pub name: String,
     /// Unix milliseconds.
     pub created_at: i64,
+    /// A bot account (`Store::make_bot`): a program plays as this player.
+    #[serde(default)]
+    pub bot: bool,
+}
+
+/// What [`Store::make_bot`] did. Only a claimed account that never sat at a table becomes
+/// a bot account; nothing changes otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BotConversion {
+    Done,
+    /// No such player.
+    NoPlayer,
+    /// A guest: only a claimed account may become a bot account.
+    NotClaimed,
+    /// Already a bot account.
+    AlreadyBot,
+    /// The player has sat at a table: its history is a person's.
+    HasPlayed,
 }
 
 /// A signed-in device of a player: one token (only its SHA-256 is stored).
@@ -423,6 +441,8 @@ pub struct LeaderRow {
     pub matches: i64,
     /// Of those, the ones the player won (a shared win too).
     pub wins: i64,
+    /// A bot account.
+    pub bot: bool,
 }
 
 /// A player's rating in one game's pool, ranked or not yet.
@@ -757,6 +777,13 @@ pub trait Store: Send + Sync + 'static {
     async fn player_by_token_hash(&self, token_hash: &str) -> Result<Option<Authed>>;
     /// A player by id (for the public profile).
     async fn player(&self, id: Uuid) -> Result<Option<Player>>;
+
+    /// Makes `player` a bot account, for good, if it is a claimed account that never sat
+    /// at a table ([`BotConversion`]).
+    async fn make_bot(&self, player: Uuid, now: i64) -> Result<BotConversion>;
+
+    /// The ids of every bot account.
+    async fn bot_accounts(&self) -> Result<Vec<Uuid>>;
 
     // ---- accounts and devices ----
 

@@ -20,6 +20,15 @@
 //! (equal scores share a place); a seat that abandoned the match comes after everyone who
 //! stayed, whatever its stand-in scored (they share last place with each other).
 //!
+//! [`Pool::Bots`]: every match with at least one **bot account** seated (a player that
+//! became a program's account, `POST /api/account/bot`) is rated in its game's bot pool and
+//! in no other, whoever else played: people who play a bot account are rated there too, so
+//! the people's pools never see a program's result. The bot pool is Weng-Lin for any
+//! number of seats, and there the house bots count as well, as fixed anchors that are
+//! never updated nor listed ([`house_bot`]: easy μ 15, normal μ 25, hard μ 35, σ 2): a
+//! bot account playing a house bot alone is rated. A match is rated there once it has two
+//! participants (accounts and house bots together) and one account in one seat only.
+//!
 //! The leaderboard ranks by a conservative rating, [`conservative`] = μ − 3σ (in
 //! Glicko-2, rating − 3 RD): someone who played little ranks low until the system is sure.
 
@@ -38,8 +47,9 @@ pub const MIN_RANKED_MATCHES: i64 = 3;
 /// version, the store re-rates every finished match at start-up. 3: the rating history
 /// (migration 0009) is kept too. 4: matches are replayed in the order they were rated
 /// (`finish_seq`, migration 0013), so that ratings of matches finished before it in the
-/// same millisecond agree with that order and with the history.
-pub const VERSION: i64 = 4;
+/// same millisecond agree with that order and with the history. 5: matches with a bot
+/// account are rated in the bot pool only (migration 0016).
+pub const VERSION: i64 = 5;
 
 /// Which rating system and leaderboard a match belongs to, by how many people played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,6 +58,23 @@ pub enum Pool {
     Duel,
     /// Three or more people: Weng-Lin (Bradley–Terry).
     Multi,
+    /// Any match with a bot account in it: Weng-Lin, house bots as fixed anchors.
+    Bots,
+}
+
+/// The fixed rating of a house bot of `level` (`easy`, `normal`, `hard`) in the bot pool:
+/// an anchor, never updated.
+pub fn house_bot(level: &str) -> Rating {
+    let mu = match level {
+        "easy" => 15.0,
+        "hard" => 35.0,
+        _ => 25.0,
+    };
+    Rating {
+        mu,
+        sigma: 2.0,
+        volatility: 0.0,
+    }
 }
 
 impl Pool {
@@ -64,6 +91,7 @@ impl Pool {
         match self {
             Pool::Duel => "duel",
             Pool::Multi => "multi",
+            Pool::Bots => "bots",
         }
     }
 
@@ -71,6 +99,7 @@ impl Pool {
         match s {
             "duel" => Some(Pool::Duel),
             "multi" => Some(Pool::Multi),
+            "bots" => Some(Pool::Bots),
             _ => None,
         }
     }
@@ -86,7 +115,7 @@ impl Pool {
                     volatility: r.volatility,
                 }
             }
-            Pool::Multi => {
+            Pool::Multi | Pool::Bots => {
                 let r = WengLinRating::new();
                 Rating {
                     mu: r.rating,
@@ -164,7 +193,7 @@ pub fn update(pool: Pool, entries: &[Entry]) -> Vec<Rating> {
             );
             vec![from_glicko(a), from_glicko(b)]
         }
-        Pool::Multi => {
+        Pool::Multi | Pool::Bots => {
             let teams: Vec<[WengLinRating; 1]> = entries
                 .iter()
                 .map(|e| {
@@ -360,6 +389,17 @@ mod tests {
         assert_eq!(Pool::for_people(5), Some(Pool::Multi));
         assert_eq!(Pool::parse("multi"), Some(Pool::Multi));
         assert_eq!(Pool::parse("Duel"), None);
+        assert_eq!(Pool::parse("bots"), Some(Pool::Bots));
+        assert_eq!(Pool::Bots.initial(), Pool::Multi.initial());
+        // A bot account beating the hard anchor gains; the anchor is only an input.
+        let r = update(
+            Pool::Bots,
+            &[
+                e(Pool::Bots.initial(), true, 8),
+                e(house_bot("hard"), false, 3),
+            ],
+        );
+        assert!(r[0].mu > Pool::Bots.initial().mu);
         assert_eq!(conservative(&Pool::Duel.initial()), 450.0);
         assert!(close(conservative(&Pool::Multi.initial()), 0.0, 1e-9));
         let one = [e(Pool::Duel.initial(), true, 1)];

@@ -356,6 +356,12 @@ mod tests {
         async fn player(&self, id: Uuid) -> Result<Option<Player>> {
             self.inner.player(id).await
         }
+        async fn make_bot(&self, player: Uuid, now: i64) -> Result<crate::BotConversion> {
+            self.inner.make_bot(player, now).await
+        }
+        async fn bot_accounts(&self) -> Result<Vec<Uuid>> {
+            self.inner.bot_accounts().await
+        }
         async fn create_session(
             &self,
             player: Uuid,

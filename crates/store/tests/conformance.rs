@@ -283,7 +283,8 @@ async fn players(s: &dyn Store) {
         Player {
             id,
             name: "Ada".into(),
-            created_at: T0
+            created_at: T0,
+            bot: false,
         }
     );
     let authed = s.player_by_token_hash("h1").await.unwrap().unwrap();
@@ -383,6 +384,88 @@ async fn accounts_and_sessions(s: &dyn Store) {
         Some(account(&a, "Ada"))
     );
     assert_eq!(s.account_by_key("bob").await.unwrap(), None);
+}
+
+/// Bot accounts (#31): only a claimed account that never sat at a table becomes one, for
+/// good; a match with one is rated in the bot pool only (house bots as anchors), and the
+/// people's pools never see it.
+async fn bot_accounts_and_the_bot_pool(s: &dyn Store) {
+    use store::BotConversion as B;
+    let guest = player(s, "Guest").await;
+    assert_eq!(s.make_bot(guest.id, T0).await.unwrap(), B::NotClaimed);
+    assert_eq!(s.make_bot(Uuid::new_v4(), T0).await.unwrap(), B::NoPlayer);
+    let account = |p: &Player, name: &str| store::AccountRecord {
+        player_id: p.id,
+        username: name.into(),
+        username_key: name.to_lowercase(),
+        password_hash: "$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaA".into(),
+        created_at: T0,
+    };
+    let robo = player(s, "Robo").await;
+    s.create_account(&account(&robo, "robo")).await.unwrap();
+    let ada = player(s, "Ada").await;
+    s.create_account(&account(&ada, "ada")).await.unwrap();
+    let bob = player(s, "Bob").await;
+    // Ada has played: she stays a person.
+    finished_match(
+        s,
+        "trump",
+        &[seat_of(&ada), seat_of(&bob)],
+        &[8, 3],
+        &[0],
+        T0,
+    )
+    .await;
+    assert_eq!(s.make_bot(ada.id, T0).await.unwrap(), B::HasPlayed);
+    assert_eq!(s.make_bot(robo.id, T0 + 1).await.unwrap(), B::Done);
+    assert_eq!(s.make_bot(robo.id, T0 + 2).await.unwrap(), B::AlreadyBot);
+    assert!(s.player(robo.id).await.unwrap().unwrap().bot);
+    assert!(!s.player(ada.id).await.unwrap().unwrap().bot);
+    assert_eq!(s.bot_accounts().await.unwrap(), vec![robo.id]);
+    // Robo against an easy house bot, then against Ada and Bob: the bot pool only.
+    for i in 0..3 {
+        finished_match(
+            s,
+            "trump",
+            &[seat_of(&robo), bot()],
+            &[8, 2],
+            &[0],
+            T0 + 10 + i,
+        )
+        .await;
+    }
+    finished_match(
+        s,
+        "trump",
+        &[seat_of(&robo), seat_of(&ada), seat_of(&bob)],
+        &[8, 5, 1],
+        &[0],
+        T0 + 20,
+    )
+    .await;
+    let board = s.leaderboard("trump", Pool::Bots, 0, 10).await.unwrap();
+    assert_eq!(board.total, 1, "only Robo has 3 rated matches there");
+    assert_eq!(board.rows[0].player_id, robo.id);
+    assert!(board.rows[0].bot);
+    assert_eq!(board.rows[0].matches, 4);
+    assert!(board.rows[0].rating.mu > Pool::Bots.initial().mu);
+    let robo_ratings = s.player_ratings(robo.id).await.unwrap();
+    assert!(
+        robo_ratings.iter().all(|r| r.pool == Pool::Bots),
+        "{robo_ratings:?}"
+    );
+    // Ada's one people's match (the duel with Bob) is all her duel pool saw.
+    let ada_ratings = s.player_ratings(ada.id).await.unwrap();
+    let duel = ada_ratings.iter().find(|r| r.pool == Pool::Duel).unwrap();
+    assert_eq!(duel.matches, 1);
+    assert!(ada_ratings.iter().all(|r| r.pool != Pool::Multi));
+    let bots = ada_ratings.iter().find(|r| r.pool == Pool::Bots).unwrap();
+    assert_eq!(bots.matches, 1);
+    // Re-rating rebuilds the same.
+    s.rerate(true).await.unwrap();
+    let again = s.leaderboard("trump", Pool::Bots, 0, 10).await.unwrap();
+    assert_eq!(again.rows[0].matches, 4);
+    assert!((again.rows[0].rating.mu - board.rows[0].rating.mu).abs() < 1e-9);
 }
 
 /// Quick-play queues: one entry per player; only its connection takes it out; taking a
@@ -1552,6 +1635,7 @@ async fn chat_lines_and_mutes(s: &dyn Store) {
         id: Uuid::new_v4(),
         name: "Ghost".into(),
         created_at: T0,
+        bot: false,
     };
     let unknown = s
         .write_group(&[unit(t.id, T0, vec![chat_line(11, &ghost, true, "x", T0)])])
@@ -2517,6 +2601,7 @@ macro_rules! all_cases {
             [
                 players,
                 accounts_and_sessions,
+                bot_accounts_and_the_bot_pool,
                 queues,
                 rename_updates_unfinished_seats_only,
                 tables_and_seats,

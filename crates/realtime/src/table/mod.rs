@@ -420,6 +420,7 @@ impl Table {
                 Occupant::Player { id, name } => SeatInfo::Player {
                     id: *id,
                     name: name.clone(),
+                    bot_account: self.core.is_bot_account(*id),
                     connected: self.fan.connected(*id),
                     presence: self.presence(seat, *id),
                     stand_in: self.stand_in_info(seat),

@@ -243,12 +243,14 @@ pub async fn account(
     Signed(who, _): Signed,
 ) -> Result<Json<AccountInfo>, ApiError> {
     let username = app.store.account_of(who.id).await?.map(|a| a.username);
+    let bot = app.core.is_bot_account(who.id);
     Ok(Json(AccountInfo {
         player: PlayerInfo {
             id: who.id,
             name: who.name,
         },
         username,
+        bot,
     }))
 }
 
@@ -304,8 +306,156 @@ pub async fn claim(
                 name: who.name,
             },
             username: Some(name),
+            bot: false,
         }),
     ))
+}
+
+/// What a bot account's API tokens are called in the device list.
+pub const BOT_TOKEN_LABEL: &str = "bot API token";
+
+#[utoipa::path(
+    post,
+    path = "/api/account/bot",
+    tag = "players",
+    summary = "Make the signed-in account a bot account (irreversible; docs/protocol.md §2.26)",
+    security(("cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 200, description = "the account is a bot account now (`bot`: true)", body = wire::AccountInfo),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_claimed (a guest: claim an account first), already_bot, has_played (only a new account that never sat at a table may become a bot account)", body = wire::ErrorBody),
+    ),
+)]
+pub async fn make_bot(
+    State(app): State<AppState>,
+    Signed(who, _): Signed,
+) -> Result<Json<AccountInfo>, ApiError> {
+    use store::BotConversion as B;
+    match app.store.make_bot(who.id, now_ms()).await? {
+        B::Done => {}
+        B::NoPlayer => return Err(ApiError::Unauthorized),
+        B::NotClaimed => {
+            return Err(ApiError::conflict(
+                "not_claimed",
+                "only a claimed account may become a bot account: claim one first",
+            ));
+        }
+        B::AlreadyBot => {
+            return Err(ApiError::conflict(
+                "already_bot",
+                "this account is a bot account already",
+            ));
+        }
+        B::HasPlayed => {
+            return Err(ApiError::conflict(
+                "has_played",
+                "only a new account that never sat at a table may become a bot account; \
+                 claim a new one for the bot",
+            ));
+        }
+    }
+    app.core.mark_bot_account(who.id);
+    let username = app.store.account_of(who.id).await?.map(|a| a.username);
+    tracing::info!(player = %who.id, "became a bot account");
+    Ok(Json(AccountInfo {
+        player: PlayerInfo {
+            id: who.id,
+            name: who.name,
+        },
+        username,
+        bot: true,
+    }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/account/bot/token",
+    tag = "players",
+    summary = "A new API token for the signed-in bot account, shown once",
+    security(("cookie" = []), ("bearer" = [])),
+    responses(
+        (status = 201, description = "the token (only its SHA-256 is stored): send it as `Authorization: Bearer`", body = wire::BotToken),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_a_bot (make the account a bot account first), too_many_tokens (at most 10)", body = wire::ErrorBody),
+    ),
+)]
+pub async fn bot_token(
+    State(app): State<AppState>,
+    Signed(who, _): Signed,
+) -> Result<(StatusCode, Json<protocol::BotToken>), ApiError> {
+    if !app.core.is_bot_account(who.id) {
+        return Err(not_a_bot());
+    }
+    let tokens = app
+        .store
+        .sessions_of(who.id)
+        .await?
+        .into_iter()
+        .filter(|s| s.label == BOT_TOKEN_LABEL)
+        .count();
+    if tokens >= MAX_BOT_TOKENS {
+        return Err(ApiError::conflict(
+            "too_many_tokens",
+            format!("a bot account has at most {MAX_BOT_TOKENS} API tokens: revoke one first"),
+        ));
+    }
+    let token = auth::random_hex(32);
+    let session = app
+        .store
+        .create_session(who.id, &auth::hash_token(&token), BOT_TOKEN_LABEL, now_ms())
+        .await?;
+    tracing::info!(player = %who.id, "bot API token made");
+    Ok((
+        StatusCode::CREATED,
+        Json(protocol::BotToken {
+            id: session.id,
+            token,
+        }),
+    ))
+}
+
+/// API tokens one bot account may hold.
+pub const MAX_BOT_TOKENS: usize = 10;
+
+fn not_a_bot() -> ApiError {
+    ApiError::conflict(
+        "not_a_bot",
+        "this account is not a bot account: POST /api/account/bot first",
+    )
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/account/bot/token/{id}",
+    tag = "players",
+    summary = "Revoke one of the bot account's API tokens (its sockets close)",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the token's id, from its creation or the device list")),
+    responses(
+        (status = 204, description = "the token no longer works and its open sockets were closed (code 4001)"),
+        (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: device_not_found (no API token of this account has this id)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_a_bot", body = wire::ErrorBody),
+    ),
+)]
+pub async fn revoke_bot_token(
+    State(app): State<AppState>,
+    Signed(who, _): Signed,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if !app.core.is_bot_account(who.id) {
+        return Err(not_a_bot());
+    }
+    let is_token = app
+        .store
+        .sessions_of(who.id)
+        .await?
+        .iter()
+        .any(|s| s.id == id && s.label == BOT_TOKEN_LABEL);
+    if !is_token || !revoke(&app, who.id, &id).await? {
+        return Err(ApiError::DeviceNotFound(id));
+    }
+    Ok(StatusCode::NO_CONTENT)
 }
 
 fn already_claimed() -> ApiError {

@@ -15,7 +15,7 @@ use crate::wire;
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
-    /// The rating pool: `duel` (default) or `multi`.
+    /// The rating pool: `duel` (default), `multi` or `bots` (matches with a bot account).
     pub pool: Option<String>,
     /// Rows to skip (default 0).
     pub offset: Option<i64>,
@@ -35,7 +35,7 @@ const LEADERBOARD_PAGE_MAX: i64 = 100;
     params(("game" = String, Path, description = "a game kind, e.g. `trump`"), LeaderboardQuery),
     responses(
         (status = 200, description = "one page of the leaderboard", body = wire::Leaderboard),
-        (status = 400, description = "`code`: malformed (a bad query, a pool other than duel or multi, a negative offset)", body = wire::ErrorBody),
+        (status = 400, description = "`code`: malformed (a bad query, a pool other than duel, multi or bots, a negative offset)", body = wire::ErrorBody),
         (status = 404, description = "`code`: not_found (no such game)", body = wire::ErrorBody),
     ),
 )]
@@ -51,7 +51,9 @@ pub async fn leaderboard(
     let pool = match q.pool.as_deref() {
         None => Pool::Duel,
         Some(p) => Pool::parse(p).ok_or_else(|| {
-            ApiError::Malformed(format!("pool must be \"duel\" or \"multi\", not {p:?}"))
+            ApiError::Malformed(format!(
+                "pool must be \"duel\", \"multi\" or \"bots\", not {p:?}"
+            ))
         })?,
     };
     let offset = q.offset.unwrap_or(0);
@@ -87,6 +89,7 @@ pub async fn leaderboard(
                 conservative: r.conservative,
                 matches: r.matches,
                 wins: r.wins,
+                bot_account: r.bot,
             })
             .collect(),
     }))
@@ -96,6 +99,7 @@ pub async fn leaderboard(
 fn pool_names(pool: store::rating::Pool) -> (protocol::RatingPool, protocol::RatingSystem) {
     match pool {
         store::rating::Pool::Duel => (protocol::RatingPool::Duel, protocol::RatingSystem::Glicko2),
+        store::rating::Pool::Bots => (protocol::RatingPool::Bots, protocol::RatingSystem::WengLin),
         store::rating::Pool::Multi => {
             (protocol::RatingPool::Multi, protocol::RatingSystem::WengLin)
         }
@@ -148,7 +152,7 @@ pub async fn player_ratings(
 pub struct HistoryQuery {
     /// A game kind, e.g. `trump`.
     pub game: String,
-    /// The rating pool: `duel` (default) or `multi`.
+    /// The rating pool: `duel` (default), `multi` or `bots` (matches with a bot account).
     pub pool: Option<String>,
 }
 
@@ -181,7 +185,9 @@ pub async fn rating_history(
     let pool = match q.pool.as_deref() {
         None => store::rating::Pool::Duel,
         Some(p) => store::rating::Pool::parse(p).ok_or_else(|| {
-            ApiError::Malformed(format!("pool must be \"duel\" or \"multi\", not {p:?}"))
+            ApiError::Malformed(format!(
+                "pool must be \"duel\", \"multi\" or \"bots\", not {p:?}"
+            ))
         })?,
     };
     let points = app

@@ -180,6 +180,7 @@ pub async fn player_profile(
         name: p.name,
         claimed,
         created_at: p.created_at,
+        bot: p.bot,
     }))
 }
 

@@ -97,6 +97,21 @@ pub(super) struct Quick {
     tx: outbox::Sender<LobbyMsg>,
 }
 
+fn not_signed_in(app: &AppState) -> LobbyMsg {
+    lobby_error(
+        app,
+        "not_signed_in",
+        "become a guest or sign in to play".into(),
+        None,
+    )
+}
+
+fn refused(app: &AppState, r: Result<LobbyMsg, crate::quickplay::Refusal>) -> LobbyMsg {
+    r.unwrap_or_else(|crate::quickplay::Refusal(code, message)| {
+        lobby_error(app, code, message, None)
+    })
+}
+
 /// One message from a lobby client: what to answer, if anything.
 pub(super) async fn lobby_message(
     app: &AppState,
@@ -162,6 +177,53 @@ pub(super) async fn lobby_message(
                 }
             });
         }
+        LobbyClientMsg::Challenge {
+            to,
+            game,
+            seats,
+            options,
+            pace,
+            rated,
+            bots,
+        } => {
+            let Some(who) = who else {
+                return Some(not_signed_in(app));
+            };
+            let ask = super::challenge::Ask {
+                to,
+                game,
+                seats,
+                options,
+                pace,
+                rated,
+                bots,
+            };
+            return Some(refused(
+                app,
+                super::challenge::challenge(app, who, &quick.conn, ask).await,
+            ));
+        }
+        LobbyClientMsg::ChallengeAccept { id } => {
+            let Some(who) = who else {
+                return Some(not_signed_in(app));
+            };
+            return Some(refused(app, super::challenge::accept(app, who, &id).await));
+        }
+        LobbyClientMsg::ChallengeDecline { id } => {
+            let Some(who) = who else {
+                return Some(not_signed_in(app));
+            };
+            return Some(refused(app, super::challenge::decline(app, who, &id)));
+        }
+        LobbyClientMsg::ChallengeCancel { id } => {
+            let Some(who) = who else {
+                return Some(not_signed_in(app));
+            };
+            return Some(refused(
+                app,
+                super::challenge::cancel(app, who, &quick.conn, &id),
+            ));
+        }
         LobbyClientMsg::QueueLeave {} => {
             return Some(
                 match crate::matcher::leave(app, quick.waiting.take()).await {
@@ -212,7 +274,11 @@ pub(super) async fn run_lobby_socket(
     let mut changed: std::collections::BTreeSet<uuid::Uuid> = Default::default();
     let mut resend_all = true;
     let mut window: Option<tokio::time::Instant> = None;
-    let mut limit = RateLimit::new(app.config.ws_messages_per_second);
+    let rate = message_rate(&app, who.as_ref());
+    let mut limit = RateLimit::new(rate);
+    if let Some(w) = &who {
+        app.challenges.register(w.id, &quick.conn, quick.tx.clone());
+    }
     let feed = app.lobby_chat.subscribe();
     let mut chat = feed.lines;
     let mut chat_history = Some(feed.history);
@@ -331,8 +397,7 @@ pub(super) async fn run_lobby_socket(
                         &app,
                         "rate_limited",
                         format!(
-                            "too many messages: at most {} a second on one connection; this one was dropped",
-                            app.config.ws_messages_per_second
+                            "too many messages: at most {rate} a second on one connection; this one was dropped",
                         ),
                         None,
                     );
@@ -357,6 +422,9 @@ pub(super) async fn run_lobby_socket(
                 Some(Ok(_)) => {}
             },
         }
+    }
+    if let Some(w) = &who {
+        super::challenge::socket_gone(&app, w.id, &quick.conn);
     }
     app.metrics.ws_connections.fetch_sub(1, Relaxed);
 }

@@ -17,6 +17,7 @@
 //! simply dropped when a write times out, as no close frame could reach it), and
 //! everything it held is freed.
 
+mod challenge;
 pub mod lobby;
 pub mod table;
 
@@ -138,6 +139,16 @@ pub(super) fn read_error(app: &AppState, e: &axum::Error) -> Option<(u16, &'stat
         Some((close_code::PROTOCOL, "broken frame"))
     } else {
         None
+    }
+}
+
+/// The messages a second a socket of `who` may send besides accepted moves: the bot
+/// accounts' allowance for them (`--bot-ws-messages-per-second`), everyone else's
+/// (`--ws-messages-per-second`).
+pub(super) fn message_rate(app: &AppState, who: Option<&Who>) -> u32 {
+    match who {
+        Some(w) if app.core.is_bot_account(w.id) => app.config.bot_ws_messages_per_second,
+        _ => app.config.ws_messages_per_second,
     }
 }
 

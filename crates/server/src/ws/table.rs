@@ -197,7 +197,8 @@ pub(super) async fn table_socket_loop(
         Err(e) => local.send(chat_error_text(&app, &e)),
     }
     let mut shutdown = app.shutdown.subscribe();
-    let mut limit = RateLimit::new(app.config.ws_messages_per_second);
+    let rate = message_rate(&app, me.as_ref());
+    let mut limit = RateLimit::new(rate);
     loop {
         if local.overflowed() {
             app.metrics.closed("fell_behind");
@@ -226,8 +227,7 @@ pub(super) async fn table_socket_loop(
                     local.send(error_text(
                         "rate_limited",
                         format!(
-                            "too many messages: at most {} a second on one connection; this one was dropped",
-                            app.config.ws_messages_per_second
+                            "too many messages: at most {rate} a second on one connection; this one was dropped",
                         ),
                     ));
                 }
