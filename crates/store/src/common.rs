@@ -575,6 +575,118 @@ fn status(s: &str) -> Result<TableStatus, StoreError> {
     TableStatus::parse(s).ok_or_else(|| StoreError::Corrupt(format!("table status {s:?}")))
 }
 
+/// The columns of [`SELECT_TOURNAMENT`].
+pub(crate) type TournamentRow = (
+    String,
+    String,
+    String,
+    String,
+    bool,
+    Option<String>,
+    bool,
+    Option<String>,
+    i64,
+    Option<i64>,
+    String,
+    String,
+    i64,
+    Option<String>,
+    i64,
+);
+
+/// Every column of a tournament, as a [`TournamentRow`] (append a condition).
+pub(crate) const SELECT_TOURNAMENT: &str = "SELECT id, name, game, status, private, \
+     invite_code, rated, created_by, created_at, starts_at, config, state, version, \
+     schedule_key, updated_at FROM tournaments";
+
+pub(crate) fn tournament(r: TournamentRow) -> Result<crate::TournamentRecord, StoreError> {
+    let (
+        id,
+        name,
+        game,
+        status,
+        private,
+        invite_code,
+        rated,
+        created_by,
+        created_at,
+        starts_at,
+        config,
+        state,
+        version,
+        schedule_key,
+        updated_at,
+    ) = r;
+    Ok(crate::TournamentRecord {
+        id: uuid(&id, "tournament id")?,
+        name,
+        game,
+        status: crate::TournamentStatus::parse(&status)
+            .ok_or_else(|| StoreError::Corrupt(format!("tournament status {status:?}")))?,
+        private,
+        invite_code,
+        rated,
+        created_by: created_by
+            .map(|c| uuid(&c, "tournament creator"))
+            .transpose()?,
+        created_at,
+        starts_at,
+        config: json(&config, "tournament config")?,
+        state: json(&state, "tournament state")?,
+        version,
+        schedule_key,
+        updated_at,
+    })
+}
+
+/// `engine_table, table_id, round, status, seat, won, score, abandoned` of a tournament's
+/// tables joined with their seats.
+pub(crate) type TournamentTableRow = (
+    i64,
+    String,
+    i32,
+    Option<String>,
+    Option<i32>,
+    Option<bool>,
+    Option<i64>,
+    Option<bool>,
+);
+
+/// A tournament's tables (`$1`), each row one seat (or the table alone when not created).
+pub(crate) const TOURNAMENT_TABLES: &str = "SELECT tt.engine_table, tt.table_id, tt.round, \
+     g.status, s.seat, s.won, s.score, s.abandoned FROM tournament_tables tt \
+     LEFT JOIN game_tables g ON g.id = tt.table_id \
+     LEFT JOIN table_seats s ON s.table_id = tt.table_id \
+     WHERE tt.tournament_id = $1 ORDER BY tt.engine_table, s.seat";
+
+pub(crate) fn tournament_tables(
+    rows: Vec<TournamentTableRow>,
+) -> Result<Vec<crate::TournamentTable>, StoreError> {
+    let mut out: Vec<crate::TournamentTable> = Vec::new();
+    for (engine, table, round, st, seat, won, score, abandoned) in rows {
+        let engine = u32::try_from(engine)
+            .map_err(|_| StoreError::Corrupt(format!("engine table {engine}")))?;
+        if out.last().is_none_or(|t| t.engine_table != engine) {
+            out.push(crate::TournamentTable {
+                engine_table: engine,
+                table: uuid(&table, "table id")?,
+                round,
+                status: st.as_deref().map(status).transpose()?,
+                won: Vec::new(),
+                scores: Vec::new(),
+                abandoned: Vec::new(),
+            });
+        }
+        if seat.is_some() {
+            let t = out.last_mut().expect("pushed above");
+            t.won.push(won.unwrap_or(false));
+            t.scores.push(score.unwrap_or(0));
+            t.abandoned.push(abandoned.unwrap_or(false));
+        }
+    }
+    Ok(out)
+}
+
 /// Inserts a session: `id, player_id, token_hash, label, now`.
 pub(crate) const INSERT_SESSION: &str = "INSERT INTO player_sessions \
      (id, player_id, token_hash, label, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $5)";
@@ -1038,6 +1150,17 @@ macro_rules! impl_store {
                 now: i64,
             ) -> $crate::Result<()> {
                 use $crate::rating::{self, Entry, Pool};
+                // A game of an unrated tournament changes no rating.
+                let unrated: Option<(i32,)> = sqlx::query_as(
+                    "SELECT 1 FROM tournament_tables tt JOIN tournaments t \
+                     ON t.id = tt.tournament_id WHERE tt.table_id = $1 AND NOT t.rated",
+                )
+                .bind(key)
+                .fetch_optional(&mut *conn)
+                .await?;
+                if unrated.is_some() {
+                    return Ok(());
+                }
                 type Seat = (Option<String>, Option<String>, Option<bool>, i64, bool, Option<i64>);
                 let seats: Vec<Seat> = sqlx::query_as($crate::common::RATED_SEATS)
                     .bind(key)
@@ -2451,6 +2574,166 @@ macro_rules! impl_store {
                 .fetch_optional(&self.pool)
                 .await?;
                 row.map(|(id,)| $crate::common::uuid(&id, "table id")).transpose()
+            }
+
+            async fn create_tournament(
+                &self,
+                t: &$crate::TournamentRecord,
+            ) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO tournaments (id, name, game, status, private, invite_code, \
+                     rated, created_by, created_at, starts_at, config, state, version, \
+                     schedule_key, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                )
+                .bind(t.id.to_string())
+                .bind(&t.name)
+                .bind(&t.game)
+                .bind(t.status.as_str())
+                .bind(t.private)
+                .bind(&t.invite_code)
+                .bind(t.rated)
+                .bind(t.created_by.map(|c| c.to_string()))
+                .bind(t.created_at)
+                .bind(t.starts_at)
+                .bind(t.config.to_string())
+                .bind(t.state.to_string())
+                .bind(t.version)
+                .bind(&t.schedule_key)
+                .bind(t.updated_at)
+                .execute(&self.write)
+                .await
+                .map_err(|e| {
+                    $crate::common::fk_as_not_found(e, || format!("player {:?}", t.created_by))
+                })?;
+                Ok(())
+            }
+
+            async fn tournament(
+                &self,
+                id: ::uuid::Uuid,
+            ) -> $crate::Result<Option<$crate::TournamentRecord>> {
+                let row: Option<$crate::common::TournamentRow> = sqlx::query_as(
+                    sqlx::AssertSqlSafe(format!(
+                        "{} WHERE id = $1",
+                        $crate::common::SELECT_TOURNAMENT
+                    )),
+                )
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+                row.map($crate::common::tournament).transpose()
+            }
+
+            async fn tournaments(
+                &self,
+                status: Option<$crate::TournamentStatus>,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::TournamentRecord>> {
+                let rows: Vec<$crate::common::TournamentRow> = sqlx::query_as(
+                    sqlx::AssertSqlSafe(format!(
+                        "{} WHERE ($1 IS NULL OR status = $1) \
+                         ORDER BY created_at DESC, id LIMIT $2",
+                        $crate::common::SELECT_TOURNAMENT
+                    )),
+                )
+                .bind(status.map(|s| s.as_str()))
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+                rows.into_iter().map($crate::common::tournament).collect()
+            }
+
+            async fn save_tournament(
+                &self,
+                step: &$crate::TournamentStep,
+            ) -> $crate::Result<bool> {
+                let mut tx = self.begin_write().await?;
+                let (node, epoch) = match &step.fence {
+                    Some((n, e)) => (Some(n.as_str()), Some(*e)),
+                    None => (None, None),
+                };
+                let done = sqlx::query(
+                    "UPDATE tournaments SET state = $3, status = $4, version = version + 1, \
+                     updated_at = $5 WHERE id = $1 AND version = $2 \
+                     AND ($6 IS NULL OR (owner = $6 AND lease_epoch = $7))",
+                )
+                .bind(step.id.to_string())
+                .bind(step.version)
+                .bind(step.state.to_string())
+                .bind(step.status.as_str())
+                .bind(step.now)
+                .bind(node)
+                .bind(epoch)
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() != 1 {
+                    return Ok(false);
+                }
+                for (engine, table, round) in &step.tables {
+                    sqlx::query(
+                        "INSERT INTO tournament_tables (tournament_id, engine_table, table_id, \
+                         round) VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(step.id.to_string())
+                    .bind(i64::from(*engine))
+                    .bind(table.to_string())
+                    .bind(*round)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn claim_tournaments(
+                &self,
+                node: &str,
+                limit: i64,
+                mine_too: bool,
+            ) -> $crate::Result<Vec<(::uuid::Uuid, i64)>> {
+                let rows: Vec<(String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "UPDATE tournaments SET owner = $1, lease_epoch = lease_epoch + 1 \
+                     WHERE id IN (SELECT t.id FROM tournaments t \
+                       WHERE t.status <> 'finished' AND (t.owner IS NULL \
+                         OR ($3 AND t.owner = $1) \
+                         OR (t.owner <> $1 AND NOT EXISTS (SELECT 1 FROM nodes n \
+                             WHERE n.id = t.owner AND n.expires_at > {now}))) \
+                       ORDER BY t.created_at LIMIT $2{skip}) \
+                     RETURNING id, lease_epoch",
+                    now = Self::NOW_MS,
+                    skip = Self::SKIP_LOCKED,
+                )))
+                .bind(node)
+                .bind(limit)
+                .bind(mine_too)
+                .fetch_all(&self.write)
+                .await?;
+                rows.into_iter()
+                    .map(|(id, epoch)| Ok(($crate::common::uuid(&id, "tournament id")?, epoch)))
+                    .collect()
+            }
+
+            async fn tournament_owner(
+                &self,
+                id: ::uuid::Uuid,
+            ) -> $crate::Result<Option<(Option<String>, i64)>> {
+                Ok(sqlx::query_as("SELECT owner, lease_epoch FROM tournaments WHERE id = $1")
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn tournament_tables(
+                &self,
+                id: ::uuid::Uuid,
+            ) -> $crate::Result<Vec<$crate::TournamentTable>> {
+                let rows: Vec<$crate::common::TournamentTableRow> =
+                    sqlx::query_as($crate::common::TOURNAMENT_TABLES)
+                        .bind(id.to_string())
+                        .fetch_all(&self.pool)
+                        .await?;
+                $crate::common::tournament_tables(rows)
             }
 
             async fn daily_board(

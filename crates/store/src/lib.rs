@@ -690,6 +690,90 @@ pub enum AnalysisRequested {
     QueueFull,
 }
 
+/// Where a tournament stands (`tournaments.status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TournamentStatus {
+    Registration,
+    Running,
+    Finished,
+}
+
+impl TournamentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TournamentStatus::Registration => "registration",
+            TournamentStatus::Running => "running",
+            TournamentStatus::Finished => "finished",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "registration" => Some(TournamentStatus::Registration),
+            "running" => Some(TournamentStatus::Running),
+            "finished" => Some(TournamentStatus::Finished),
+            _ => None,
+        }
+    }
+}
+
+/// A stored tournament (migration 0017/0016): its settings, the engine's state and the
+/// version of that state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TournamentRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub game: String,
+    pub status: TournamentStatus,
+    pub private: bool,
+    pub invite_code: Option<String>,
+    pub rated: bool,
+    /// `None`: scheduled by the operator.
+    pub created_by: Option<Uuid>,
+    pub created_at: i64,
+    /// When it starts; `None`: when enough players joined (per the config).
+    pub starts_at: Option<i64>,
+    /// The server's settings of the tournament, the engine's config among them (JSON).
+    pub config: serde_json::Value,
+    /// The engine's whole state (`tournament::Tournament` as JSON).
+    pub state: serde_json::Value,
+    /// Raised by every stored step.
+    pub version: i64,
+    /// A recurring event's occurrence, created once.
+    pub schedule_key: Option<String>,
+    pub updated_at: i64,
+}
+
+/// An engine table of a tournament and the real table it is (`tournament_tables`), with
+/// that table's standing when it exists.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TournamentTable {
+    pub engine_table: u32,
+    pub table: Uuid,
+    pub round: i32,
+    /// `None`: not created yet (paired, the director creates it).
+    pub status: Option<TableStatus>,
+    /// Per seat, once the table exists: whether it won, its final score, whether it
+    /// abandoned.
+    pub won: Vec<bool>,
+    pub scores: Vec<i64>,
+    pub abandoned: Vec<bool>,
+}
+
+/// One step of a tournament ([`Store::save_tournament`]): written only over `version`,
+/// and, with `fence`, only while `(node, epoch)` directs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TournamentStep {
+    pub id: Uuid,
+    pub version: i64,
+    pub fence: Option<(String, i64)>,
+    pub status: TournamentStatus,
+    pub state: serde_json::Value,
+    /// Tables paired by this step: (engine table, real table id, round).
+    pub tables: Vec<(u32, Uuid, i32)>,
+    pub now: i64,
+}
+
 /// Storage backend. Every method is a complete, atomic unit: a method that writes several
 /// rows does it in one transaction.
 #[async_trait]
@@ -1039,6 +1123,35 @@ pub trait Store: Send + Sync + 'static {
     /// Mutes (`muted: true`) or unmutes `target` for `player`; doing it twice is no error.
     /// An unknown `target` is `NotFound`; muting oneself is a `Conflict`.
     async fn set_muted(&self, player: Uuid, target: Uuid, muted: bool, now: i64) -> Result<()>;
+
+    // ---- tournaments ----
+
+    /// Stores a new tournament. A taken id, invite code or schedule key is a `Conflict`.
+    async fn create_tournament(&self, t: &TournamentRecord) -> Result<()>;
+    /// One tournament.
+    async fn tournament(&self, id: Uuid) -> Result<Option<TournamentRecord>>;
+    /// Tournaments in `status` (every status when `None`), newest first.
+    async fn tournaments(
+        &self,
+        status: Option<TournamentStatus>,
+        limit: i64,
+    ) -> Result<Vec<TournamentRecord>>;
+    /// Writes one step (state, status and the tables it paired) in one transaction, only
+    /// over `step.version` and, when fenced, only while the node holds its epoch. `false`:
+    /// nothing written (another step came first, or the director lost the tournament).
+    async fn save_tournament(&self, step: &TournamentStep) -> Result<bool>;
+    /// Claims for `node` up to `limit` unfinished tournaments that no live node directs (and
+    /// its own, with `mine_too`), raising each one's epoch: (id, epoch).
+    async fn claim_tournaments(
+        &self,
+        node: &str,
+        limit: i64,
+        mine_too: bool,
+    ) -> Result<Vec<(Uuid, i64)>>;
+    /// Who directs the tournament: (owner, epoch).
+    async fn tournament_owner(&self, id: Uuid) -> Result<Option<(Option<String>, i64)>>;
+    /// A tournament's tables, by engine table, each with its real table's standing.
+    async fn tournament_tables(&self, id: Uuid) -> Result<Vec<TournamentTable>>;
 
     // ---- daily deals ----
 

@@ -612,6 +612,36 @@ mod tests {
         async fn daily_table_of(&self, key: &str, player: Uuid) -> Result<Option<Uuid>> {
             self.inner.daily_table_of(key, player).await
         }
+        async fn create_tournament(&self, t: &crate::TournamentRecord) -> Result<()> {
+            self.inner.create_tournament(t).await
+        }
+        async fn tournament(&self, id: Uuid) -> Result<Option<crate::TournamentRecord>> {
+            self.inner.tournament(id).await
+        }
+        async fn tournaments(
+            &self,
+            status: Option<crate::TournamentStatus>,
+            limit: i64,
+        ) -> Result<Vec<crate::TournamentRecord>> {
+            self.inner.tournaments(status, limit).await
+        }
+        async fn save_tournament(&self, step: &crate::TournamentStep) -> Result<bool> {
+            self.inner.save_tournament(step).await
+        }
+        async fn claim_tournaments(
+            &self,
+            node: &str,
+            limit: i64,
+            mine_too: bool,
+        ) -> Result<Vec<(Uuid, i64)>> {
+            self.inner.claim_tournaments(node, limit, mine_too).await
+        }
+        async fn tournament_owner(&self, id: Uuid) -> Result<Option<(Option<String>, i64)>> {
+            self.inner.tournament_owner(id).await
+        }
+        async fn tournament_tables(&self, id: Uuid) -> Result<Vec<crate::TournamentTable>> {
+            self.inner.tournament_tables(id).await
+        }
         async fn daily_board(&self, key: &str, before: i64, limit: i64) -> Result<Vec<DailyRow>> {
             self.inner.daily_board(key, before, limit).await
         }

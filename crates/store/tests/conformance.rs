@@ -18,7 +18,8 @@ use serde_json::json;
 use store::rating::{self, Entry, Pool, Rating};
 use store::{
     ActionRecord, ChatRecord, Occupant, Player, RoundRecord, Store, StoreError, StoredTable,
-    TableRecord, TableStatus, TableWrite, WriteObserver, WriteOp, Writer,
+    TableRecord, TableStatus, TableWrite, TournamentRecord, TournamentStatus, TournamentStep,
+    WriteObserver, WriteOp, Writer,
 };
 use uuid::Uuid;
 
@@ -2571,6 +2572,189 @@ async fn notifications(s: &dyn Store) {
 // ---------------------------------------------------------------------------------------
 // One module per backend, one test per case.
 
+fn tournament_record(creator: Option<Uuid>, rated: bool, key: Option<&str>) -> TournamentRecord {
+    TournamentRecord {
+        id: Uuid::new_v4(),
+        name: "Friday Swiss".into(),
+        game: "trump".into(),
+        status: TournamentStatus::Registration,
+        private: false,
+        invite_code: None,
+        rated,
+        created_by: creator,
+        created_at: T0,
+        starts_at: Some(T0 + 60_000),
+        config: json!({"kind": {"type": "swiss", "rounds": 3}}),
+        state: json!({"players": []}),
+        version: 0,
+        schedule_key: key.map(str::to_string),
+        updated_at: T0,
+    }
+}
+
+async fn tournaments(s: &dyn Store) {
+    let ada = player(s, "ada").await;
+    let bob = player(s, "bob").await;
+    let t = tournament_record(Some(ada.id), false, None);
+    s.create_tournament(&t).await.unwrap();
+    assert_eq!(s.tournament(t.id).await.unwrap().as_ref(), Some(&t));
+    assert_eq!(s.tournament(Uuid::new_v4()).await.unwrap(), None);
+    // The same id, or the same occurrence of a recurring event, is stored once.
+    assert_conflict(s.create_tournament(&t).await);
+    let op = tournament_record(None, true, Some("hourly@1"));
+    s.create_tournament(&op).await.unwrap();
+    let mut again = tournament_record(None, true, Some("hourly@1"));
+    again.created_at = T0 + 1;
+    assert_conflict(s.create_tournament(&again).await);
+    // An unknown creator is NotFound.
+    assert_not_found(
+        s.create_tournament(&tournament_record(Some(Uuid::new_v4()), true, None))
+            .await,
+    );
+    assert_eq!(s.tournaments(None, 10).await.unwrap().len(), 2);
+    assert_eq!(
+        s.tournaments(Some(TournamentStatus::Running), 10)
+            .await
+            .unwrap(),
+        vec![]
+    );
+
+    // A step is written over the version it was computed from, once.
+    let table = Uuid::new_v4();
+    let step = TournamentStep {
+        id: t.id,
+        version: 0,
+        fence: None,
+        status: TournamentStatus::Running,
+        state: json!({"round": 1}),
+        tables: vec![(0, table, 1)],
+        now: T0 + 5,
+    };
+    assert!(s.save_tournament(&step).await.unwrap());
+    assert!(!s.save_tournament(&step).await.unwrap(), "a stale version");
+    let got = s.tournament(t.id).await.unwrap().unwrap();
+    assert_eq!(
+        (got.version, got.status, got.state.clone(), got.updated_at),
+        (1, TournamentStatus::Running, json!({"round": 1}), T0 + 5)
+    );
+    assert_eq!(
+        s.tournaments(Some(TournamentStatus::Running), 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    // The table is paired but not created yet.
+    let tables = s.tournament_tables(t.id).await.unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(
+        (tables[0].engine_table, tables[0].table, tables[0].round),
+        (0, table, 1)
+    );
+    assert_eq!(tables[0].status, None);
+
+    // The director's claim and fence.
+    s.node_beat("n1", "http://n1", 60_000, false).await.unwrap();
+    s.node_beat("n2", "http://n2", 60_000, false).await.unwrap();
+    let claimed = s.claim_tournaments("n1", 10, false).await.unwrap();
+    assert_eq!(claimed.len(), 2, "{claimed:?}");
+    let epoch = claimed.iter().find(|c| c.0 == t.id).unwrap().1;
+    assert_eq!(
+        s.tournament_owner(t.id).await.unwrap(),
+        Some((Some("n1".to_string()), epoch))
+    );
+    assert_eq!(s.claim_tournaments("n2", 10, false).await.unwrap(), vec![]);
+    assert_eq!(s.claim_tournaments("n1", 10, false).await.unwrap(), vec![]);
+    let fenced = |version, fence: (&str, i64)| TournamentStep {
+        id: t.id,
+        version,
+        fence: Some((fence.0.to_string(), fence.1)),
+        status: TournamentStatus::Running,
+        state: json!({"round": 2}),
+        tables: vec![],
+        now: T0 + 6,
+    };
+    assert!(!s.save_tournament(&fenced(1, ("n2", epoch))).await.unwrap());
+    assert!(
+        !s.save_tournament(&fenced(1, ("n1", epoch + 1)))
+            .await
+            .unwrap()
+    );
+    assert!(s.save_tournament(&fenced(1, ("n1", epoch))).await.unwrap());
+    // n1 dies: n2 takes over under a new epoch, and n1's epoch is refused.
+    s.node_gone("n1").await.unwrap();
+    let taken = s.claim_tournaments("n2", 10, false).await.unwrap();
+    assert_eq!(taken.len(), 2);
+    let epoch2 = taken.iter().find(|c| c.0 == t.id).unwrap().1;
+    assert!(epoch2 > epoch);
+    assert!(!s.save_tournament(&fenced(2, ("n1", epoch))).await.unwrap());
+    assert!(s.save_tournament(&fenced(2, ("n2", epoch2))).await.unwrap());
+    // A duplicate engine table is refused whole: nothing of the step is written.
+    let dup = TournamentStep {
+        tables: vec![(1, Uuid::new_v4(), 2), (0, Uuid::new_v4(), 2)],
+        ..fenced(3, ("n2", epoch2))
+    };
+    assert_conflict(s.save_tournament(&dup).await);
+    assert_eq!(s.tournament(t.id).await.unwrap().unwrap().version, 3);
+    assert_eq!(s.tournament_tables(t.id).await.unwrap().len(), 1);
+
+    // The table, once created and finished, shows its seats; the tournament is unrated,
+    // so its game changes no rating.
+    let mut r = record("trump", 2, ada.id, T0);
+    r.id = table;
+    s.create_table(&r, &[seat_of(&ada), seat_of(&bob)])
+        .await
+        .unwrap();
+    let tables = s.tournament_tables(t.id).await.unwrap();
+    assert_eq!(tables[0].status, Some(TableStatus::Open));
+    assert_eq!(tables[0].won, vec![false, false]);
+    s.set_status(table, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(table, &round(0, T0)).await.unwrap();
+    s.end_round(table, 0, &json!({}), &[8, 3], T0)
+        .await
+        .unwrap();
+    s.finish_match(table, &[8, 3], &[0], T0).await.unwrap();
+    let tables = s.tournament_tables(t.id).await.unwrap();
+    assert_eq!(tables[0].status, Some(TableStatus::Finished));
+    assert_eq!(
+        (tables[0].won.clone(), tables[0].scores.clone()),
+        (vec![true, false], vec![8, 3])
+    );
+    assert_eq!(s.player_ratings(ada.id).await.unwrap(), vec![]);
+    // A rated one does.
+    let mut r = record("trump", 2, ada.id, T0);
+    r.id = Uuid::new_v4();
+    let step = TournamentStep {
+        id: op.id,
+        version: 0,
+        fence: None,
+        status: TournamentStatus::Running,
+        state: json!({}),
+        tables: vec![(0, r.id, 1)],
+        now: T0,
+    };
+    assert!(s.save_tournament(&step).await.unwrap());
+    s.create_table(&r, &[seat_of(&ada), seat_of(&bob)])
+        .await
+        .unwrap();
+    s.set_status(r.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(r.id, &round(0, T0)).await.unwrap();
+    s.end_round(r.id, 0, &json!({}), &[8, 3], T0).await.unwrap();
+    s.finish_match(r.id, &[8, 3], &[0], T0).await.unwrap();
+    assert_eq!(s.player_ratings(ada.id).await.unwrap().len(), 1);
+    // A finished tournament is claimed by nobody.
+    let done = TournamentStep {
+        status: TournamentStatus::Finished,
+        tables: vec![],
+        ..fenced(3, ("n2", epoch2))
+    };
+    assert!(s.save_tournament(&done).await.unwrap());
+    s.node_gone("n2").await.unwrap();
+    let last = s.claim_tournaments("n3", 10, false).await.unwrap();
+    assert_eq!(last.len(), 1, "only the unfinished one: {last:?}");
+    assert_eq!(last[0].0, op.id);
+}
+
 macro_rules! suite {
     ($backend:ident, $fixture:path, [$($case:ident),* $(,)?], [$($shared:ident),* $(,)?]) => {
         mod $backend {
@@ -2620,6 +2804,7 @@ macro_rules! all_cases {
                 write_group_is_all_or_nothing,
                 ownership_and_fencing,
                 notifications,
+                tournaments,
             ],
             [
                 writer_isolates_a_bad_unit,
