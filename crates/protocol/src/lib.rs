@@ -1257,3 +1257,159 @@ mod tests {
         );
     }
 }
+
+// ---- tournaments (#31, docs/tournaments.md) ----
+
+/// The kind of a tournament, as asked for at creation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TournamentKind {
+    /// A fixed number of rounds (1–30).
+    Swiss { rounds: u32 },
+    /// A fixed duration in seconds (60 s to 24 h); no pairing in the last
+    /// `stop_pairing_before_s` seconds (default: a tenth of the duration).
+    Arena {
+        duration_s: u64,
+        #[serde(default)]
+        stop_pairing_before_s: Option<u64>,
+    },
+}
+
+/// `POST /api/tournaments`: create a tournament (a signed-in player).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTournamentRequest {
+    /// 1 to 60 characters (default: the game and kind).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A game kind from `GET /api/games`.
+    pub game: String,
+    pub kind: TournamentKind,
+    /// Players per table, within the game's range.
+    pub table_size: usize,
+    /// The smallest table the event may seat (default: `table_size`: full tables and byes).
+    #[serde(default)]
+    pub min_table_size: Option<usize>,
+    /// The game's options for every table; omitted or `null`: the game's defaults.
+    #[serde(default)]
+    pub options: Value,
+    /// Unix ms when it starts (at most 30 days ahead). Omitted: it starts once
+    /// `start_when` players joined.
+    #[serde(default)]
+    pub starts_at: Option<i64>,
+    /// Start as soon as this many players joined (2–512). With `starts_at`, whichever
+    /// comes first. One of the two is required.
+    #[serde(default)]
+    pub start_when: Option<u32>,
+    /// The pace of every table (default: live, 30 s a move and a bank of 300 s).
+    #[serde(default)]
+    pub pace: Option<Pace>,
+    /// Whether the games are rated (default true).
+    #[serde(default = "yes")]
+    pub rated: bool,
+    /// A private tournament is not listed and is joined with its invite code.
+    #[serde(default)]
+    pub private: bool,
+    /// Whether bot accounts may join (default false).
+    #[serde(default)]
+    pub bots_allowed: bool,
+}
+
+/// `POST /api/tournaments/{id}/join`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JoinTournamentRequest {
+    /// A private tournament's invite code.
+    #[serde(default)]
+    pub invite: Option<String>,
+}
+
+/// A tournament as lists show it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TournamentSummary {
+    pub id: Uuid,
+    pub name: String,
+    pub game: String,
+    pub kind: TournamentKind,
+    pub table_size: usize,
+    pub min_table_size: usize,
+    /// `registration`, `running` or `finished`.
+    pub status: String,
+    pub private: bool,
+    pub rated: bool,
+    pub bots_allowed: bool,
+    pub pace: Pace,
+    pub starts_at: Option<i64>,
+    pub start_when: Option<u32>,
+    /// Members (withdrawn ones too).
+    pub players: usize,
+    /// The Swiss round under way (0 before the start; always 0 in an arena).
+    pub round: u32,
+    /// `null`: scheduled by the server's operator.
+    pub created_by: Option<Uuid>,
+    pub created_at: i64,
+    /// The invite code, shown to the creator of a private tournament only.
+    pub invite_code: Option<String>,
+}
+
+/// `GET /api/tournaments`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TournamentList {
+    pub tournaments: Vec<TournamentSummary>,
+}
+
+/// A line of a tournament's standings (Swiss) or leaderboard (arena), best first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TournamentStanding {
+    /// 1-based, never shared.
+    pub rank: u32,
+    pub player: Uuid,
+    pub name: String,
+    /// Points as players read them (Swiss: whole and half points; arena: arena points).
+    pub score: f64,
+    /// Swiss tie-breaks in points (0 in an arena).
+    pub buchholz: f64,
+    pub sonneborn_berger: f64,
+    /// Arena: performance rating (0 in a Swiss).
+    pub performance: i64,
+    pub games: u32,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    pub byes: u32,
+    /// Arena: wins in a row.
+    pub streak: u32,
+    /// `active`, `withdrawn`, `dropped` or `paused`.
+    pub status: String,
+}
+
+/// A game of a tournament.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TournamentGame {
+    /// The Swiss round (0 in an arena).
+    pub round: u32,
+    /// The real table (`/api/tables/{id}`); its replay is `/api/tables/{id}/replay`.
+    pub table_id: Uuid,
+    /// In seat order.
+    pub players: Vec<Uuid>,
+    /// `playing`, `finished` or `uncounted` (an arena game still playing at the end).
+    pub state: String,
+    /// Once finished: per seat, the points it earned (Swiss: in points; arena: points).
+    pub points: Option<Vec<f64>>,
+}
+
+/// `GET /api/tournaments/{id}`: a tournament in full.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TournamentInfo {
+    #[serde(flatten)]
+    pub summary: TournamentSummary,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    /// Arena: when it ends.
+    pub ends_at: Option<i64>,
+    pub standings: Vec<TournamentStanding>,
+    /// Every game, in the order they were paired.
+    pub games: Vec<TournamentGame>,
+    /// Once finished: the first three.
+    pub podium: Vec<Uuid>,
+}

@@ -76,6 +76,17 @@ pub enum ApiError {
     /// will, or this one once restarted).
     #[error("{1}")]
     Unavailable(&'static str, String),
+    /// 400, a tournament that cannot be set up as asked: `bad_tournament` (the message
+    /// names the field and its bounds), `unknown_game`, `bad_options`.
+    #[error("{1}")]
+    BadTournament(&'static str, String),
+    /// 403, a tournament that refuses this player: `invite_required` (private, no or a
+    /// wrong invite code), `bots_not_allowed` (a bot account where bots may not join).
+    #[error("{1}")]
+    Forbidden(&'static str, String),
+    /// 404 `tournament_not_found`.
+    #[error("no tournament {0}")]
+    TournamentNotFound(String),
     /// 500 `internal`: logged, not explained.
     #[error("internal error")]
     Internal,
@@ -99,6 +110,8 @@ impl ApiError {
             ApiError::Conflict(c, _) => c,
             ApiError::RateLimited { code, .. } => code,
             ApiError::Unavailable(c, _) => c,
+            ApiError::BadTournament(c, _) | ApiError::Forbidden(c, _) => c,
+            ApiError::TournamentNotFound(_) => "tournament_not_found",
             ApiError::Internal => "internal",
         }
     }
@@ -108,7 +121,10 @@ impl ApiError {
             ApiError::Malformed(_)
             | ApiError::BadName(..)
             | ApiError::BadTable(..)
-            | ApiError::BadAccount(..) => StatusCode::BAD_REQUEST,
+            | ApiError::BadAccount(..)
+            | ApiError::BadTournament(..) => StatusCode::BAD_REQUEST,
+            ApiError::Forbidden(..) => StatusCode::FORBIDDEN,
+            ApiError::TournamentNotFound(_) => StatusCode::NOT_FOUND,
             ApiError::BadCredentials => StatusCode::UNAUTHORIZED,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,

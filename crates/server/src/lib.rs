@@ -23,6 +23,7 @@ pub mod openapi;
 pub mod quickplay;
 pub mod replay;
 pub mod state;
+pub mod tournaments;
 pub mod wire;
 pub mod ws;
 
@@ -123,6 +124,20 @@ pub fn app(state: AppState) -> Router {
         .route(
             "/players/{id}/rating-history",
             get(http::boards::rating_history),
+        )
+        .route(
+            "/tournaments",
+            get(http::tournaments::list_tournaments)
+                .post(http::tournaments::create_tournament.layer(limited(Class::CreateTable))),
+        )
+        .route("/tournaments/{id}", get(http::tournaments::get_tournament))
+        .route(
+            "/tournaments/{id}/join",
+            post(http::tournaments::join_tournament).layer(limited(Class::Join)),
+        )
+        .route(
+            "/tournaments/{id}/withdraw",
+            post(http::tournaments::withdraw_tournament),
         )
         .route("/openapi.json", get(openapi::serve))
         .route(

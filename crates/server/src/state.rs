@@ -52,6 +52,11 @@ pub struct Inner {
     /// The progress (done, total) of the jobs this node's workers run now, fresher than
     /// the store's copy, which is written only every few seconds (`analysis`).
     pub analysis_live: Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, (i64, i64)>>>,
+    /// Wakes this node's tournament director (a step was stored here).
+    pub tournament_wake: Arc<tokio::sync::Notify>,
+    /// The id of every tournament whose standings or games changed on this node, for
+    /// the lobby sockets that follow it.
+    pub tournament_feed: broadcast::Sender<uuid::Uuid>,
 }
 
 /// Resolves once the server is shutting down, at once if it already is: a receiver that
@@ -119,6 +124,8 @@ impl AppState {
             cluster,
             analysis_wake: Arc::new(tokio::sync::Notify::new()),
             analysis_live: Arc::default(),
+            tournament_wake: Arc::new(tokio::sync::Notify::new()),
+            tournament_feed: broadcast::channel(1024).0,
         }))
     }
 

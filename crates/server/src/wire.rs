@@ -72,4 +72,8 @@ markers! {
     RatingPoint = protocol::RatingPoint,
     DailyBoard = protocol::DailyBoard,
     DailyRequest = protocol::DailyRequest,
+    CreateTournamentRequest = protocol::CreateTournamentRequest,
+    JoinTournamentRequest = protocol::JoinTournamentRequest,
+    TournamentInfo = protocol::TournamentInfo,
+    TournamentList = protocol::TournamentList,
 }

@@ -15,7 +15,7 @@ const FLOORS: &[&[&str]] = &[
     &["node", "auth", "quickplay", "challenges"],
     &["limits", "lobby"],
     &["state"],
-    &["extract", "matcher", "analysis"],
+    &["extract", "matcher", "analysis", "tournaments"],
     &["ws"],
     &["cluster"],
     &["http"],

@@ -150,6 +150,7 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     // be claimed again as one of them) and the entries of gone sockets are out.
     crate::matcher::match_once(app).await?;
     crate::matcher::spawn_matcher(app);
+    crate::tournaments::spawn_director(app);
     Ok(())
 }
 

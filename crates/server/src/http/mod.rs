@@ -13,6 +13,7 @@ pub mod ops;
 pub mod pages;
 pub mod players;
 pub mod tables;
+pub mod tournaments;
 
 use std::net::SocketAddr;
 

@@ -1,0 +1,218 @@
+//! Tournaments (#31, docs/tournaments.md): create, list, read, join, withdraw. The
+//! director that runs them is `crate::tournaments`; these handlers only store steps
+//! (joins and withdrawals), which any node may do.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use protocol::{CreateTournamentRequest, JoinTournamentRequest, TournamentInfo, TournamentList};
+use serde::Deserialize;
+use store::TournamentStatus;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+use crate::extract::*;
+use crate::state::{AppState, now_ms};
+use crate::tournaments as t;
+use crate::wire;
+
+fn tournament_id(id: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(id).map_err(|_| ApiError::TournamentNotFound(id.to_string()))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/tournaments",
+    tag = "tournaments",
+    summary = "Create a tournament (Swiss or arena)",
+    security(("cookie" = []), ("bearer" = [])),
+    request_body = wire::CreateTournamentRequest,
+    responses(
+        (status = 201, description = "created; the creator of a private one sees its invite code", body = wire::TournamentInfo),
+        (status = 400, description = "`code`: malformed, bad_tournament (the message names the field and its bounds), unknown_game, bad_options", body = wire::ErrorBody),
+        (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
+    ),
+)]
+pub async fn create_tournament(
+    State(app): State<AppState>,
+    Me(who): Me,
+    Body(req): Body<CreateTournamentRequest>,
+) -> Result<(StatusCode, Json<TournamentInfo>), ApiError> {
+    let record = t::plan(&req, Some(who.id), now_ms())?;
+    app.store.create_tournament(&record).await?;
+    tracing::info!(tournament = %record.id, game = %record.game, "tournament created");
+    app.tournament_wake.notify_one();
+    let l = t::Loaded::from_record(record)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(t::info(&app, &l, Some(who.id)).await?),
+    ))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// `registration`, `running` or `finished` (default: all).
+    pub status: Option<String>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/tournaments",
+    tag = "tournaments",
+    summary = "Public tournaments, newest first (and the caller's private ones)",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "the tournaments", body = wire::TournamentList),
+        (status = 400, description = "`code`: bad_tournament (an unknown status)", body = wire::ErrorBody),
+    ),
+)]
+pub async fn list_tournaments(
+    State(app): State<AppState>,
+    Query(q): Query<ListQuery>,
+    headers: HeaderMap,
+) -> Result<Json<TournamentList>, ApiError> {
+    let status = match q.status.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(TournamentStatus::parse(s).ok_or_else(|| {
+            ApiError::BadTournament(
+                "bad_tournament",
+                format!("status {s:?}: registration, running or finished"),
+            )
+        })?),
+    };
+    let me = player_from(&headers, &app).await?.map(|w| w.id);
+    let mut out = Vec::new();
+    for r in app.store.tournaments(status, 200).await? {
+        let l = t::Loaded::from_record(r)?;
+        let mine = me.is_some()
+            && (l.record.created_by == me || l.engine.player(me.unwrap_or_default()).is_some());
+        if l.record.private && !mine {
+            continue;
+        }
+        out.push(t::summary(&l, me));
+    }
+    Ok(Json(TournamentList { tournaments: out }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TournamentInvite {
+    /// A private tournament's invite code (not needed by its members and its creator).
+    pub invite: Option<String>,
+}
+
+/// Refuses a private tournament to whoever has neither its code nor a place in it.
+fn may_see(l: &t::Loaded, me: Option<Uuid>, invite: Option<&str>) -> Result<(), ApiError> {
+    if !l.record.private {
+        return Ok(());
+    }
+    let member = me.is_some_and(|m| l.engine.player(m).is_some() || l.record.created_by == Some(m));
+    if member || (invite.is_some() && invite == l.record.invite_code.as_deref()) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(
+            "invite_required",
+            "this tournament is private: open it through its invite link".into(),
+        ))
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/tournaments/{id}",
+    tag = "tournaments",
+    summary = "A tournament: settings, standings, every game with its table",
+    security((), ("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the tournament's id (a UUID)"), TournamentInvite),
+    responses(
+        (status = 200, description = "the tournament", body = wire::TournamentInfo),
+        (status = 403, description = "`code`: invite_required", body = wire::ErrorBody),
+        (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
+    ),
+)]
+pub async fn get_tournament(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<TournamentInvite>,
+    headers: HeaderMap,
+) -> Result<Json<TournamentInfo>, ApiError> {
+    let l = t::load(&app, tournament_id(&id)?).await?;
+    let me = player_from(&headers, &app).await?.map(|w| w.id);
+    may_see(&l, me, q.invite.as_deref())?;
+    Ok(Json(t::info(&app, &l, me).await?))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/tournaments/{id}/join",
+    tag = "tournaments",
+    summary = "Join a tournament (a private one with its invite code)",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the tournament's id (a UUID)")),
+    request_body = wire::JoinTournamentRequest,
+    responses(
+        (status = 200, description = "joined", body = wire::TournamentInfo),
+        (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
+        (status = 403, description = "`code`: invite_required, bots_not_allowed", body = wire::ErrorBody),
+        (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: already_joined, closed (over, last Swiss round started, arena pairing stopped)", body = wire::ErrorBody),
+    ),
+)]
+pub async fn join_tournament(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+    Body(req): Body<JoinTournamentRequest>,
+) -> Result<Json<TournamentInfo>, ApiError> {
+    let id = tournament_id(&id)?;
+    let l = t::load(&app, id).await?;
+    if l.record.private && req.invite.as_deref() != l.record.invite_code.as_deref() {
+        return Err(ApiError::Forbidden(
+            "invite_required",
+            "this tournament is private: join it through its invite link".into(),
+        ));
+    }
+    let bot = app.store.player(who.id).await?.is_some_and(|p| p.bot);
+    if bot && !l.settings.bots_allowed {
+        return Err(ApiError::Forbidden(
+            "bots_not_allowed",
+            "bot accounts may not join this tournament".into(),
+        ));
+    }
+    let rating = t::rating_of(
+        &app,
+        who.id,
+        &l.record.game,
+        l.settings.engine.table_size,
+        bot,
+    )
+    .await;
+    let (l, _) = t::step(&app, id, None, |t, _, now| t.join(who.id, rating, now)).await?;
+    Ok(Json(t::info(&app, &l, Some(who.id)).await?))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/tournaments/{id}/withdraw",
+    tag = "tournaments",
+    summary = "Withdraw from a tournament (past games stand)",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the tournament's id (a UUID)")),
+    responses(
+        (status = 200, description = "withdrawn", body = wire::TournamentInfo),
+        (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
+        (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_a_member, not_active, tournament_over", body = wire::ErrorBody),
+    ),
+)]
+pub async fn withdraw_tournament(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+) -> Result<Json<TournamentInfo>, ApiError> {
+    let id = tournament_id(&id)?;
+    let (l, _) = t::step(&app, id, None, |t, _, now| t.withdraw(who.id, now)).await?;
+    Ok(Json(t::info(&app, &l, Some(who.id)).await?))
+}
