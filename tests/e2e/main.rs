@@ -24,6 +24,7 @@ mod replays;
 mod rummy;
 mod strict;
 mod support;
+mod tournaments;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

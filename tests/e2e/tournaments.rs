@@ -1,0 +1,356 @@
+//! Tournaments (#31) end to end, through the public API only: bot accounts join, and each
+//! plays its games with the example bot (`examples/bot`) as the tournament pairs them; the
+//! standings the server shows are checked against a recomputation from the games' own
+//! results (`GET /api/tables/{id}`); the server is stopped mid-tournament and another
+//! started on the same database carries on. Refusals change nothing.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A claimed account turned bot account, with an API token: the player as its token
+/// sees it.
+async fn bot_account(server: &Server, name: &str) -> Player {
+    let p = Player::guest(&server.base, &server.ws, name).await;
+    let (s, v) = p
+        .post(
+            "/api/account/claim",
+            json!({"username": name, "password": "correct horse battery"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let (s, v) = p.post("/api/account/bot", json!({})).await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = p.post("/api/account/bot/token", json!({})).await;
+    assert_eq!(s, 201, "{v}");
+    let mut bot = p.clone();
+    bot.token = v["token"].as_str().unwrap().to_string();
+    bot
+}
+
+/// Plays every game the tournament seats `p` at, against whichever server `base` names
+/// now (it changes at a restart), until the tournament is over. Returns the tables played.
+async fn play_tournament(p: Player, base: Arc<Mutex<String>>, tid: String) -> Vec<String> {
+    let mut played: Vec<String> = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
+    loop {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the tournament never ended"
+        );
+        let url = base.lock().unwrap().clone();
+        let me = p.at(&url, &url.replacen("http://", "ws://", 1));
+        let got = me
+            .http
+            .get(format!("{url}/api/tournaments/{tid}"))
+            .bearer_auth(&me.token)
+            .send()
+            .await;
+        let v: Value = match got {
+            Ok(r) if r.status().is_success() => r.json().await.unwrap_or(Value::Null),
+            _ => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        if v["status"] == "finished" {
+            return played;
+        }
+        let mine: Vec<String> = v["games"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| {
+                g["state"] == "playing"
+                    && g["players"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|x| x == &json!(p.id))
+            })
+            .map(|g| g["table_id"].as_str().unwrap().to_string())
+            .filter(|t| !played.contains(t))
+            .collect();
+        for table in mine {
+            let cfg = example_bot::Config {
+                server: url.clone(),
+                token: p.token.clone(),
+                challenge: None,
+                game: "trump".into(),
+                seats: None,
+                options: Value::Null,
+                matches: 1,
+                delay_ms: 0,
+                match_timeout: Duration::from_secs(300),
+            };
+            match example_bot::play_table(&cfg, &table).await {
+                Ok(_) => played.push(table),
+                // The server went away (a restart): try again on the next one.
+                Err(_) => tokio::time::sleep(Duration::from_millis(300)).await,
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+/// Duel points of a finished table from its own result: 1 for the win, ½ each for a
+/// shared win or equal scores without a winner.
+fn duel_points(table: &Value) -> [f64; 2] {
+    let winners: Vec<u64> = table["winners"]
+        .as_array()
+        .map(|w| w.iter().map(|x| x.as_u64().unwrap()).collect())
+        .unwrap_or_default();
+    let scores: Vec<i64> = table["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    let key = |s: usize| (winners.contains(&(s as u64)), scores[s]);
+    match key(0).cmp(&key(1)) {
+        std::cmp::Ordering::Greater => [1.0, 0.0],
+        std::cmp::Ordering::Less => [0.0, 1.0],
+        std::cmp::Ordering::Equal => [0.5, 0.5],
+    }
+}
+
+/// Checks a finished Swiss of duels against a recomputation from its games: every player's
+/// points, games and Buchholz; the ranking sorted by points then Buchholz; the podium.
+async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usize) {
+    assert_eq!(t["status"], "finished", "{t}");
+    let games = t["games"].as_array().unwrap();
+    assert_eq!(
+        games.len(),
+        rounds * players / 2,
+        "every round seats everyone"
+    );
+    let mut points: HashMap<String, f64> = HashMap::new();
+    let mut opponents: HashMap<String, Vec<String>> = HashMap::new();
+    let mut met: HashSet<(String, String)> = HashSet::new();
+    for g in games {
+        assert_eq!(g["state"], "finished", "{g}");
+        let table = g["table_id"].as_str().unwrap();
+        let (s, info) = viewer.get(&format!("/api/tables/{table}")).await;
+        assert_eq!(s, 200, "{info}");
+        assert_eq!(info["status"], "finished", "{info}");
+        let ps: Vec<String> = g["players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        // The table seats the players the tournament paired, in its order.
+        for (seat, p) in ps.iter().enumerate() {
+            assert_eq!(info["seats"][seat]["id"], json!(p), "{info}");
+        }
+        let pts = duel_points(&info);
+        let shown: Vec<f64> = g["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(shown, pts.to_vec(), "the game's points: {g} {info}");
+        for s in 0..2 {
+            *points.entry(ps[s].clone()).or_default() += pts[s];
+            opponents
+                .entry(ps[s].clone())
+                .or_default()
+                .push(ps[1 - s].clone());
+        }
+        let pair = if ps[0] < ps[1] {
+            (ps[0].clone(), ps[1].clone())
+        } else {
+            (ps[1].clone(), ps[0].clone())
+        };
+        if rounds < players / 2 {
+            assert!(met.insert(pair), "nobody meets twice in {rounds} rounds");
+        }
+    }
+    let standings = t["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), players);
+    let mut previous: Option<(f64, f64)> = None;
+    for (i, s) in standings.iter().enumerate() {
+        let id = s["player"].as_str().unwrap().to_string();
+        assert_eq!(s["rank"], json!(i + 1));
+        let mine = points.get(&id).copied().unwrap_or(0.0);
+        assert_eq!(s["score"].as_f64().unwrap(), mine, "points of {id}: {s}");
+        assert_eq!(s["games"], json!(rounds), "{s}");
+        let buchholz: f64 = opponents[&id].iter().map(|o| points[o]).sum();
+        assert!(
+            (s["buchholz"].as_f64().unwrap() - buchholz).abs() < 1e-9,
+            "Buchholz of {id}: {s} vs {buchholz}"
+        );
+        let key = (mine, buchholz);
+        if let Some(p) = previous {
+            assert!(
+                p >= key,
+                "ranked by points, then Buchholz: {p:?} before {key:?}"
+            );
+        }
+        previous = Some(key);
+    }
+    let podium: Vec<&Value> = standings.iter().take(3).map(|s| &s["player"]).collect();
+    let shown: Vec<&Value> = t["podium"].as_array().unwrap().iter().collect();
+    assert_eq!(podium, shown);
+}
+
+/// Bad requests are refused with their code, and create nothing.
+async fn refusals(org: &Player) {
+    let base = json!({"game": "trump", "kind": {"type": "swiss", "rounds": 3},
+        "table_size": 2, "start_when": 4});
+    let cases = [
+        (json!({"game": "chess"}), 400, "unknown_game"),
+        (json!({"table_size": 9}), 400, "bad_tournament"),
+        (
+            json!({"kind": {"type": "swiss", "rounds": 0}}),
+            400,
+            "bad_tournament",
+        ),
+        (
+            json!({"kind": {"type": "arena", "duration_s": 5}}),
+            400,
+            "bad_tournament",
+        ),
+        (json!({"start_when": null}), 400, "bad_tournament"),
+        (json!({"start_when": 1}), 400, "bad_tournament"),
+        (json!({"options": {"target": -3}}), 400, "bad_options"),
+        (
+            json!({"pace": {"kind": "live", "move_s": 0, "bank_s": 0}}),
+            400,
+            "bad_tournament",
+        ),
+        (json!({"name": ""}), 400, "bad_tournament"),
+        (json!({"colour": "red"}), 400, "malformed"),
+    ];
+    for (patch, status, code) in cases {
+        let mut body = base.clone();
+        for (k, v) in patch.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let (s, v) = org.post("/api/tournaments", body.clone()).await;
+        assert_eq!((s, v["code"].as_str()), (status, Some(code)), "{body}: {v}");
+    }
+    let (s, v) = org.get("/api/tournaments").await;
+    assert_eq!(s, 200);
+    assert_eq!(v["tournaments"], json!([]), "nothing was created");
+    let (s, v) = org.get("/api/tournaments?status=later").await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("bad_tournament")));
+    let (s, v) = org
+        .get("/api/tournaments/00000000-0000-0000-0000-000000000000")
+        .await;
+    assert_eq!((s, v["code"].as_str()), (404, Some("tournament_not_found")));
+}
+
+/// A 32-player Swiss of bot accounts (5 rounds of Trump duels), played to the end
+/// through the public API, with a restart of the server after the first round; the
+/// standings checked against a recomputation from the games' results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn swiss_of_32_bot_accounts_with_a_restart() {
+    const PLAYERS: usize = 32;
+    const ROUNDS: usize = 5;
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let org = Player::guest(&server.base, &server.ws, "Organiser").await;
+        refusals(&org).await;
+        let (s, t) = org
+            .post(
+                "/api/tournaments",
+                json!({"name": "Thirty-two", "game": "trump",
+                    "kind": {"type": "swiss", "rounds": ROUNDS}, "table_size": 2,
+                    "options": {"target": 5}, "start_when": PLAYERS, "bots_allowed": true,
+                    "pace": {"kind": "untimed"}}),
+            )
+            .await;
+        assert_eq!(s, 201, "{t}");
+        assert_eq!(t["status"], "registration");
+        let tid = t["id"].as_str().unwrap().to_string();
+        let mut bots = Vec::new();
+        for i in 0..PLAYERS {
+            bots.push(bot_account(&server, &format!("swissbot{i}")).await);
+        }
+        // A bot account may not join a tournament that does not allow bots.
+        let (s, closed) = org
+            .post(
+                "/api/tournaments",
+                json!({"game": "trump", "kind": {"type": "swiss", "rounds": 1},
+                    "table_size": 2, "start_when": 2}),
+            )
+            .await;
+        assert_eq!(s, 201, "{closed}");
+        let (s, v) = bots[0]
+            .post(
+                &format!("/api/tournaments/{}/join", closed["id"].as_str().unwrap()),
+                json!({}),
+            )
+            .await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (403, Some("bots_not_allowed")),
+            "{v}"
+        );
+        for b in &bots {
+            let (s, v) = b
+                .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+                .await;
+            assert!(s == 200, "{v}");
+        }
+        let (s, v) = bots[0]
+            .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+            .await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("already_joined")),
+            "{v}"
+        );
+
+        let base = Arc::new(Mutex::new(server.base.clone()));
+        let tasks: Vec<_> = bots
+            .iter()
+            .map(|b| tokio::spawn(play_tournament(b.clone(), base.clone(), tid.clone())))
+            .collect();
+        // Once the first round is over (and the second under way), restart.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
+        loop {
+            let (_, v) = org.get(&format!("/api/tournaments/{tid}")).await;
+            if v["round"].as_u64().unwrap_or(0) >= 2 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "round 2 never came: {v}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        server.stop().await;
+        let server = Server::start(&db).await;
+        *base.lock().unwrap() = server.base.clone();
+        let org = org.at(&server.base, &server.ws);
+        for t in tasks {
+            let played = t.await.unwrap();
+            assert!(played.len() <= ROUNDS);
+        }
+        let (s, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+        assert_eq!(s, 200);
+        check_standings(&org, &t, ROUNDS, PLAYERS).await;
+        // Finished: no more joins or withdrawals.
+        let (s, v) = bots[1]
+            .at(&server.base, &server.ws)
+            .post(&format!("/api/tournaments/{tid}/withdraw"), json!({}))
+            .await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("tournament_over")),
+            "{v}"
+        );
+        let (s, v) = org.get("/api/tournaments?status=finished").await;
+        assert_eq!(s, 200);
+        assert_eq!(v["tournaments"].as_array().unwrap().len(), 1, "{v}");
+        server.stop().await;
+        eprintln!("{}: a Swiss of {PLAYERS} played with a restart", db.label);
+    }
+}
