@@ -945,6 +945,18 @@ pub enum LobbyClientMsg {
     ChallengeCancel {
         id: String,
     },
+    /// Follow a tournament (docs/protocol.md §4.3): answered [`LobbyMsg::Tournament`] at
+    /// once and again whenever its standings or games change. At most 8 at once per socket;
+    /// a private one needs its invite code (or the player's place in it).
+    TournamentFollow {
+        id: Uuid,
+        #[serde(default)]
+        invite: Option<String>,
+    },
+    /// Stop following a tournament.
+    TournamentUnfollow {
+        id: Uuid,
+    },
 }
 
 /// A challenge as both sides see it (`LobbyMsg::ChallengeSent`, `ChallengeReceived`).
@@ -1110,6 +1122,16 @@ pub enum LobbyMsg {
     ChallengeEnded { id: String, reason: String },
     /// A challenge was accepted: the match at `table` has started, this player in `seat`.
     ChallengeStarted { id: String, table: Uuid, seat: u8 },
+    /// A followed tournament, whole: on following, and whenever its standings or games
+    /// change (docs/protocol.md §4.3).
+    Tournament { tournament: Box<TournamentInfo> },
+    /// A tournament seated this socket's player at `table` (seat `seat`): the client goes
+    /// there.
+    TournamentGame {
+        tournament: Uuid,
+        table: Uuid,
+        seat: u8,
+    },
     /// A refused [`LobbyClientMsg`]; nothing changed. `retry_after_ms` as in
     /// [`ServerMsg::Error`].
     Error {
@@ -1159,6 +1181,10 @@ pub fn schema(games: Value) -> Value {
             "MatchRow": schemars::schema_for!(MatchRow),
             "DailyRequest": schemars::schema_for!(DailyRequest),
             "DailyBoard": schemars::schema_for!(DailyBoard),
+            "CreateTournamentRequest": schemars::schema_for!(CreateTournamentRequest),
+            "JoinTournamentRequest": schemars::schema_for!(JoinTournamentRequest),
+            "TournamentList": schemars::schema_for!(TournamentList),
+            "TournamentInfo": schemars::schema_for!(TournamentInfo),
         },
         "games": games,
     })

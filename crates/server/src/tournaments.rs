@@ -355,6 +355,23 @@ pub async fn rating_of(app: &AppState, player: Uuid, game: &str, size: usize, bo
 
 // ---- what clients are shown ----
 
+/// Refuses a private tournament to whoever has neither its code nor a place in it (403
+/// `invite_required`).
+pub fn may_see(l: &Loaded, me: Option<Uuid>, invite: Option<&str>) -> Result<(), ApiError> {
+    if !l.record.private {
+        return Ok(());
+    }
+    let member = me.is_some_and(|m| l.engine.player(m).is_some() || l.record.created_by == Some(m));
+    if member || (invite.is_some() && invite == l.record.invite_code.as_deref()) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(
+            "invite_required",
+            "this tournament is private: open it through its invite link".into(),
+        ))
+    }
+}
+
 fn status_str(s: TournamentStatus) -> &'static str {
     s.as_str()
 }
@@ -735,6 +752,18 @@ async fn open_table(
         Err(e) => return Err(e.into()),
     }
     tracing::info!(tournament = %l.record.id, table = %id, round = t.round, "tournament table started");
+    // Its players' lobby sockets on this node go there (the others see it in the
+    // tournament they follow).
+    for (seat, p) in t.players.iter().enumerate() {
+        app.challenges.tell(
+            *p,
+            &protocol::LobbyMsg::TournamentGame {
+                tournament: l.record.id,
+                table: id,
+                seat: seat as u8,
+            },
+        );
+    }
     let _ = app.tournament_feed.send(l.record.id);
     Ok(())
 }

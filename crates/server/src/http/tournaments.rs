@@ -103,22 +103,6 @@ pub struct TournamentInvite {
     pub invite: Option<String>,
 }
 
-/// Refuses a private tournament to whoever has neither its code nor a place in it.
-fn may_see(l: &t::Loaded, me: Option<Uuid>, invite: Option<&str>) -> Result<(), ApiError> {
-    if !l.record.private {
-        return Ok(());
-    }
-    let member = me.is_some_and(|m| l.engine.player(m).is_some() || l.record.created_by == Some(m));
-    if member || (invite.is_some() && invite == l.record.invite_code.as_deref()) {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden(
-            "invite_required",
-            "this tournament is private: open it through its invite link".into(),
-        ))
-    }
-}
-
 #[utoipa::path(
     get,
     path = "/api/tournaments/{id}",
@@ -140,7 +124,7 @@ pub async fn get_tournament(
 ) -> Result<Json<TournamentInfo>, ApiError> {
     let l = t::load(&app, tournament_id(&id)?).await?;
     let me = player_from(&headers, &app).await?.map(|w| w.id);
-    may_see(&l, me, q.invite.as_deref())?;
+    t::may_see(&l, me, q.invite.as_deref())?;
     Ok(Json(t::info(&app, &l, me).await?))
 }
 

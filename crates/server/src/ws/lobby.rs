@@ -87,6 +87,9 @@ pub(super) fn lobby_chat_error(app: &AppState, e: &ChatError) -> LobbyMsg {
     lobby_error(app, e.code(), e.message(), e.retry_after_ms())
 }
 
+/// Tournaments a lobby socket may follow at once.
+pub(super) const FOLLOW_MAX: usize = 8;
+
 /// What a lobby socket holds for quick play.
 pub(super) struct Quick {
     /// This socket's id in the queues.
@@ -95,6 +98,8 @@ pub(super) struct Quick {
     waiting: Option<crate::matcher::Waiting>,
     /// What the matcher tells this socket.
     tx: outbox::Sender<LobbyMsg>,
+    /// The tournaments this socket follows, with the version last sent.
+    following: std::collections::HashMap<Uuid, i64>,
 }
 
 fn not_signed_in(app: &AppState) -> LobbyMsg {
@@ -224,6 +229,35 @@ pub(super) async fn lobby_message(
                 super::challenge::cancel(app, who, &quick.conn, &id),
             ));
         }
+        LobbyClientMsg::TournamentFollow { id, invite } => {
+            if !quick.following.contains_key(&id) && quick.following.len() >= FOLLOW_MAX {
+                return Some(lobby_error(
+                    app,
+                    "too_many_follows",
+                    format!("a connection follows at most {FOLLOW_MAX} tournaments"),
+                    None,
+                ));
+            }
+            let shown = async {
+                let l = crate::tournaments::load(app, id).await?;
+                crate::tournaments::may_see(&l, who.map(|w| w.id), invite.as_deref())?;
+                let info = crate::tournaments::info(app, &l, who.map(|w| w.id)).await?;
+                Ok::<_, ApiError>((l.record.version, info))
+            };
+            return Some(match shown.await {
+                Ok((version, info)) => {
+                    quick.following.insert(id, version);
+                    LobbyMsg::Tournament {
+                        tournament: Box::new(info),
+                    }
+                }
+                Err(e) => lobby_error(app, e.code(), e.to_string(), None),
+            });
+        }
+        LobbyClientMsg::TournamentUnfollow { id } => {
+            quick.following.remove(&id);
+            return None;
+        }
         LobbyClientMsg::QueueLeave {} => {
             return Some(
                 match crate::matcher::leave(app, quick.waiting.take()).await {
@@ -242,6 +276,36 @@ pub(super) async fn lobby_message(
         }
         Err(e) => lobby_chat_error(app, &e),
     })
+}
+
+/// Sends each of `ids` that changed since it was last sent to this socket; `false`: the
+/// client is gone.
+async fn send_tournaments(
+    app: &AppState,
+    who: Option<&Who>,
+    quick: &mut Quick,
+    ids: &[Uuid],
+    sink: &mut SplitSink<WebSocket, Message>,
+) -> bool {
+    for id in ids {
+        let Ok(l) = crate::tournaments::load(app, *id).await else {
+            continue;
+        };
+        if quick.following.get(id) == Some(&l.record.version) {
+            continue;
+        }
+        let Ok(info) = crate::tournaments::info(app, &l, who.map(|w| w.id)).await else {
+            continue;
+        };
+        quick.following.insert(*id, l.record.version);
+        let msg = LobbyMsg::Tournament {
+            tournament: Box::new(info),
+        };
+        if !lobby_send(sink, &msg).await {
+            return false;
+        }
+    }
+    true
 }
 
 /// The lobby: the whole list on connect, then only what changed (coalesced over
@@ -265,7 +329,11 @@ pub(super) async fn run_lobby_socket(
         conn: format!("{}/{}", app.cluster.node, auth::random_hex(16)),
         waiting: None,
         tx: quick_tx,
+        following: Default::default(),
     };
+    let mut tournaments = app.tournament_feed.subscribe();
+    // Another node's steps reach this one's followers by this look every 2 s.
+    let mut tournament_look = tokio::time::interval(Duration::from_secs(2));
     let mut counts = app.quickplay.counts();
     counts.mark_changed();
     let (mut sink, mut stream) = socket.split();
@@ -373,6 +441,27 @@ pub(super) async fn run_lobby_socket(
                 }
                 let msg = LobbyMsg::Changes { tables, removed };
                 if !lobby_send(&mut sink, &msg).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            t = tournaments.recv(), if !quick.following.is_empty() => {
+                let ids: Vec<Uuid> = match t {
+                    Ok(id) if quick.following.contains_key(&id) => vec![id],
+                    Ok(_) => vec![],
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        quick.following.keys().copied().collect()
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                if !send_tournaments(&app, who.as_ref(), &mut quick, &ids, &mut sink).await {
+                    app.metrics.closed("write_timeout");
+                    break;
+                }
+            }
+            _ = tournament_look.tick(), if !quick.following.is_empty() => {
+                let ids: Vec<Uuid> = quick.following.keys().copied().collect();
+                if !send_tournaments(&app, who.as_ref(), &mut quick, &ids, &mut sink).await {
                     app.metrics.closed("write_timeout");
                     break;
                 }
