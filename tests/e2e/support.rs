@@ -520,6 +520,8 @@ impl Sock {
                             | "challenge_received"
                             | "challenge_ended"
                             | "challenge_started"
+                            | "tournament"
+                            | "tournament_game"
                     )
                 );
                 if lobby || lobby_error {

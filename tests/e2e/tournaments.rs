@@ -354,3 +354,172 @@ async fn swiss_of_32_bot_accounts_with_a_restart() {
         eprintln!("{}: a Swiss of {PLAYERS} played with a restart", db.label);
     }
 }
+
+/// Recomputes an arena's points from its games' own results, in the order each player
+/// played them: win 2, draw 1, loss 0, doubled after two wins in a row until a game that
+/// is not a win. Checks each game's points and every player's total.
+async fn check_arena(viewer: &Player, t: &Value) {
+    assert_eq!(t["status"], "finished", "{t}");
+    let mut streak: HashMap<String, u32> = HashMap::new();
+    let mut total: HashMap<String, f64> = HashMap::new();
+    let mut counted = 0;
+    for g in t["games"].as_array().unwrap() {
+        if g["state"] != "finished" {
+            assert_eq!(g["state"], "uncounted", "{g}");
+            continue;
+        }
+        counted += 1;
+        let table = g["table_id"].as_str().unwrap();
+        let (s, info) = viewer.get(&format!("/api/tables/{table}")).await;
+        assert_eq!(s, 200, "{info}");
+        let result = duel_points(&info);
+        let mut expected = Vec::new();
+        for (seat, p) in g["players"].as_array().unwrap().iter().enumerate() {
+            let p = p.as_str().unwrap().to_string();
+            let s = streak.entry(p.clone()).or_default();
+            let base = match result[seat] {
+                1.0 => 2.0,
+                0.5 => 1.0,
+                _ => 0.0,
+            };
+            let pts = if *s >= 2 { base * 2.0 } else { base };
+            *s = if result[seat] == 1.0 { *s + 1 } else { 0 };
+            *total.entry(p).or_default() += pts;
+            expected.push(pts);
+        }
+        let shown: Vec<f64> = g["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(shown, expected, "the game's arena points: {g} {info}");
+    }
+    assert!(
+        counted >= 3,
+        "an arena of a minute plays several games: {t}"
+    );
+    let mut previous = f64::INFINITY;
+    for s in t["standings"].as_array().unwrap() {
+        let id = s["player"].as_str().unwrap();
+        let mine = total.get(id).copied().unwrap_or(0.0);
+        assert_eq!(s["score"].as_f64().unwrap(), mine, "points of {id}: {s}");
+        assert!(mine <= previous, "ranked by points first");
+        previous = mine;
+    }
+}
+
+/// A one-minute arena of bot accounts (the issue asks for ten minutes; the duration is a
+/// setting, and a minute keeps CI short): whoever is free is paired again at once, played
+/// to the end through the public API; a lobby socket following it sees the standings move,
+/// and a bot's lobby socket is told each game it is seated at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn arena_of_bot_accounts_followed_on_the_lobby_socket() {
+    const PLAYERS: usize = 6;
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let org = Player::guest(&server.base, &server.ws, "Organiser").await;
+        let (s, t) = org
+            .post(
+                "/api/tournaments",
+                json!({"name": "Minute arena", "game": "trump",
+                    "kind": {"type": "arena", "duration_s": 60, "stop_pairing_before_s": 20},
+                    "table_size": 2, "options": {"target": 5}, "start_when": PLAYERS,
+                    "bots_allowed": true, "rated": false, "private": true,
+                    "pace": {"kind": "untimed"}}),
+            )
+            .await;
+        assert_eq!(s, 201, "{t}");
+        let tid = t["id"].as_str().unwrap().to_string();
+        let code = t["invite_code"]
+            .as_str()
+            .expect("the creator sees the code")
+            .to_string();
+        let mut bots = Vec::new();
+        for i in 0..PLAYERS {
+            bots.push(bot_account(&server, &format!("arenabot{i}")).await);
+        }
+        // Private: listed for nobody else, joined with its code only.
+        let (_, list) = bots[0].get("/api/tournaments").await;
+        assert_eq!(list["tournaments"], json!([]), "{list}");
+        let (s, v) = bots[0].get(&format!("/api/tournaments/{tid}")).await;
+        assert_eq!((s, v["code"].as_str()), (403, Some("invite_required")));
+        let (s, v) = bots[0]
+            .post(
+                &format!("/api/tournaments/{tid}/join"),
+                json!({"invite": "nope"}),
+            )
+            .await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (403, Some("invite_required")),
+            "{v}"
+        );
+        // A watcher follows it on the lobby socket (with the code).
+        let mut watch = lobby(&org).await;
+        watch
+            .send(json!({"type": "tournament_follow", "id": tid, "invite": code}))
+            .await;
+        let first = lobby_until(&mut watch, "tournament").await;
+        assert_eq!(first["tournament"]["status"], "registration", "{first}");
+        // A bot's own lobby socket is told where it plays.
+        let mut told = lobby(&bots[0]).await;
+        for b in &bots {
+            let (s, v) = b
+                .post(
+                    &format!("/api/tournaments/{tid}/join"),
+                    json!({"invite": code}),
+                )
+                .await;
+            assert_eq!(s, 200, "{v}");
+            assert!(v["invite_code"].is_null(), "only the creator sees the code");
+        }
+        let game = lobby_until(&mut told, "tournament_game").await;
+        assert_eq!(game["tournament"], json!(tid), "{game}");
+        assert!(game["table"].is_string());
+        let base = Arc::new(Mutex::new(server.base.clone()));
+        let tasks: Vec<_> = bots
+            .iter()
+            .map(|b| tokio::spawn(play_tournament(b.clone(), base.clone(), tid.clone())))
+            .collect();
+        // The followed standings move: games get counted while it runs.
+        let moved = tokio::time::timeout(Duration::from_secs(120), async {
+            loop {
+                let m = lobby_until(&mut watch, "tournament").await;
+                let counted = m["tournament"]["games"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|g| g["state"] == "finished")
+                    .count();
+                if counted >= 1 {
+                    return m;
+                }
+            }
+        })
+        .await
+        .expect("the followed tournament counts a game");
+        assert!(
+            moved["tournament"]["standings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["score"].as_f64().unwrap() > 0.0),
+            "{moved}"
+        );
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let (s, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+        assert_eq!(s, 200);
+        check_arena(&org, &t).await;
+        assert_eq!(t["podium"].as_array().unwrap().len(), 3);
+        // Unrated: the games changed no rating.
+        let (_, r) = bots[0]
+            .get(&format!("/api/players/{}/ratings", bots[0].id))
+            .await;
+        assert_eq!(r, json!([]), "{r}");
+        server.stop().await;
+        eprintln!("{}: a one-minute arena played", db.label);
+    }
+}
