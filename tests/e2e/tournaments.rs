@@ -15,7 +15,11 @@ use crate::support::*;
 /// A claimed account turned bot account, with an API token: the player as its token
 /// sees it.
 async fn bot_account(server: &Server, name: &str) -> Player {
-    let p = Player::guest(&server.base, &server.ws, name).await;
+    bot_account_at(&server.base, &server.ws, name).await
+}
+
+async fn bot_account_at(base: &str, ws: &str, name: &str) -> Player {
+    let p = Player::guest(base, ws, name).await;
     let (s, v) = p
         .post(
             "/api/account/claim",
@@ -522,4 +526,100 @@ async fn arena_of_bot_accounts_followed_on_the_lobby_socket() {
         server.stop().await;
         eprintln!("{}: a one-minute arena played", db.label);
     }
+}
+
+/// The director of a tournament and its epoch, as the database has them.
+async fn director_of(db: &Db, tid: &str) -> (Option<String>, i64) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query_as("SELECT owner, lease_epoch FROM tournaments WHERE id = $1")
+        .bind(tid)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// Two nodes on one Postgres: one directs the tournament (its players play through
+/// either node), never both; when the director is killed mid-tournament, the other takes
+/// it over under a new epoch and plays it to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_one_director_and_failover() {
+    const PLAYERS: usize = 8;
+    const ROUNDS: usize = 3;
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let mut nodes = vec![
+        Child::start_as(&db, "t1", &[]).await,
+        Child::start_as(&db, "t2", &[]).await,
+    ];
+    let org = Player::guest(&nodes[0].base, &nodes[0].ws, "Organiser").await;
+    let (s, t) = org
+        .post(
+            "/api/tournaments",
+            json!({"game": "trump", "kind": {"type": "swiss", "rounds": ROUNDS},
+                "table_size": 2, "options": {"target": 5}, "start_when": PLAYERS,
+                "bots_allowed": true, "pace": {"kind": "untimed"}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    let mut bots = Vec::new();
+    let mut bases = Vec::new();
+    for i in 0..PLAYERS {
+        let node = &nodes[i % 2];
+        let b = bot_account_at(&node.base, &node.ws, &format!("nodebot{i}")).await;
+        let (s, v) = b
+            .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        bots.push(b);
+        bases.push(Arc::new(Mutex::new(node.base.clone())));
+    }
+    let tasks: Vec<_> = bots
+        .iter()
+        .zip(&bases)
+        .map(|(b, base)| tokio::spawn(play_tournament(b.clone(), base.clone(), tid.clone())))
+        .collect();
+    // One director throughout round 1, whichever node took it.
+    let (director, epoch) = loop {
+        if let (Some(d), e) = director_of(&db, &tid).await {
+            break (d, e);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        assert_eq!(
+            director_of(&db, &tid).await,
+            (Some(director.clone()), epoch),
+            "one director, never handed over while it lives"
+        );
+        let (_, v) = org.get(&format!("/api/tournaments/{tid}")).await;
+        if v["round"].as_u64().unwrap_or(0) >= 2 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "round 2 never came: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Kill the director: the other node takes the tournament (and its tables) over.
+    let (dead, alive) = if director == "t1" { (0, 1) } else { (1, 0) };
+    nodes[dead].signal("-KILL");
+    for base in &bases {
+        *base.lock().unwrap() = nodes[alive].base.clone();
+    }
+    let org = org.at(&nodes[alive].base, &nodes[alive].ws);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let (owner, epoch2) = director_of(&db, &tid).await;
+    assert_eq!(owner.as_deref(), Some(if alive == 0 { "t1" } else { "t2" }));
+    assert!(epoch2 > epoch, "a new epoch: {epoch2} after {epoch}");
+    let (s, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(s, 200);
+    check_standings(&org, &t, ROUNDS, PLAYERS).await;
+    let _ = nodes.remove(dead);
 }
