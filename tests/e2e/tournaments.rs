@@ -623,3 +623,47 @@ async fn two_nodes_one_director_and_failover() {
     check_standings(&org, &t, ROUNDS, PLAYERS).await;
     let _ = nodes.remove(dead);
 }
+
+/// The operator's schedule (`--tournaments-file`): the next occurrence of each event is
+/// created by the server itself, once, with no creator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduled_tournaments_are_created_once() {
+    let db = sqlite_db();
+    let file = scratch_dir("schedule").join("schedule.json");
+    std::fs::write(
+        &file,
+        json!([{"key": "every-minute", "every_minutes": 1, "announce_minutes": 5,
+            "tournament": {"name": "Blitz", "game": "trump",
+                "kind": {"type": "swiss", "rounds": 2}, "table_size": 2}}])
+        .to_string(),
+    )
+    .unwrap();
+    let server = Server::start_with(&db, |c| c.tournaments_file = Some(file.clone())).await;
+    let p = Player::guest(&server.base, &server.ws, "Visitor").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let list = loop {
+        let (s, v) = p.get("/api/tournaments?status=registration").await;
+        assert_eq!(s, 200);
+        if !v["tournaments"].as_array().unwrap().is_empty() {
+            break v;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "nothing scheduled");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (_, again) = p.get("/api/tournaments?status=registration").await;
+    let t = &list["tournaments"][0];
+    assert_eq!(t["name"], "Blitz");
+    assert!(t["created_by"].is_null(), "{t}");
+    let start = t["starts_at"].as_i64().unwrap();
+    assert_eq!(start % 60_000, 0, "on the minute");
+    // Once per occurrence (the next minute's may have come meanwhile).
+    let same = again["tournaments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["starts_at"] == json!(start))
+        .count();
+    assert_eq!(same, 1, "{again}");
+    server.stop().await;
+}

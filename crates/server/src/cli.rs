@@ -55,6 +55,12 @@ async fn serve(config: crate::Config) -> std::process::ExitCode {
         Ok(n) => tracing::info!(open_files = n, "open files limit"),
         Err(e) => tracing::warn!(error = %e, "could not raise the open files limit"),
     }
+    if let Some(path) = &config.tournaments_file
+        && let Err(e) = crate::tournaments::read_schedule(path)
+    {
+        tracing::error!(error = %e, "cannot use the tournaments file");
+        return std::process::ExitCode::FAILURE;
+    }
     let state = match crate::build(config).await {
         Ok(s) => s,
         Err(e) => {

@@ -169,6 +169,10 @@ pub struct Config {
     /// takes the node's tables back at once instead of after its lease runs out.
     #[arg(long, env = "FIB_NODE_ID")]
     pub node_id: Option<String>,
+    /// Recurring tournaments the server creates by itself: a JSON file of events
+    /// (docs/tournaments.md, "Playing one on this server"). Checked at start-up.
+    #[arg(long, env = "FIB_TOURNAMENTS_FILE")]
+    pub tournaments_file: Option<PathBuf>,
     /// Where the other nodes reach this one, `http://host:port`. Default: the address this
     /// machine uses to reach the database, and the port it listens on.
     #[arg(long, env = "FIB_ADVERTISE_URL")]
@@ -248,6 +252,7 @@ impl Config {
             log_format: LogFormat::Text,
             secure_cookies: false,
             node_id: None,
+            tournaments_file: None,
             advertise_url: None,
         }
     }

@@ -501,6 +501,100 @@ pub async fn info(
     })
 }
 
+// ---- the operator's schedule ----
+
+/// A recurring event of the operator's schedule (`--tournaments-file`, a JSON array of
+/// these). An occurrence starts every `every_minutes` minutes, `offset_minutes` after
+/// each multiple of it since the Unix epoch (UTC): every hour at :00 is `60` and `0`, every
+/// day at 18:30 UTC `1440` and `1110`. It is created `announce_minutes` before its start
+/// (default 30), once, whichever node's director gets there first.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scheduled {
+    /// Names the event: its occurrences are `KEY@<start ms>`.
+    pub key: String,
+    pub every_minutes: u64,
+    #[serde(default)]
+    pub offset_minutes: u64,
+    #[serde(default = "announce")]
+    pub announce_minutes: u64,
+    /// The tournament, as `POST /api/tournaments` takes it (`starts_at` is set to each
+    /// occurrence's start).
+    pub tournament: CreateTournamentRequest,
+}
+
+fn announce() -> u64 {
+    30
+}
+
+impl Scheduled {
+    /// The start (Unix ms) of the first occurrence at or after `now`.
+    pub fn next_start(&self, now: i64) -> i64 {
+        let every = self.every_minutes as i64 * 60_000;
+        let offset = self.offset_minutes as i64 * 60_000;
+        let k = (now - offset + every - 1).div_euclid(every);
+        k * every + offset
+    }
+}
+
+/// Reads and checks the operator's schedule: every event must make a valid tournament.
+pub fn read_schedule(path: &std::path::Path) -> Result<Vec<Scheduled>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_schedule(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`read_schedule`] of a text.
+pub fn parse_schedule(text: &str) -> Result<Vec<Scheduled>, String> {
+    let events: Vec<Scheduled> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut keys = std::collections::HashSet::new();
+    for e in &events {
+        if e.key.is_empty() || e.key.contains('@') || !keys.insert(e.key.clone()) {
+            return Err(format!(
+                "event key {:?}: empty, with '@', or repeated",
+                e.key
+            ));
+        }
+        if !(1..=43_200).contains(&e.every_minutes) || e.offset_minutes >= e.every_minutes {
+            return Err(format!(
+                "event {}: every_minutes must be 1 to 43200 and offset_minutes below it",
+                e.key
+            ));
+        }
+        if e.announce_minutes > 7 * 1440 {
+            return Err(format!("event {}: announce_minutes at most a week", e.key));
+        }
+        let mut req = e.tournament.clone();
+        req.starts_at = Some(now_ms() + 60_000);
+        plan(&req, None, now_ms()).map_err(|err| format!("event {}: {err}", e.key))?;
+    }
+    Ok(events)
+}
+
+/// Creates the occurrences of the schedule due to be announced now (each once: its key
+/// is unique in the store).
+async fn create_scheduled(app: &AppState, events: &[Scheduled]) -> Result<(), ApiError> {
+    let now = now_ms();
+    for e in events {
+        let start = e.next_start(now);
+        if start - now > e.announce_minutes as i64 * 60_000 {
+            continue;
+        }
+        let mut req = e.tournament.clone();
+        req.starts_at = Some(start);
+        let mut record = plan(&req, None, now)?;
+        record.schedule_key = Some(format!("{}@{start}", e.key));
+        match app.store.create_tournament(&record).await {
+            Ok(()) => {
+                tracing::info!(tournament = %record.id, event = %e.key, start, "scheduled tournament created");
+            }
+            // Made already (by this node or another).
+            Err(store::StoreError::Conflict(_)) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
 // ---- the director ----
 
 /// Starts this node's director: every [`TICK`], or when woken, it claims the tournaments
@@ -509,6 +603,13 @@ pub async fn info(
 pub fn spawn_director(app: &AppState) {
     let weak = std::sync::Arc::downgrade(&app.0);
     let mut shutdown = app.shutdown.subscribe();
+    let schedule = match &app.config.tournaments_file {
+        Some(path) => read_schedule(path).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "the tournaments file: no scheduled tournaments");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
     app.background.spawn(async move {
         let mut owned: HashMap<Uuid, i64> = HashMap::new();
         let mut first = true;
@@ -516,6 +617,9 @@ pub fn spawn_director(app: &AppState) {
             let Some(inner) = weak.upgrade() else { break };
             let app = AppState(inner);
             if !app.core.draining() {
+                if let Err(e) = create_scheduled(&app, &schedule).await {
+                    tracing::error!(error = ?e, "scheduled tournaments");
+                }
                 if let Err(e) = pass(&app, &mut owned, first).await {
                     tracing::error!(error = %e, "tournament director");
                 }
@@ -766,4 +870,51 @@ async fn open_table(
     }
     let _ = app.tournament_feed.send(l.record.id);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_are_checked_and_recur() {
+        let ok = r#"[{"key": "hourly-trump", "every_minutes": 60,
+            "tournament": {"game": "trump", "kind": {"type": "arena", "duration_s": 1800},
+                "table_size": 2}}]"#;
+        let events = parse_schedule(ok).unwrap();
+        // Every hour at :00, the next one at or after now.
+        assert_eq!(events[0].next_start(3_600_000), 3_600_000);
+        assert_eq!(events[0].next_start(3_600_001), 7_200_000);
+        let daily = Scheduled {
+            every_minutes: 1440,
+            offset_minutes: 1110,
+            ..events[0].clone()
+        };
+        assert_eq!(daily.next_start(0), 1110 * 60_000);
+        for (bad, says) in [
+            (
+                r#"[{"key": "x", "every_minutes": 0, "tournament": {"game": "trump", "kind": {"type": "swiss", "rounds": 3}, "table_size": 2}}]"#,
+                "every_minutes",
+            ),
+            (
+                r#"[{"key": "x", "every_minutes": 60, "tournament": {"game": "chess", "kind": {"type": "swiss", "rounds": 3}, "table_size": 2}}]"#,
+                "chess",
+            ),
+            (
+                r#"[{"key": "x", "every_minutes": 60, "tournament": {"game": "trump", "kind": {"type": "swiss", "rounds": 0}, "table_size": 2}}]"#,
+                "rounds",
+            ),
+            (
+                r#"[{"key": "x", "every_minutes": 60, "colour": 1, "tournament": {"game": "trump", "kind": {"type": "swiss", "rounds": 3}, "table_size": 2}}]"#,
+                "colour",
+            ),
+            (
+                r#"[{"key": "a@b", "every_minutes": 60, "tournament": {"game": "trump", "kind": {"type": "swiss", "rounds": 3}, "table_size": 2}}]"#,
+                "key",
+            ),
+        ] {
+            let e = parse_schedule(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 }
