@@ -92,6 +92,11 @@ export const api = {
   ratingHistory: (id, game, pool) =>
     call('GET', `/api/players/${enc(id)}/rating-history?game=${enc(game)}&pool=${enc(pool)}`),
   leaderboard: (game, pool) => call('GET', `/api/leaderboard/${enc(game)}?pool=${enc(pool || 'duel')}`),
+  tournaments: () => call('GET', '/api/tournaments'),
+  tournament: (id, invite) => call('GET', `/api/tournaments/${enc(id)}${invite ? `?invite=${enc(invite)}` : ''}`),
+  createTournament: (req) => call('POST', '/api/tournaments', req),
+  joinTournament: (id, invite) => call('POST', `/api/tournaments/${enc(id)}/join`, { invite: invite || null }),
+  withdrawTournament: (id) => call('POST', `/api/tournaments/${enc(id)}/withdraw`),
   dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),
   dailyBoard: (target, day) =>
     call('GET', `/api/daily/solitaire?target=${enc(target)}${day ? `&day=${enc(day)}` : ''}`),

@@ -138,6 +138,13 @@ async function route() {
     if (page === 'matches') return await matchesPage(visit);
     if (page === 'account') return await accountPage(app, { stale: () => stale(visit), signedOut });
     if (page === 'daily') return await dailyPage(visit, Number(a) || 21, b || null);
+    if (page === 'tournaments' || (page === 'tournament' && a)) {
+      const t = await import('./tournaments.js');
+      const ctx = { title: gameTitle, stale: () => stale(visit), me: () => session.me };
+      if (page === 'tournaments') return await t.tournamentsPage(app, ctx);
+      session.cleanup = await t.tournamentPage(app, a, b || null, ctx);
+      return;
+    }
     return await lobbyPage(visit);
   } catch (e) {
     if (stale(visit)) return;
@@ -1117,6 +1124,8 @@ async function boot() {
   showMe();
   window.addEventListener('hashchange', route);
   route();
+  // A tournament this browser plays in: its next game opens by itself (tournaments.js).
+  if (localStorage.getItem('fib.tournaments')) import('./tournaments.js').then((t) => t.resume(), () => {});
 }
 
 boot();
