@@ -82,6 +82,13 @@ async fn trump_table_by_keyboard_in_chromium() {
     run_script("trump_table.mjs").await;
 }
 
+/// A tournament joined from its page: the first game opens by itself, is played, and
+/// the standings move (tests/browser/tournament.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournament_in_chromium() {
+    run_script("tournament.mjs").await;
+}
+
 /// axe-core on every page at desktop and phone size (tests/browser/a11y.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accessibility_in_chromium() {
