@@ -667,3 +667,76 @@ async fn scheduled_tournaments_are_created_once() {
     assert_eq!(same, 1, "{again}");
     server.stop().await;
 }
+
+/// A player who never comes to their games: at live pace a stand-in plays out their clock,
+/// the game ends with their seat abandoned, and the tournament counts a forfeit; absent
+/// from two rounds in a row, they are dropped, and a Swiss with too few active players
+/// left ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absent_players_forfeit_and_are_dropped() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let org = Player::guest(&server.base, &server.ws, "Organiser").await;
+    let (s, t) = org
+        .post(
+            "/api/tournaments",
+            json!({"game": "trump", "kind": {"type": "swiss", "rounds": 3},
+                "table_size": 2, "options": {"target": 5}, "start_when": 2,
+                "bots_allowed": true, "pace": {"kind": "live", "move_s": 1, "bank_s": 0}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    let here = bot_account(&server, "presentbot").await;
+    let away = bot_account(&server, "absentbot").await;
+    for b in [&here, &away] {
+        let (s, v) = b
+            .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    let base = Arc::new(Mutex::new(server.base.clone()));
+    let played = tokio::time::timeout(
+        Duration::from_secs(300),
+        play_tournament(here.clone(), base, tid.clone()),
+    )
+    .await
+    .expect("the tournament ends");
+    assert_eq!(played.len(), 2, "two rounds, then the absentee is dropped");
+    let (_, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(t["status"], "finished", "{t}");
+    let of = |id: &str| {
+        t["standings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["player"] == json!(id))
+            .unwrap()
+            .clone()
+    };
+    let (h, a) = (of(&here.id), of(&away.id));
+    assert_eq!(
+        (h["score"].as_f64(), h["wins"].as_u64()),
+        (Some(2.0), Some(2)),
+        "{h}"
+    );
+    assert_eq!(
+        (a["score"].as_f64(), a["losses"].as_u64()),
+        (Some(0.0), Some(2)),
+        "{a}"
+    );
+    assert_eq!(a["status"], "dropped", "{a}");
+    for g in t["games"].as_array().unwrap() {
+        let (_, info) = org
+            .get(&format!("/api/tables/{}", g["table_id"].as_str().unwrap()))
+            .await;
+        let seat = g["players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|p| p == &json!(away.id))
+            .unwrap();
+        assert_eq!(info["seats"][seat]["abandoned"], true, "{info}");
+    }
+    server.stop().await;
+}

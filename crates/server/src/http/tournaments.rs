@@ -142,6 +142,7 @@ pub async fn get_tournament(
         (status = 403, description = "`code`: invite_required, bots_not_allowed", body = wire::ErrorBody),
         (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
         (status = 409, description = "`code`: already_joined, closed (over, last Swiss round started, arena pairing stopped)", body = wire::ErrorBody),
+        (status = 503, description = "`code`: busy (many steps of the tournament at once: try again)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
 pub async fn join_tournament(
@@ -189,6 +190,7 @@ pub async fn join_tournament(
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
         (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
         (status = 409, description = "`code`: not_a_member, not_active, tournament_over", body = wire::ErrorBody),
+        (status = 503, description = "`code`: busy (many steps of the tournament at once: try again)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
 pub async fn withdraw_tournament(
