@@ -740,3 +740,61 @@ async fn absent_players_forfeit_and_are_dropped() {
     }
     server.stop().await;
 }
+
+/// The server binary killed (SIGKILL) mid-round on SQLite, and started again on the same
+/// database: the tournament carries on from what was stored, no game lost or repeated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_server_carries_on_after_restart() {
+    const PLAYERS: usize = 8;
+    const ROUNDS: usize = 3;
+    let db = sqlite_db();
+    let node = Child::start(&db).await;
+    let org = Player::guest(&node.base, &node.ws, "Organiser").await;
+    let (s, t) = org
+        .post(
+            "/api/tournaments",
+            json!({"game": "trump", "kind": {"type": "swiss", "rounds": ROUNDS},
+                "table_size": 2, "options": {"target": 5}, "start_when": PLAYERS,
+                "bots_allowed": true, "pace": {"kind": "untimed"}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    let mut bots = Vec::new();
+    for i in 0..PLAYERS {
+        let b = bot_account_at(&node.base, &node.ws, &format!("killbot{i}")).await;
+        let (s, v) = b
+            .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        bots.push(b);
+    }
+    let base = Arc::new(Mutex::new(node.base.clone()));
+    let tasks: Vec<_> = bots
+        .iter()
+        .map(|b| tokio::spawn(play_tournament(b.clone(), base.clone(), tid.clone())))
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        let (_, v) = org.get(&format!("/api/tournaments/{tid}")).await;
+        if v["round"].as_u64().unwrap_or(0) >= 2 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "round 2 never came: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut node = node;
+    node.child.kill().await.unwrap(); // SIGKILL, and waits for it
+    let node = Child::start(&db).await;
+    *base.lock().unwrap() = node.base.clone();
+    let org = org.at(&node.base, &node.ws);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let (s, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(s, 200);
+    check_standings(&org, &t, ROUNDS, PLAYERS).await;
+}
