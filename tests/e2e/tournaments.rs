@@ -354,6 +354,17 @@ async fn swiss_of_32_bot_accounts_with_a_restart() {
         let (s, v) = org.get("/api/tournaments?status=finished").await;
         assert_eq!(s, 200);
         assert_eq!(v["tournaments"].as_array().unwrap().len(), 1, "{v}");
+        // Rated: the games of bot accounts count in the game's bot pool.
+        let (_, r) = org
+            .get(&format!("/api/players/{}/ratings", bots[0].id))
+            .await;
+        assert!(
+            r.as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["game"] == "trump" && x["pool"] == "bots"),
+            "{r}"
+        );
         server.stop().await;
         eprintln!("{}: a Swiss of {PLAYERS} played with a restart", db.label);
     }
