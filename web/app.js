@@ -1125,7 +1125,7 @@ async function boot() {
   window.addEventListener('hashchange', route);
   route();
   // A tournament this browser plays in: its next game opens by itself (tournaments.js).
-  if (localStorage.getItem('fib.tournaments')) import('./tournaments.js').then((t) => t.resume(), () => {});
+  if (localStorage.getItem('fib.tournaments')) import('./tournaments.js').then((t) => t.resume(session.me?.id), () => {});
 }
 
 boot();

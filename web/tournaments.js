@@ -22,8 +22,24 @@ function follow(sock, id) {
   sock?.send({ type: 'tournament_follow', id, invite: localStorage.getItem(`fib.tinvite.${id}`) || null });
 }
 
+/** Tables already gone to (or offered): each only once. */
+const handled = new Set();
+/** This browser's player, whose games the watcher opens. */
+let meId = null;
+
+/** Goes to the player's tournament game, unless they are at a table of another match. */
+function goTo(table) {
+  if (handled.has(table)) return;
+  handled.add(table);
+  const at = location.hash.match(/^#\/table\/([^/]+)/)?.[1];
+  if (at === table) return;
+  if (!at || ownTables.has(at)) location.hash = `#/table/${table}`;
+  else toast('Your next tournament game is ready.', 'info');
+}
+
 /** Starts (once) the socket that follows the tournaments this browser joined. */
-export async function resume() {
+export async function resume(me) {
+  if (me) meId = me;
   if (watcher || !following().length) return;
   const { LiveSocket } = await import('./socket.js');
   if (watcher) return;
@@ -33,21 +49,22 @@ export async function resume() {
       if (m.type === 'tournament') {
         for (const g of m.tournament.games) ownTables.add(g.table_id);
         if (m.tournament.status === 'finished') setFollowing(following().filter((x) => x !== m.tournament.id));
+        // A game told by another node (no `tournament_game` from there) shows here.
+        const mine = m.tournament.games.find((g) => g.state === 'playing' && g.players.includes(meId));
+        if (mine) goTo(mine.table_id);
       } else if (m.type === 'tournament_game') {
         ownTables.add(m.table);
-        const at = location.hash.match(/^#\/table\/([^/]+)/)?.[1];
-        // Go there, unless the player is at a table of another match.
-        if (!at || ownTables.has(at)) location.hash = `#/table/${m.table}`;
-        else toast('Your next tournament game is ready.', 'info');
+        goTo(m.table);
       }
     },
   });
 }
 
-function watch(id) {
+function watch(id, me) {
+  if (me) meId = me;
   if (!following().includes(id)) setFollowing([...following(), id]);
   if (watcher) follow(watcher, id);
-  else resume();
+  else resume(me);
 }
 
 // ---- pages ----
@@ -134,7 +151,7 @@ export async function tournamentPage(app, id, invite, ctx) {
       actions.push(h('button', { class: 'btn primary', type: 'button', testid: 't-join', onclick: async () => {
         try {
           t = await api.joinTournament(id, invite);
-          watch(id);
+          watch(id, me);
           render();
         } catch (ex) { toast(ex.message); }
       } }, 'Join'));
@@ -183,7 +200,7 @@ export async function tournamentPage(app, id, invite, ctx) {
       ...rounds.reverse()));
   };
   render();
-  if (t.standings.some((s) => s.player === me) && t.status !== 'finished') watch(id);
+  if (t.standings.some((s) => s.player === me) && t.status !== 'finished') watch(id, me);
   // This page's own follow, for anyone looking (a member's updates come the same way).
   const { LiveSocket } = await import('./socket.js');
   if (ctx.stale()) return null;
