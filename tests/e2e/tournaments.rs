@@ -134,6 +134,8 @@ async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usi
     );
     let mut points: HashMap<String, f64> = HashMap::new();
     let mut opponents: HashMap<String, Vec<String>> = HashMap::new();
+    // Per player: (opponent, my result against them).
+    let mut results: HashMap<String, Vec<(String, f64)>> = HashMap::new();
     let mut met: HashSet<(String, String)> = HashSet::new();
     for g in games {
         assert_eq!(g["state"], "finished", "{g}");
@@ -165,6 +167,10 @@ async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usi
                 .entry(ps[s].clone())
                 .or_default()
                 .push(ps[1 - s].clone());
+            results
+                .entry(ps[s].clone())
+                .or_default()
+                .push((ps[1 - s].clone(), pts[s]));
         }
         let pair = if ps[0] < ps[1] {
             (ps[0].clone(), ps[1].clone())
@@ -177,7 +183,7 @@ async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usi
     }
     let standings = t["standings"].as_array().unwrap();
     assert_eq!(standings.len(), players);
-    let mut previous: Option<(f64, f64)> = None;
+    let mut previous: Option<(f64, f64, f64)> = None;
     for (i, s) in standings.iter().enumerate() {
         let id = s["player"].as_str().unwrap().to_string();
         assert_eq!(s["rank"], json!(i + 1));
@@ -189,11 +195,16 @@ async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usi
             (s["buchholz"].as_f64().unwrap() - buchholz).abs() < 1e-9,
             "Buchholz of {id}: {s} vs {buchholz}"
         );
-        let key = (mine, buchholz);
+        let sb: f64 = results[&id].iter().map(|(o, r)| r * points[o]).sum();
+        assert!(
+            (s["sonneborn_berger"].as_f64().unwrap() - sb).abs() < 1e-9,
+            "Sonneborn-Berger of {id}: {s} vs {sb}"
+        );
+        let key = (mine, buchholz, sb);
         if let Some(p) = previous {
             assert!(
                 p >= key,
-                "ranked by points, then Buchholz: {p:?} before {key:?}"
+                "ranked by points, Buchholz, Sonneborn-Berger: {p:?} before {key:?}"
             );
         }
         previous = Some(key);
