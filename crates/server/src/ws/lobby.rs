@@ -332,7 +332,8 @@ pub(super) async fn run_lobby_socket(
         following: Default::default(),
     };
     let mut tournaments = app.tournament_feed.subscribe();
-    // Another node's steps reach this one's followers by this look every 2 s.
+    // Another node's steps reach this one's followers by this look every 2 s (several
+    // nodes only: one node's own steps come through `tournament_feed`).
     let mut tournament_look = tokio::time::interval(Duration::from_secs(2));
     let mut counts = app.quickplay.counts();
     counts.mark_changed();
@@ -459,7 +460,7 @@ pub(super) async fn run_lobby_socket(
                     break;
                 }
             }
-            _ = tournament_look.tick(), if !quick.following.is_empty() => {
+            _ = tournament_look.tick(), if app.cluster.multi && !quick.following.is_empty() => {
                 let ids: Vec<Uuid> = quick.following.keys().copied().collect();
                 if !send_tournaments(&app, who.as_ref(), &mut quick, &ids, &mut sink).await {
                     app.metrics.closed("write_timeout");
