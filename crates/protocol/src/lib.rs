@@ -934,7 +934,7 @@ pub enum LobbyClientMsg {
     /// (docs/protocol.md §4.2). Answered [`LobbyMsg::ChallengeSent`]; a house bot accepts
     /// at once ([`LobbyMsg::ChallengeStarted`]).
     Challenge {
-        /// A player id (online on this server's lobby), or `house:easy`, `house:normal`,
+        /// A player id (online in the lobby, on any node), or `house:easy`, `house:normal`,
         /// `house:hard`.
         to: String,
         game: String,
