@@ -322,20 +322,38 @@ async function lobbyPage(visit) {
         list),
       side));
   // The live list and the chat come once their modules are in: the page is drawn first.
-  Promise.all([import('./socket.js'), import('./chat.js'), import('./challenge.js')]).then(([{ LiveSocket }, { chatPanel }, ch]) => {
+  // Challenges (docs/protocol.md §4.2): web/challenge.js comes when first needed (the
+  // button below, or a challenge arriving), not with the lobby's first load.
+  let challenges = null;
+  let loadingChallenges = null;
+  const waitingMsgs = [];
+  const challengeSlot = h('section', { class: 'panel', testid: 'challenge-slot' },
+    h('h2', null, 'Challenge'),
+    h('button', { class: 'btn', type: 'button', testid: 'challenge-open', onclick: () => loadChallenges(true) }, 'Challenge a house bot…'));
+  const loadChallenges = (open) => {
+    loadingChallenges ??= import('./challenge.js').then((ch) => {
+      if (left) return;
+      challenges = ch.lobbyChallenges({ games, title: gameTitle, send, slot: challengeSlot });
+      for (const m of waitingMsgs.splice(0)) challenges.onMessage(m);
+    });
+    if (open) loadingChallenges.then(() => challenges?.open());
+  };
+  Promise.all([import('./socket.js'), import('./chat.js')]).then(([{ LiveSocket }, { chatPanel }]) => {
     if (left) return;
     const chat = chatPanel({ title: 'Lobby chat', me: () => session.me, send, testid: 'lobby-chat' });
-    // Challenges (docs/protocol.md §4.2): a house bot from here, a player from their profile.
-    const challengeBot = ch.challengeForm({ games, title: gameTitle, to: null, submit: (msg, label) => send(msg) && (challenges.sent(label), true) });
-    const challenges = ch.challengeCenter({ send, title: gameTitle, error: challengeBot.error });
     const stopFirst = session.cleanup;
-    session.cleanup = () => { stopFirst(); challenges.stop(); };
+    session.cleanup = () => { stopFirst(); challenges?.stop(); };
     // Last in its column (and below the list on a phone): nothing above it moves.
-    side.append(challengeBot.el, chat.el);
+    side.append(challengeSlot, chat.el);
     sock = new LiveSocket('/ws/lobby', {
-      onOpen: () => { quick.onReconnect(); challenges.onReconnect(); },
+      onOpen: () => { quick.onReconnect(); challenges?.onReconnect(); },
       onMessage: (m) => {
-        if (challenges.onMessage(m)) return;
+        if (challenges?.onMessage(m)) return;
+        if (!challenges && m.type.startsWith('challenge_') && m.type !== 'challenge_started') {
+          waitingMsgs.push(m);
+          loadChallenges(false);
+          return;
+        }
         if (quick.onMessage(m)) return;
         if (chat.onMessage(m)) return;
         if (m.type === 'tables') {

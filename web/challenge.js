@@ -1,5 +1,5 @@
-// Direct challenges over the lobby socket (docs/protocol.md §4.2), loaded with the lobby
-// and the profile page:
+// Direct challenges over the lobby socket (docs/protocol.md §4.2), loaded by the lobby when
+// first needed and with the profile page:
 // - challengeForm(): game, seats, the game's options and pace, for one opponent (a player
 //   from their profile) or a choice of house bots (the lobby);
 // - challengeCenter(): what is under way, in a live region at the corner of the page: an
@@ -265,4 +265,20 @@ export function profileChallenge({ games, title, to }) {
     form.el.querySelector('select')?.focus();
   });
   return h('div', { class: 'challenge-entry' }, open, slot);
+}
+
+/**
+ * The lobby's challenges: the house-bot form, shown in `slot` on `open()`, and the live
+ * region. `onMessage`, `onReconnect` and `stop` as for [`challengeCenter`].
+ */
+export function lobbyChallenges({ games, title, send, slot }) {
+  let center = null;
+  const form = challengeForm({ games, title, to: null, submit: (msg, label) => send(msg) && (center.sent(label), true) });
+  center = challengeCenter({ send, title, error: form.error });
+  const open = () => {
+    if (form.el.isConnected) return;
+    slot.replaceWith(form.el);
+    form.el.querySelector('select')?.focus();
+  };
+  return { ...center, open };
 }

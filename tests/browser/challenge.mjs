@@ -8,6 +8,7 @@
 //   accepts the next one from the keyboard, and both land on the same started table.
 // Usage: node tests/browser/challenge.mjs <base-url>
 
+import { join } from 'node:path';
 import { runBrowserTest, tid } from './lib.mjs';
 
 const tableOf = (page) => page.url().split('#/table/')[1];
@@ -20,14 +21,14 @@ const onTable = async (page) => {
 /** Waits until the lobby's socket has sent its list (challenges reach it from then on). */
 const lobbyLive = (page) => page.waitForFunction(() => {
   const list = document.querySelector('[data-testid="table-list"]');
-  return list && !list.textContent.includes('Loading') && document.querySelector('[data-testid="challenge-form"]');
+  return list && !list.textContent.includes('Loading') && document.querySelector('[data-testid="challenge-slot"]');
 });
 const noSideways = async (page, where) => {
   const w = await page.evaluate(() => document.documentElement.scrollWidth);
   if (w > 390) throw new Error(`${where}: the page is ${w} px wide on a 390 px phone`);
 };
 
-await runBrowserTest('bot account and tokens; challenges to a house bot and to a person', async ({ base, player, log }) => {
+await runBrowserTest('bot account and tokens; challenges to a house bot and to a person', async ({ base, player, log, outDir }) => {
   // --- A bot account and its token ------------------------------------------------------
   const a = await player('Ada');
   await a.locator(tid('me-name')).click();
@@ -50,6 +51,7 @@ await runBrowserTest('bot account and tokens; challenges to a house bot and to a
   if (token.length < 20) throw new Error(`token ${token}`);
   await a.locator(tid('token-copy')).click();
   await a.locator(tid('token-copied')).filter({ hasText: /./ }).waitFor();
+  await a.screenshot({ path: join(outDir, 'bot-token.png'), fullPage: true });
   // The token signs a program in as Ada.
   const me = await (await fetch(`${base}/api/me`, { headers: { authorization: `Bearer ${token}` } })).json();
   if (me.id !== account.player.id) throw new Error(`the token is ${JSON.stringify(me)}`);
@@ -66,6 +68,10 @@ await runBrowserTest('bot account and tokens; challenges to a house bot and to a
   const b = await player('Bob', { phone: true });
   await lobbyLive(b);
   await noSideways(b, 'lobby');
+  // The form comes on demand (web/challenge.js is not part of the lobby's first load).
+  await b.locator(tid('challenge-open')).click();
+  await b.locator(tid('challenge-form')).scrollIntoViewIfNeeded();
+  await b.screenshot({ path: join(outDir, 'challenge-house-phone.png') });
   await b.locator(tid('ch-to')).selectOption('house:easy');
   await b.locator(tid('ch-game')).selectOption('trump');
   await b.locator(tid('ch-submit')).click();
@@ -106,6 +112,8 @@ await runBrowserTest('bot account and tokens; challenges to a house bot and to a
   await send();
   const accept = d.locator(tid('challenge-accept'));
   await accept.waitFor();
+  await d.screenshot({ path: join(outDir, 'challenge-incoming.png') });
+  await c.screenshot({ path: join(outDir, 'challenge-outgoing.png') });
   await accept.focus();
   await d.keyboard.press('Enter');
   const [tc, td] = await Promise.all([onTable(c), onTable(d)]);

@@ -137,7 +137,11 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
         tokio::spawn(send_notes(app.clone(), rx));
     }
     if c.multi {
-        match app.store.listen(&[LOBBY, HELLO, QUICKPLAY, CHALLENGES]).await? {
+        match app
+            .store
+            .listen(&[LOBBY, HELLO, QUICKPLAY, CHALLENGES])
+            .await?
+        {
             Some(rx) => {
                 tokio::spawn(listen(app.clone(), rx));
             }

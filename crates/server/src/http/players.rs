@@ -135,9 +135,7 @@ pub async fn my_matches(
         .store
         .player_matches(who.id, q.limit.unwrap_or(50).clamp(1, 500))
         .await?;
-    Ok(Json(
-        rows.into_iter().map(|r| match_row(&app, r)).collect(),
-    ))
+    Ok(Json(rows.into_iter().map(|r| match_row(&app, r)).collect()))
 }
 
 /// A stored match row as the lists show it: the other seats with their bot flags.

@@ -243,7 +243,10 @@ pub(super) fn socket_gone(app: &AppState, player: Uuid, conn: &str) {
         ended(app, &p, "gone", Some(player));
     }
     for (id, s) in shown {
-        app.cluster.tell_challenge(ChallengeWhat::Gone { origin: s.origin, id });
+        app.cluster.tell_challenge(ChallengeWhat::Gone {
+            origin: s.origin,
+            id,
+        });
     }
 }
 
@@ -260,8 +263,12 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
             if !app.challenges.show(&id, shown) {
                 return;
             }
-            app.challenges
-                .tell(to, &LobbyMsg::ChallengeReceived { challenge: challenge.clone() });
+            app.challenges.tell(
+                to,
+                &LobbyMsg::ChallengeReceived {
+                    challenge: challenge.clone(),
+                },
+            );
             app.cluster.tell_challenge(ChallengeWhat::Delivered {
                 origin: note.node,
                 id: id.clone(),
@@ -320,16 +327,16 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
                 ended(app, &p, "gone", Some(to));
             }
         }
+        // Forgotten here in any case (the guard takes it out first), and its player told
+        // when the origin says so.
         ChallengeWhat::Ended {
             id,
             to,
             reason,
             tell,
-        } => {
-            if app.challenges.unshow(&id).is_some() && tell {
-                app.challenges
-                    .tell(to, &LobbyMsg::ChallengeEnded { id, reason });
-            }
+        } if app.challenges.unshow(&id).is_some() && tell => {
+            app.challenges
+                .tell(to, &LobbyMsg::ChallengeEnded { id, reason });
         }
         _ => {}
     }
