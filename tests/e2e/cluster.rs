@@ -545,7 +545,7 @@ async fn challenges_span_the_nodes() {
         return;
     };
     let extra = ["--challenge-expiry-s", "3"];
-    let nodes = vec![
+    let nodes = [
         Child::start_as(&db, "n1", &extra).await,
         Child::start_as(&db, "n2", &extra).await,
     ];
