@@ -102,7 +102,11 @@ export async function accountPage(app, { stale, signedOut }) {
     h('h2', null, 'Display'),
     h('p', { class: 'muted small' }, 'Remembered in this browser. The four-colour deck gives each Fib-Fibonacci suit its own colour and draws the other games’ colours in a palette that colour-blind players can tell apart.'),
     deckControl());
-  mount(app, h('div', { class: 'account' }, top, list, account.username !== null ? err : null, display));
+  // A claimed account's bot section (docs/protocol.md §2.26) loads with the page only.
+  const bots = account.username === null ? null
+    : (await import('./bots.js')).botSection(account, devices, () => accountPage(app, { stale, signedOut }));
+  if (stale()) return;
+  mount(app, h('div', { class: 'account' }, top, list, account.username !== null ? err : null, bots, display));
 }
 
 /**
@@ -197,12 +201,25 @@ export function quickPlayPanel({ games, title, send }) {
   return { el, onMessage, onReconnect, stop };
 }
 
+/**
+ * The other seats of a match row (`opponents`, docs/protocol.md §2.6): names, a **BOT**
+ * pill for a bot account, and the house bots by level.
+ */
+export function opponentsOf(r) {
+  const parts = (r.opponents ?? []).map((o) => (o.kind === 'bot'
+    ? h('span', { class: 'muted' }, `bot (${o.level})`)
+    : h('span', { testid: 'opponent', dataset: { bot: String(!!o.bot_account) } }, o.name,
+      o.bot_account ? [' ', h('span', { class: 'pill pill-bot', title: 'A bot account: a program played this seat' }, 'BOT')] : null)));
+  return parts.length ? parts.flatMap((p, i) => (i ? [', ', p] : [p])) : '—';
+}
+
 /** A player's finished public matches, each with its replay, for the profile page. */
 export function recentMatches(rows, title) {
   return h('section', { class: 'panel', testid: 'recent-matches' },
     h('h2', null, 'Recent matches'),
     rows.length === 0 ? h('p', { class: 'muted' }, 'No finished public matches yet.')
       : h('ul', { class: 'recent' }, rows.map((r) => h('li', { testid: 'recent-match' },
-        `${title(r.game)} · ${r.won === true ? 'won' : r.won === false ? 'lost' : r.status} · score ${r.score} · ${when(r.updated_at)} · `,
+        `${title(r.game)} · ${r.won === true ? 'won' : r.won === false ? 'lost' : r.status} · score ${r.score} · vs `,
+        opponentsOf(r), ` · ${when(r.updated_at)} · `,
         h('a', { href: `#/replay/${r.table_id}`, testid: 'recent-replay' }, 'replay')))));
 }

@@ -69,6 +69,10 @@ export const api = {
   signOut: () => call('POST', '/api/account/signout'),
   devices: () => call('GET', '/api/account/devices'),
   revokeDevice: (id) => call('DELETE', `/api/account/devices/${enc(id)}`),
+  // Bot accounts (docs/protocol.md §2.26): for good; then API tokens, each shown once.
+  makeBot: () => call('POST', '/api/account/bot'),
+  botToken: () => call('POST', '/api/account/bot/token'),
+  revokeBotToken: (id) => call('DELETE', `/api/account/bot/token/${enc(id)}`),
   player: (id) => call('GET', `/api/players/${enc(id)}`),
   playerMatches: (id) => call('GET', `/api/players/${enc(id)}/matches?limit=20`),
   session: () => call('GET', '/api/session'),

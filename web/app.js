@@ -7,7 +7,7 @@
 import { applyDeck, deckControl, h, morph, mount, onLayoutChange, toast } from './dom.js';
 import { api, ApiError, dealUrl, early, earlyTable, roundsUrl } from './api.js';
 import { gameModule, rulesPagesOf } from './games/registry.js';
-import { accountPage, quickPlayPanel, signInWithAccount } from './account.js';
+import { accountPage, opponentsOf, quickPlayPanel, signInWithAccount } from './account.js';
 // Only what the first paint of any page needs is imported here (the server preloads these
 // in one round of requests); sockets, chat, patches, sound, replays and profiles come with
 // `import()` when a page needs them.
@@ -329,14 +329,38 @@ async function lobbyPage(visit) {
         list),
       side));
   // The live list and the chat come once their modules are in: the page is drawn first.
+  // Challenges (docs/protocol.md §4.2): web/challenge.js comes when first needed (the
+  // button below, or a challenge arriving), not with the lobby's first load.
+  let challenges = null;
+  let loadingChallenges = null;
+  const waitingMsgs = [];
+  const challengeSlot = h('section', { class: 'panel', testid: 'challenge-slot' },
+    h('h2', null, 'Challenge'),
+    h('button', { class: 'btn', type: 'button', testid: 'challenge-open', onclick: () => loadChallenges(true) }, 'Challenge a house bot…'));
+  const loadChallenges = (open) => {
+    loadingChallenges ??= import('./challenge.js').then((ch) => {
+      if (left) return;
+      challenges = ch.lobbyChallenges({ games, title: gameTitle, send, slot: challengeSlot });
+      for (const m of waitingMsgs.splice(0)) challenges.onMessage(m);
+    });
+    if (open) loadingChallenges.then(() => challenges?.open());
+  };
   Promise.all([import('./socket.js'), import('./chat.js')]).then(([{ LiveSocket }, { chatPanel }]) => {
     if (left) return;
     const chat = chatPanel({ title: 'Lobby chat', me: () => session.me, send, testid: 'lobby-chat' });
+    const stopFirst = session.cleanup;
+    session.cleanup = () => { stopFirst(); challenges?.stop(); };
     // Last in its column (and below the list on a phone): nothing above it moves.
-    side.append(chat.el);
+    side.append(challengeSlot, chat.el);
     sock = new LiveSocket('/ws/lobby', {
-      onOpen: () => quick.onReconnect(),
+      onOpen: () => { quick.onReconnect(); challenges?.onReconnect(); },
       onMessage: (m) => {
+        if (challenges?.onMessage(m)) return;
+        if (!challenges && m.type.startsWith('challenge_') && m.type !== 'challenge_started') {
+          waitingMsgs.push(m);
+          loadChallenges(false);
+          return;
+        }
         if (quick.onMessage(m)) return;
         if (chat.onMessage(m)) return;
         if (m.type === 'tables') {
@@ -913,7 +937,7 @@ async function matchesPage(visit) {
     rows.length === 0 ? h('p', { class: 'muted' }, 'No matches yet. Join a table in the lobby.') : h('div', { class: 'table-wrap' },
       h('table', { class: 'grid', testid: 'matches' },
         h('thead', null, h('tr', null, h('th', null, 'Game'), h('th', null, 'Status'), h('th', { class: 'num' }, 'Seat'),
-          h('th', { class: 'num' }, 'Score'), h('th', null, 'Result'), h('th', { class: 'hide-narrow' }, 'Last activity'), h('th', null, ''))),
+          h('th', { class: 'num' }, 'Score'), h('th', null, 'Result'), h('th', null, 'Opponents'), h('th', { class: 'hide-narrow' }, 'Last activity'), h('th', null, ''))),
         h('tbody', null, rows.map((r) =>
           h('tr', { testid: 'match-row', dataset: { tableId: r.table_id, status: r.status } },
             h('td', null, gameTitle(r.game)),
@@ -921,6 +945,7 @@ async function matchesPage(visit) {
             h('td', { class: 'num' }, String(r.seat + 1)),
             h('td', { class: 'num' }, String(r.score)),
             h('td', null, r.won === true ? 'won' : r.won === false ? 'lost' : '—'),
+            h('td', { class: 'small', testid: 'match-opponents' }, opponentsOf(r)),
             h('td', { class: 'small hide-narrow' }, when(r.updated_at)),
             // A live table resumes; a finished one opens as a step replay.
             h('td', null, unfinished(r)

@@ -5,6 +5,7 @@
 import { h, mount, svg } from './dom.js';
 import { api } from './api.js';
 import { recentMatches } from './account.js';
+import { profileChallenge } from './challenge.js';
 
 const fmt = (x) => Math.round(x).toString();
 const when = (ms) => new Date(ms).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
@@ -36,7 +37,8 @@ function chart(points, label) {
 
 export async function profilePage(app, id, name, { title, stale }) {
   mount(app, h('p', { class: 'muted' }, 'Loading the profile…'));
-  const [player, ratings, matches] = await Promise.all([api.player(id), api.playerRatings(id), api.playerMatches(id)]);
+  const [player, ratings, matches, me] = await Promise.all([api.player(id), api.playerRatings(id), api.playerMatches(id),
+    api.me().catch(() => null)]);
   const histories = await Promise.all(ratings.map((r) => api.ratingHistory(id, r.game, r.pool)));
   if (stale()) return;
   // The name the server has now (the link's name may be an older one).
@@ -45,6 +47,10 @@ export async function profilePage(app, id, name, { title, stale }) {
   const won = ratings.reduce((s, r) => s + r.wins, 0);
   mount(app, h('section', { class: 'profile', testid: 'profile' },
     h('h1', { testid: 'profile-name' }, who),
+    player.bot ? h('p', { testid: 'profile-bot' }, h('span', { class: 'pill pill-bot' }, 'BOT'), ' A bot account: a program plays as this player.') : null,
+    // Someone signed in may challenge this player (docs/protocol.md §4.2), in the lobby now.
+    me && me.id !== player.id
+      ? profileChallenge({ games: () => api.games(), title, to: { id: player.id, name: who } }) : null,
     h('p', { testid: 'profile-summary' }, ratings.length
       ? `${played} rated ${played === 1 ? 'match' : 'matches'}, ${won} won (${Math.round((100 * won) / Math.max(1, played))} %).`
       : 'No rated matches yet: matches between people are rated; bots do not count.'),

@@ -91,6 +91,44 @@ async fn bot_accounts_tokens_and_flags() {
         let mut sock = robo.connect(&table).await;
         let st = sock.next_state().await;
         assert_eq!(st["table"]["seats"][0]["bot_account"], true, "{st}");
+        drop(sock);
+        // The match lists carry each opponent seat's flag: Ada sees the bot account, the
+        // bot account sees a person (no flag), and a house bot by its level.
+        let duel = robo.create_trump(2, false).await;
+        let (s, v) = ada
+            .post(&format!("/api/tables/{duel}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let row = |rows: &Value, table: &str| {
+            rows.as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["table_id"] == table)
+                .cloned()
+                .unwrap_or_else(|| panic!("no row of {table} in {rows}"))
+        };
+        let (_, rows) = ada.get("/api/me/matches").await;
+        assert_eq!(
+            row(&rows, &duel)["opponents"],
+            json!([{"kind": "player", "seat": 0, "id": robo.id, "name": "robo", "bot_account": true}]),
+            "{rows}"
+        );
+        let (s, v) = robo
+            .post(
+                &format!("/api/tables/{table}/bots"),
+                json!({"seat": 1, "level": "easy"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let (_, rows) = robo.get("/api/me/matches").await;
+        let opp = &row(&rows, &duel)["opponents"][0];
+        assert_eq!(opp["id"], ada.id.as_str(), "{rows}");
+        assert!(opp.get("bot_account").is_none(), "{rows}");
+        assert_eq!(
+            row(&rows, &table)["opponents"],
+            json!([{"kind": "bot", "seat": 1, "level": "easy"}]),
+            "{rows}"
+        );
         // Revoked: the token stops working at once; an unknown id is refused.
         assert_eq!(
             delete(&robo, &format!("/api/account/bot/token/{}", "0".repeat(32))).await,

@@ -74,6 +74,14 @@ async fn accounts_in_chromium() {
     run_script("account.mjs").await;
 }
 
+/// A bot account made and its API token created, used and revoked on the account page; a
+/// house bot challenged from the lobby on a phone; a person challenged from their profile,
+/// declined, then accepted, both landing at the table (tests/browser/challenge.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_and_challenges_in_chromium() {
+    run_script("challenge.mjs").await;
+}
+
 /// A Trump round by keyboard only, a refusal in words, the winning card marked, the live
 /// region, sound with a remembered mute, motion and reduced motion
 /// (tests/browser/trump_table.mjs).

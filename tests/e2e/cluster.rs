@@ -535,3 +535,130 @@ async fn a_table_moving_answer_is_logged_at_info_with_its_table_not_as_an_error(
         "nothing for an operator to act on:\n{text}"
     );
 }
+
+/// Direct challenges between lobby sockets on two nodes (docs/protocol.md §4.2): Ada's
+/// socket on n1, Bob's on n2. Declined, cancelled, expired, accepted (both told the table,
+/// started with both seated), the challenged side's socket gone, and then nobody there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn challenges_span_the_nodes() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let extra = ["--challenge-expiry-s", "3"];
+    let nodes = [
+        Child::start_as(&db, "n1", &extra).await,
+        Child::start_as(&db, "n2", &extra).await,
+    ];
+    let ada = Player::guest(&nodes[0].base, &nodes[0].ws, "Ada").await;
+    let bob = Player::guest(&nodes[1].base, &nodes[1].ws, "Bob").await;
+    let mut a = lobby(&ada).await;
+    let mut b = lobby(&bob).await;
+    lobby_until(&mut a, "tables").await;
+    lobby_until(&mut b, "tables").await;
+    let challenge =
+        json!({"type": "challenge", "to": bob.id, "game": "trump", "options": {"target": 8}});
+
+    // Declined on n2: both told.
+    a.send(challenge.clone()).await;
+    let sent = lobby_until(&mut a, "challenge_sent").await;
+    let id = sent["challenge"]["id"].clone();
+    let got = lobby_until(&mut b, "challenge_received").await;
+    assert_eq!(got["challenge"]["id"], id);
+    assert_eq!(got["challenge"]["from"]["id"], ada.id.as_str());
+    b.send(json!({"type": "challenge_decline", "id": id})).await;
+    assert_eq!(
+        lobby_until(&mut b, "challenge_ended").await["reason"],
+        "declined"
+    );
+    assert_eq!(
+        lobby_until(&mut a, "challenge_ended").await["reason"],
+        "declined"
+    );
+
+    // Cancelled on n1: n2 tells Bob, and his late accept finds nothing.
+    a.send(challenge.clone()).await;
+    let id = lobby_until(&mut a, "challenge_sent").await["challenge"]["id"].clone();
+    lobby_until(&mut b, "challenge_received").await;
+    a.send(json!({"type": "challenge_cancel", "id": id})).await;
+    assert_eq!(
+        lobby_until(&mut a, "challenge_ended").await["reason"],
+        "cancelled"
+    );
+    assert_eq!(
+        lobby_until(&mut b, "challenge_ended").await["reason"],
+        "cancelled"
+    );
+    b.send(json!({"type": "challenge_accept", "id": id})).await;
+    assert_eq!(
+        lobby_until(&mut b, "error").await["code"],
+        "challenge_not_found"
+    );
+
+    // Expired: both told.
+    a.send(challenge.clone()).await;
+    lobby_until(&mut a, "challenge_sent").await;
+    lobby_until(&mut b, "challenge_received").await;
+    assert_eq!(
+        lobby_until(&mut a, "challenge_ended").await["reason"],
+        "expired"
+    );
+    assert_eq!(
+        lobby_until(&mut b, "challenge_ended").await["reason"],
+        "expired"
+    );
+
+    // Accepted on n2: both are told the table, started with both seated.
+    a.send(challenge.clone()).await;
+    lobby_until(&mut a, "challenge_sent").await;
+    let id = lobby_until(&mut b, "challenge_received").await["challenge"]["id"].clone();
+    b.send(json!({"type": "challenge_accept", "id": id})).await;
+    let bs = lobby_until(&mut b, "challenge_started").await;
+    let as_ = lobby_until(&mut a, "challenge_started").await;
+    assert_eq!(as_["table"], bs["table"]);
+    assert_eq!(
+        (as_["seat"].as_u64(), bs["seat"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let table = bs["table"].as_str().unwrap();
+    let (_, info) = bob.get(&format!("/api/tables/{table}")).await;
+    assert_eq!(info["status"], "playing", "{info}");
+    assert_eq!(info["seats"][0]["id"], ada.id.as_str());
+    assert_eq!(info["seats"][1]["id"], bob.id.as_str());
+    // Bob plays it through his own node.
+    let mut t = bob.connect(table).await;
+    assert_eq!(t.next_state().await["table"]["status"], "playing");
+    drop(t);
+
+    // The other way round (held by n2), accepted on n1.
+    let back = json!({"type": "challenge", "to": ada.id, "game": "trump"});
+    b.send(back.clone()).await;
+    lobby_until(&mut b, "challenge_sent").await;
+    let id = lobby_until(&mut a, "challenge_received").await["challenge"]["id"].clone();
+    // Only Ada may answer it.
+    b.send(json!({"type": "challenge_accept", "id": id})).await;
+    assert_eq!(
+        lobby_until(&mut b, "error").await["code"],
+        "not_your_challenge"
+    );
+    a.send(json!({"type": "challenge_accept", "id": id})).await;
+    let as_ = lobby_until(&mut a, "challenge_started").await;
+    let bs = lobby_until(&mut b, "challenge_started").await;
+    assert_eq!(as_["table"], bs["table"]);
+    assert_eq!(
+        (bs["seat"].as_u64(), as_["seat"].as_u64()),
+        (Some(0), Some(1))
+    );
+
+    // Bob's only lobby socket (on n2) goes away: Ada (on n1) is told, and he is offline.
+    a.send(challenge.clone()).await;
+    lobby_until(&mut a, "challenge_sent").await;
+    lobby_until(&mut b, "challenge_received").await;
+    drop(b);
+    assert_eq!(
+        lobby_until(&mut a, "challenge_ended").await["reason"],
+        "gone"
+    );
+    a.send(challenge.clone()).await;
+    let e = lobby_until(&mut a, "error").await;
+    assert_eq!(e["code"], "player_offline", "{e}");
+}

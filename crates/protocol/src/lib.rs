@@ -809,6 +809,26 @@ pub struct MatchRow {
     pub won: Option<bool>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The other seats of the match, in seat order (empty seats left out).
+    #[serde(default)]
+    pub opponents: Vec<MatchOpponent>,
+}
+
+/// Another seat of a match in a match list (`MatchRow.opponents`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MatchOpponent {
+    Player {
+        seat: usize,
+        id: Uuid,
+        name: String,
+        /// A bot account: a program played this seat (docs/protocol.md §2.26). Absent for
+        /// a person.
+        #[serde(default, skip_serializing_if = "is_false")]
+        bot_account: bool,
+    },
+    /// A house bot.
+    Bot { seat: usize, level: BotLevel },
 }
 
 /// `POST /api/daily/solitaire`: start (or resume) today's daily Solitaire deal.
@@ -914,7 +934,7 @@ pub enum LobbyClientMsg {
     /// (docs/protocol.md §4.2). Answered [`LobbyMsg::ChallengeSent`]; a house bot accepts
     /// at once ([`LobbyMsg::ChallengeStarted`]).
     Challenge {
-        /// A player id (online on this server's lobby), or `house:easy`, `house:normal`,
+        /// A player id (online in the lobby, on any node), or `house:easy`, `house:normal`,
         /// `house:hard`.
         to: String,
         game: String,

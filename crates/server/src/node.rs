@@ -35,6 +35,59 @@ pub const HELLO: &str = "fib_lobby_hello";
 /// NOTIFY channel of quick-play notes for sockets on other nodes (JSON [`QuickNote`]).
 pub const QUICKPLAY: &str = "fib_quickplay";
 
+/// NOTIFY channel of direct challenges between lobby sockets on different nodes (JSON
+/// [`ChallengeNote`], docs/protocol.md §4.2).
+pub const CHALLENGES: &str = "fib_challenge";
+
+/// A challenge note: from `node`, what happened. A challenge is held by the node of the
+/// socket that sent it (its "origin"), which alone takes it out (answers, cancels,
+/// expires); the nodes holding the challenged player's lobby sockets show it and pass the
+/// answers on.
+#[derive(Serialize, Deserialize)]
+pub struct ChallengeNote {
+    pub node: String,
+    #[serde(flatten)]
+    pub what: ChallengeWhat,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "note", rename_all = "snake_case")]
+pub enum ChallengeWhat {
+    /// A challenge of a socket on `node` to `to`: each node with a lobby socket of `to`
+    /// shows it there and answers [`ChallengeWhat::Delivered`].
+    Offer {
+        challenge: protocol::Challenge,
+        to: Uuid,
+    },
+    /// The challenge `id` (held by `origin`) is shown on `node`.
+    Delivered { origin: String, id: String },
+    /// The challenged player `who` answered on `node`: `origin` replies with `req`.
+    Answer {
+        origin: String,
+        req: String,
+        id: String,
+        who: Uuid,
+        name: String,
+        accept: bool,
+    },
+    /// The origin's answer to [`ChallengeWhat::Answer`] `req`, for the node `to_node`.
+    Reply {
+        to_node: String,
+        req: String,
+        msg: protocol::LobbyMsg,
+    },
+    /// The challenged player's last lobby socket on `node` closed.
+    Gone { origin: String, id: String },
+    /// The challenge ended: the nodes showing it forget it and, if `tell`, tell `to`'s
+    /// lobby sockets `challenge_ended` with `reason`.
+    Ended {
+        id: String,
+        to: Uuid,
+        reason: String,
+        tell: bool,
+    },
+}
+
 /// A lobby entry as one node tells the others.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct LobbyNote {
@@ -135,6 +188,19 @@ impl Cluster {
     /// Whether the lobby shows another node's entry for this table.
     pub fn shown_elsewhere(&self, id: Uuid) -> bool {
         lock(&self.remote).contains_key(&id)
+    }
+
+    /// Sends a challenge note to the other nodes (nothing on a single node).
+    pub fn tell_challenge(&self, what: ChallengeWhat) {
+        if !self.multi {
+            return;
+        }
+        let note = ChallengeNote {
+            node: self.node.clone(),
+            what,
+        };
+        let text = serde_json::to_string(&note).expect("a challenge note serializes");
+        let _ = self.notes.try_send(Note::Plain(CHALLENGES, text));
     }
 
     /// Tells a waiting socket on another node (quick play).

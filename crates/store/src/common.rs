@@ -504,6 +504,13 @@ pub(crate) const PLAYER_MATCHES: &str = "\
              t.updated_at DESC, t.id ASC \
     LIMIT $2";
 
+/// Every seat of the tables listed in `$1`, a JSON array of table ids (the match list's
+/// opponents, one query for the whole page).
+pub(crate) const MATCH_SEATS: &str = "\
+    SELECT table_id, kind, player_id, name, bot_level, score, abandoned FROM table_seats \
+    WHERE table_id IN (SELECT value FROM json_each($1)) \
+    ORDER BY table_id, seat";
+
 /// Finished tables of a daily deal, best first: finished games by fewest discards, then
 /// lost ones (R-25), earliest finish first among equals.
 pub(crate) const DAILY_BOARD: &str = "\
@@ -942,6 +949,7 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
         created_at: r.6,
         updated_at: r.7,
         private: r.8,
+        seats: Vec::new(),
     })
 }
 
@@ -2455,14 +2463,35 @@ macro_rules! impl_store {
                 player: ::uuid::Uuid,
                 limit: i64,
             ) -> $crate::Result<Vec<$crate::MatchRow>> {
-                sqlx::query_as::<_, $crate::common::MatchTuple>(Self::PLAYER_MATCHES)
+                let mut rows = sqlx::query_as::<_, $crate::common::MatchTuple>(Self::PLAYER_MATCHES)
                     .bind(player.to_string())
                     .bind($crate::common::limit(limit))
                     .fetch_all(&self.pool)
                     .await?
                     .into_iter()
                     .map($crate::common::match_row)
-                    .collect()
+                    .collect::<$crate::Result<Vec<$crate::MatchRow>>>()?;
+                if rows.is_empty() {
+                    return Ok(rows);
+                }
+                // Every seat of those tables, in one query (the opponents of each row).
+                let ids: Vec<String> = rows.iter().map(|r| r.table_id.to_string()).collect();
+                let seats = sqlx::query_as::<_, (String, String, Option<String>, Option<String>, Option<String>, i64, bool)>(
+                    Self::MATCH_SEATS,
+                )
+                .bind(serde_json::to_string(&ids).expect("ids serialize"))
+                .fetch_all(&self.pool)
+                .await?;
+                let mut by_table: ::std::collections::HashMap<String, Vec<$crate::Occupant>> =
+                    ::std::collections::HashMap::new();
+                for (table, kind, id, name, level, score, gone) in seats {
+                    let (occupant, _, _) = $crate::common::seat((kind, id, name, level, score, gone))?;
+                    by_table.entry(table).or_default().push(occupant);
+                }
+                for (row, id) in rows.iter_mut().zip(&ids) {
+                    row.seats = by_table.remove(id).unwrap_or_default();
+                }
+                Ok(rows)
             }
 
             async fn chat_history(

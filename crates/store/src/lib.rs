@@ -505,6 +505,8 @@ pub struct MatchRow {
     pub updated_at: i64,
     /// Whether the table is private (invite only).
     pub private: bool,
+    /// Every seat of the table, in seat order (the player's own included).
+    pub seats: Vec<Occupant>,
 }
 
 /// One result of a daily deal.

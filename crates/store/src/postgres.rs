@@ -193,6 +193,12 @@ impl PgStore {
     const SELECT_TABLE: &str = crate::common::SELECT_TABLE;
     const PLAYER_MATCHES: &str = crate::common::PLAYER_MATCHES;
 
+    /// [`common::MATCH_SEATS`] with Postgres's JSON array function.
+    const MATCH_SEATS: &str = "\
+        SELECT table_id, kind, player_id, name, bot_level, score, abandoned FROM table_seats \
+        WHERE table_id IN (SELECT jsonb_array_elements_text($1::jsonb)) \
+        ORDER BY table_id, seat";
+
     /// The next number of the order of finishes (migration 0013). Drawn after the
     /// transaction locked the ratings it changes: one that waited on those locks draws
     /// after the holder committed, and so a larger number.

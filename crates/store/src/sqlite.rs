@@ -369,6 +369,8 @@ impl SqliteStore {
                  updated_at DESC, id ASC \
         LIMIT $2";
 
+    const MATCH_SEATS: &str = common::MATCH_SEATS;
+
     /// No row locks in SQLite: the write lock is the whole database's.
     const SKIP_LOCKED: &str = "";
 

@@ -36,7 +36,8 @@
 //!   again ([`HELLO`]). Entries of a node that died are dropped at the next beat.
 //!   Quick play shares its queues through the database; its matcher runs on one node at a
 //!   time (an advisory lock per pass), and a `matched` note for a socket on another node
-//!   goes through NOTIFY ([`QUICKPLAY`]).
+//!   goes through NOTIFY ([`QUICKPLAY`]). Direct challenges between lobby sockets on
+//!   different nodes travel as notes too ([`CHALLENGES`], `ws::challenge`).
 //!
 //! On SQLite there is one node: the same code runs, with nobody to forward to.
 
@@ -136,7 +137,11 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
         tokio::spawn(send_notes(app.clone(), rx));
     }
     if c.multi {
-        match app.store.listen(&[LOBBY, HELLO, QUICKPLAY]).await? {
+        match app
+            .store
+            .listen(&[LOBBY, HELLO, QUICKPLAY, CHALLENGES])
+            .await?
+        {
             Some(rx) => {
                 tokio::spawn(listen(app.clone(), rx));
             }

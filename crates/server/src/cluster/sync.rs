@@ -137,6 +137,13 @@ pub(super) async fn listen(app: AppState, mut rx: tokio::sync::mpsc::Receiver<st
                     }
                 }
                 HELLO if payload != app.cluster.node => republish(&app),
+                CHALLENGES => {
+                    if let Ok(note) = serde_json::from_str::<ChallengeNote>(&payload)
+                        && note.node != app.cluster.node
+                    {
+                        crate::ws::challenge::note(&app, note);
+                    }
+                }
                 QUICKPLAY => {
                     if let Ok(note) = serde_json::from_str::<QuickNote>(&payload) {
                         app.quickplay.tell(&note.conn, note.msg);

@@ -135,11 +135,33 @@ pub async fn my_matches(
         .store
         .player_matches(who.id, q.limit.unwrap_or(50).clamp(1, 500))
         .await?;
-    Ok(Json(rows.into_iter().map(match_row).collect()))
+    Ok(Json(rows.into_iter().map(|r| match_row(&app, r)).collect()))
 }
 
-fn match_row(r: store::MatchRow) -> protocol::MatchRow {
+/// A stored match row as the lists show it: the other seats with their bot flags.
+fn match_row(app: &AppState, r: store::MatchRow) -> protocol::MatchRow {
+    let own = r.seat as usize;
+    let opponents = r
+        .seats
+        .into_iter()
+        .enumerate()
+        .filter(|(seat, _)| *seat != own)
+        .filter_map(|(seat, o)| match o {
+            store::Occupant::Empty => None,
+            store::Occupant::Player { id, name } => Some(protocol::MatchOpponent::Player {
+                seat,
+                id,
+                name,
+                bot_account: app.core.is_bot_account(id),
+            }),
+            store::Occupant::Bot { level } => Some(protocol::MatchOpponent::Bot {
+                seat,
+                level: protocol::BotLevel::parse(&level).unwrap_or(protocol::BotLevel::Normal),
+            }),
+        })
+        .collect();
     protocol::MatchRow {
+        opponents,
         table_id: r.table_id,
         game: r.game,
         status: table::to_proto_status(r.status),
@@ -216,7 +238,7 @@ pub async fn player_matches(
                     )
             })
             .take(want)
-            .map(match_row)
+            .map(|r| match_row(&app, r))
             .collect(),
     ))
 }

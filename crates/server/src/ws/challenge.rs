@@ -1,18 +1,25 @@
 //! Direct challenges on the lobby socket (docs/protocol.md §4.2): a signed-in socket
-//! challenges a player online in this node's lobby (a person or a bot account), or a
-//! house bot (`house:easy|normal|hard`, accepted at once). The challenged player's sockets
-//! are told; one of them accepts or declines; the challenger may cancel; it expires after
-//! `--challenge-expiry-s` (60 s) or when either side's socket closes. On accept a table is created with
-//! the challenger in seat 0, the challenged in seat 1 (house bots in any further seat),
-//! and started; both sides are told its id.
+//! challenges a player online in the lobby (a person or a bot account), or a house bot
+//! (`house:easy|normal|hard`, accepted at once). The challenged player's sockets are told;
+//! one of them accepts or declines; the challenger may cancel; it expires after
+//! `--challenge-expiry-s` (60 s) or when either side's socket closes. On accept a table is
+//! created with the challenger in seat 0, the challenged in seat 1 (house bots in any
+//! further seat), and started; both sides are told its id.
+//!
+//! Across nodes (Postgres): the challenge is held by the challenger's node (its origin),
+//! which alone takes it out. It is offered to the other nodes by a note; each node with a
+//! lobby socket of the challenged player shows it there and says so (`delivered`); an
+//! answer there goes to the origin as a note and comes back as its reply; the origin tells
+//! the nodes that show it when it ends (`node::ChallengeWhat`).
 
 use protocol::{BotLevel, Challenge, LobbyMsg, Pace, PlayerInfo};
 use realtime::table::{Cmd, Who};
 use store::{Occupant, TableRecord, TableStatus};
 use uuid::Uuid;
 
-use crate::challenges::{MAX_SENT, Pending};
+use crate::challenges::{MAX_SENT, Pending, Shown};
 use crate::error::ApiError;
+use crate::node::{ChallengeNote, ChallengeWhat};
 use crate::quickplay::Refusal;
 use crate::state::{AppState, now_ms};
 
@@ -26,6 +33,13 @@ pub(super) struct Ask {
     pub rated: bool,
     pub bots: Option<BotLevel>,
 }
+
+/// How long a challenge to a player with no lobby socket on this node waits for another
+/// node to show it before it is refused `player_offline`.
+const DELIVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long an answer given on another node than the challenge's waits for that node.
+const REPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn refuse<T>(code: &'static str, message: impl Into<String>) -> Result<T, Refusal> {
     Err(Refusal(code, message.into()))
@@ -110,14 +124,18 @@ pub(super) async fn challenge(
     {
         return refuse("unknown_player", format!("there is no player {to}"));
     }
-    if !app.challenges.online(to) {
-        return refuse(
+    let here = app.challenges.online(to);
+    let offline = || {
+        refuse(
             "player_offline",
             format!(
                 "player {to} has no signed-in lobby socket on this server: challenges reach \
                  only players in the lobby"
             ),
-        );
+        )
+    };
+    if !here && !app.cluster.multi {
+        return offline();
     }
     let challenge = Challenge {
         id: id.clone(),
@@ -139,8 +157,12 @@ pub(super) async fn challenge(
         from_conn: conn.to_string(),
         to,
         bots,
+        remote: Vec::new(),
     };
+    // Delivered to another node: the first `delivered` note wakes this.
+    let delivery = (!here).then(|| app.challenges.wait(&id));
     if app.challenges.insert(pending).is_err() {
+        app.challenges.unwait(&id);
         return refuse(
             "too_many_challenges",
             format!("at most {MAX_SENT} challenges of one connection wait at once"),
@@ -152,6 +174,29 @@ pub(super) async fn challenge(
             challenge: challenge.clone(),
         },
     );
+    // The player's sockets on other nodes see it too.
+    app.cluster.tell_challenge(ChallengeWhat::Offer {
+        challenge: challenge.clone(),
+        to,
+    });
+    if let Some(rx) = delivery {
+        let shown = matches!(tokio::time::timeout(DELIVERY_WAIT, rx).await, Ok(Ok(_)));
+        if !shown {
+            app.challenges.unwait(&id);
+            // Nobody showed it (a late one forgets it again, silently).
+            if let Some(p) = app.challenges.take(&id) {
+                app.cluster.tell_challenge(ChallengeWhat::Ended {
+                    id: p.challenge.id,
+                    to,
+                    reason: "gone".into(),
+                    tell: false,
+                });
+                return offline();
+            }
+            // Taken meanwhile (cancelled by a socket that closed): nothing to answer.
+            return Err(gone(&id));
+        }
+    }
     // It expires unless answered first (whoever takes it out answers it).
     let app2 = app.clone();
     tokio::spawn(async move {
@@ -179,12 +224,166 @@ fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>) {
     if except != Some(p.to) {
         app.challenges.tell(p.to, &msg);
     }
+    if !p.remote.is_empty() {
+        app.cluster.tell_challenge(ChallengeWhat::Ended {
+            id: p.challenge.id.clone(),
+            to: p.to,
+            reason: reason.into(),
+            tell: except != Some(p.to),
+        });
+    }
 }
 
 /// Every challenge that ended because a socket closed: the other side is told `gone`.
+/// Another node's challenges to the player, shown here on their last socket, are shown
+/// here no more: their origin learns it.
 pub(super) fn socket_gone(app: &AppState, player: Uuid, conn: &str) {
-    for p in app.challenges.socket_gone(player, conn) {
+    let (taken, shown) = app.challenges.socket_gone(player, conn);
+    for p in taken {
         ended(app, &p, "gone", Some(player));
+    }
+    for (id, s) in shown {
+        app.cluster.tell_challenge(ChallengeWhat::Gone {
+            origin: s.origin,
+            id,
+        });
+    }
+}
+
+/// A challenge note of another node.
+pub(crate) fn note(app: &AppState, note: ChallengeNote) {
+    let me = &app.cluster.node;
+    match note.what {
+        ChallengeWhat::Offer { challenge, to } => {
+            let id = challenge.id.clone();
+            let shown = Shown {
+                origin: note.node.clone(),
+                to,
+            };
+            if !app.challenges.show(&id, shown) {
+                return;
+            }
+            app.challenges.tell(
+                to,
+                &LobbyMsg::ChallengeReceived {
+                    challenge: challenge.clone(),
+                },
+            );
+            app.cluster.tell_challenge(ChallengeWhat::Delivered {
+                origin: note.node,
+                id: id.clone(),
+            });
+            // Forgotten a while after it expires, should its origin never say (it died).
+            let app = app.clone();
+            let left = (challenge.expires_at - now_ms()).max(0) as u64 + 5_000;
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(left)).await;
+                if app.challenges.unshow(&id).is_some() {
+                    app.challenges.tell(
+                        to,
+                        &LobbyMsg::ChallengeEnded {
+                            id,
+                            reason: "expired".into(),
+                        },
+                    );
+                }
+            });
+        }
+        ChallengeWhat::Delivered { origin, id } if origin == *me => {
+            app.challenges.delivered(&id, &note.node);
+        }
+        ChallengeWhat::Answer {
+            origin,
+            req,
+            id,
+            who,
+            name,
+            accept: yes,
+        } if origin == *me => {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let who = Who { id: who, name };
+                let result = if yes {
+                    accept(&app, &who, &id).await
+                } else {
+                    decline(&app, &who, &id)
+                };
+                let msg = super::lobby::refused(&app, result);
+                app.cluster.tell_challenge(ChallengeWhat::Reply {
+                    to_node: note.node,
+                    req,
+                    msg,
+                });
+            });
+        }
+        ChallengeWhat::Reply { to_node, req, msg } if to_node == *me => {
+            app.challenges.answer(&req, Some(msg));
+        }
+        ChallengeWhat::Gone { origin, id } if origin == *me => {
+            if app.challenges.undelivered(&id, &note.node)
+                && let Some(p) = app.challenges.take(&id)
+            {
+                let to = p.to;
+                ended(app, &p, "gone", Some(to));
+            }
+        }
+        // Forgotten here in any case (the guard takes it out first), and its player told
+        // when the origin says so.
+        ChallengeWhat::Ended {
+            id,
+            to,
+            reason,
+            tell,
+        } if app.challenges.unshow(&id).is_some() && tell => {
+            app.challenges
+                .tell(to, &LobbyMsg::ChallengeEnded { id, reason });
+        }
+        _ => {}
+    }
+}
+
+/// An answer to another node's challenge shown here: it goes to that node, and its reply
+/// is the answer.
+async fn answer_elsewhere(
+    app: &AppState,
+    who: &Who,
+    id: &str,
+    shown: Shown,
+    yes: bool,
+) -> Result<LobbyMsg, Refusal> {
+    if shown.to != who.id {
+        return refuse(
+            "not_your_challenge",
+            "this challenge is not addressed to you",
+        );
+    }
+    let req = crate::auth::random_hex(16);
+    let rx = app.challenges.wait(&req);
+    app.cluster.tell_challenge(ChallengeWhat::Answer {
+        origin: shown.origin,
+        req: req.clone(),
+        id: id.to_string(),
+        who: who.id,
+        name: who.name.clone(),
+        accept: yes,
+    });
+    match tokio::time::timeout(REPLY_WAIT, rx).await {
+        Ok(Ok(Some(msg))) => {
+            app.challenges.unshow(id);
+            Ok(msg)
+        }
+        _ => {
+            app.challenges.unwait(&req);
+            app.challenges.unshow(id);
+            refuse(
+                "challenge_not_found",
+                format!(
+                    "challenge {id:?}: the challenger's server did not answer within {} s \
+                     (it may have stopped)",
+                    REPLY_WAIT.as_secs()
+                ),
+            )
+        }
     }
 }
 
@@ -214,8 +413,23 @@ fn gone(id: &str) -> Refusal {
 
 /// `challenge_accept`: the match starts.
 pub(super) async fn accept(app: &AppState, who: &Who, id: &str) -> Result<LobbyMsg, Refusal> {
+    if app.challenges.get(id).is_none()
+        && let Some(shown) = app.challenges.shown(id)
+    {
+        return answer_elsewhere(app, who, id, shown, true).await;
+    }
     addressed(app, who, id)?;
     let p = app.challenges.take(id).ok_or_else(|| gone(id))?;
+    if !p.remote.is_empty() {
+        // The other nodes that show it forget it (as this node's other sockets of the
+        // player, they are not told).
+        app.cluster.tell_challenge(ChallengeWhat::Ended {
+            id: id.to_string(),
+            to: p.to,
+            reason: "accepted".into(),
+            tell: false,
+        });
+    }
     let c = &p.challenge;
     let players = [
         Who {
@@ -256,6 +470,20 @@ pub(super) async fn accept(app: &AppState, who: &Who, id: &str) -> Result<LobbyM
         table,
         seat: 1,
     })
+}
+
+/// `challenge_decline` of another node's challenge shown here.
+pub(super) async fn decline_here_or_there(
+    app: &AppState,
+    who: &Who,
+    id: &str,
+) -> Result<LobbyMsg, Refusal> {
+    if app.challenges.get(id).is_none()
+        && let Some(shown) = app.challenges.shown(id)
+    {
+        return answer_elsewhere(app, who, id, shown, false).await;
+    }
+    decline(app, who, id)
 }
 
 /// `challenge_decline`.

@@ -111,7 +111,8 @@ fn not_signed_in(app: &AppState) -> LobbyMsg {
     )
 }
 
-fn refused(app: &AppState, r: Result<LobbyMsg, crate::quickplay::Refusal>) -> LobbyMsg {
+/// A lobby answer, or the lobby error of its refusal.
+pub(super) fn refused(app: &AppState, r: Result<LobbyMsg, crate::quickplay::Refusal>) -> LobbyMsg {
     r.unwrap_or_else(|crate::quickplay::Refusal(code, message)| {
         lobby_error(app, code, message, None)
     })
@@ -218,7 +219,10 @@ pub(super) async fn lobby_message(
             let Some(who) = who else {
                 return Some(not_signed_in(app));
             };
-            return Some(refused(app, super::challenge::decline(app, who, &id)));
+            return Some(refused(
+                app,
+                super::challenge::decline_here_or_there(app, who, &id).await,
+            ));
         }
         LobbyClientMsg::ChallengeCancel { id } => {
             let Some(who) = who else {

@@ -17,7 +17,7 @@
 //! simply dropped when a write times out, as no close frame could reach it), and
 //! everything it held is freed.
 
-mod challenge;
+pub(crate) mod challenge;
 pub mod lobby;
 pub mod table;
 
