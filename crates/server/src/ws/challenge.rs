@@ -308,7 +308,7 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
                 } else {
                     decline(&app, &who, &id)
                 };
-                let msg = super::lobby::refused(&app, result);
+                let msg = super::refused(&app, result);
                 app.cluster.tell_challenge(ChallengeWhat::Reply {
                     to_node: note.node,
                     req,

@@ -69,20 +69,6 @@ pub(super) async fn lobby_send(sink: &mut SplitSink<WebSocket, Message>, msg: &L
     matches!(tokio::time::timeout(WRITE_TIMEOUT, send).await, Ok(Ok(())))
 }
 
-pub(super) fn lobby_error(
-    app: &AppState,
-    code: &str,
-    message: String,
-    retry: Option<u64>,
-) -> LobbyMsg {
-    app.metrics.rejected(code);
-    LobbyMsg::Error {
-        code: code.into(),
-        message,
-        retry_after_ms: retry,
-    }
-}
-
 pub(super) fn lobby_chat_error(app: &AppState, e: &ChatError) -> LobbyMsg {
     lobby_error(app, e.code(), e.message(), e.retry_after_ms())
 }
@@ -109,13 +95,6 @@ fn not_signed_in(app: &AppState) -> LobbyMsg {
         "become a guest or sign in to play".into(),
         None,
     )
-}
-
-/// A lobby answer, or the lobby error of its refusal.
-pub(super) fn refused(app: &AppState, r: Result<LobbyMsg, crate::quickplay::Refusal>) -> LobbyMsg {
-    r.unwrap_or_else(|crate::quickplay::Refusal(code, message)| {
-        lobby_error(app, code, message, None)
-    })
 }
 
 /// One message from a lobby client: what to answer, if anything.

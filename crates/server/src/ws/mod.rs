@@ -30,7 +30,7 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use futures_util::SinkExt;
 use futures_util::stream::SplitSink;
-use protocol::{ChatBody, MAX_WS_MESSAGE, ServerMsg, check_chat_text};
+use protocol::{ChatBody, LobbyMsg, MAX_WS_MESSAGE, ServerMsg, check_chat_text};
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use uuid::Uuid;
 
@@ -322,4 +322,27 @@ impl Local {
     fn overflowed(&self) -> bool {
         self.overflowed.load(Relaxed)
     }
+}
+
+/// An error for a lobby socket (`LobbyMsg::Error`), counted by code in `/metrics`. Here,
+/// not in `lobby`, because challenges answer with it too.
+pub(crate) fn lobby_error(
+    app: &AppState,
+    code: &str,
+    message: String,
+    retry: Option<u64>,
+) -> LobbyMsg {
+    app.metrics.rejected(code);
+    LobbyMsg::Error {
+        code: code.into(),
+        message,
+        retry_after_ms: retry,
+    }
+}
+
+/// A lobby answer, or the lobby error of its refusal.
+pub(crate) fn refused(app: &AppState, r: Result<LobbyMsg, crate::quickplay::Refusal>) -> LobbyMsg {
+    r.unwrap_or_else(|crate::quickplay::Refusal(code, message)| {
+        lobby_error(app, code, message, None)
+    })
 }
