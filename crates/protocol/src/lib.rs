@@ -1379,8 +1379,14 @@ pub struct TournamentSummary {
     pub kind: TournamentKind,
     pub table_size: usize,
     pub min_table_size: usize,
-    /// `registration`, `running` or `finished`.
+    /// `registration`, `running`, `finished` or `cancelled` (before it started: see
+    /// `cancelled`).
     pub status: String,
+    /// Why it was cancelled: `creator` (its creator cancelled it), `too_few_players` (its
+    /// start time came with fewer players than a table), `expired` (no start time, and
+    /// not enough players within 7 days), `unscheduled` (the operator took its event out of
+    /// the schedule). `null` unless `status` is `cancelled`.
+    pub cancelled: Option<String>,
     pub private: bool,
     pub rated: bool,
     pub bots_allowed: bool,

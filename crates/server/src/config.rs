@@ -173,6 +173,10 @@ pub struct Config {
     /// (docs/tournaments.md, "Playing one on this server"). Checked at start-up.
     #[arg(long, env = "FIB_TOURNAMENTS_FILE")]
     pub tournaments_file: Option<PathBuf>,
+    /// How many tournaments one player may have created that are still in registration or
+    /// running: a further creation is refused `too_many_tournaments` (0: no limit).
+    #[arg(long, env = "FIB_MAX_TOURNAMENTS_PER_PLAYER", default_value_t = 3)]
+    pub max_tournaments_per_player: u32,
     /// Where the other nodes reach this one, `http://host:port`. Default: the address this
     /// machine uses to reach the database, and the port it listens on.
     #[arg(long, env = "FIB_ADVERTISE_URL")]
@@ -253,6 +257,7 @@ impl Config {
             secure_cookies: false,
             node_id: None,
             tournaments_file: None,
+            max_tournaments_per_player: 3,
             advertise_url: None,
         }
     }

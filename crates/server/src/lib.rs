@@ -139,6 +139,10 @@ pub fn app(state: AppState) -> Router {
             "/tournaments/{id}/withdraw",
             post(http::tournaments::withdraw_tournament),
         )
+        .route(
+            "/tournaments/{id}/cancel",
+            post(http::tournaments::cancel_tournament),
+        )
         .route("/openapi.json", get(openapi::serve))
         .route(
             "/daily/solitaire",

@@ -39,6 +39,18 @@ pub const QUICKPLAY: &str = "fib_quickplay";
 /// [`ChallengeNote`], docs/protocol.md §4.2).
 pub const CHALLENGES: &str = "fib_challenge";
 
+/// NOTIFY channel of messages for a player's lobby sockets on every node (JSON
+/// [`PlayerNote`]): a tournament's `tournament_game` (docs/protocol.md §4.3).
+pub const PLAYERS: &str = "fib_player";
+
+/// A lobby message for every lobby socket of `player`, from `node` (which told its own).
+#[derive(Serialize, Deserialize)]
+pub struct PlayerNote {
+    pub node: String,
+    pub player: Uuid,
+    pub msg: protocol::LobbyMsg,
+}
+
 /// A challenge note: from `node`, what happened. A challenge is held by the node of the
 /// socket that sent it (its "origin"), which alone takes it out (answers, cancels,
 /// expires); the nodes holding the challenged player's lobby sockets show it and pass the
@@ -201,6 +213,20 @@ impl Cluster {
         };
         let text = serde_json::to_string(&note).expect("a challenge note serializes");
         let _ = self.notes.try_send(Note::Plain(CHALLENGES, text));
+    }
+
+    /// Tells `player`'s lobby sockets on the other nodes (nothing on a single node).
+    pub fn tell_player(&self, player: Uuid, msg: &protocol::LobbyMsg) {
+        if !self.multi {
+            return;
+        }
+        let note = PlayerNote {
+            node: self.node.clone(),
+            player,
+            msg: msg.clone(),
+        };
+        let text = serde_json::to_string(&note).expect("a player note serializes");
+        let _ = self.notes.try_send(Note::Plain(PLAYERS, text));
     }
 
     /// Tells a waiting socket on another node (quick play).

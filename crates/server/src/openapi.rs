@@ -73,6 +73,7 @@ use utoipa::{Modify, OpenApi};
         crate::http::tournaments::get_tournament,
         crate::http::tournaments::join_tournament,
         crate::http::tournaments::withdraw_tournament,
+        crate::http::tournaments::cancel_tournament,
         crate::http::tables::round_deal,
         crate::http::boards::leaderboard,
         crate::http::boards::records,

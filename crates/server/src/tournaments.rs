@@ -51,6 +51,10 @@ pub const PACE: Pace = Pace::Live {
 /// The level of the bot that stands in for a player who ran out of time or left.
 const STAND_IN: &str = "normal";
 
+/// A tournament with no start time (`start_when` only) still short of players this long
+/// after its creation is cancelled (`expired`).
+pub const EXPIRES_AFTER_MS: i64 = 7 * 86_400_000;
+
 /// The server's settings of a tournament (`tournaments.config`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Settings {
@@ -227,6 +231,7 @@ pub fn plan(
         version: 0,
         schedule_key: None,
         updated_at: now,
+        cancelled: None,
     })
 }
 
@@ -237,6 +242,8 @@ pub enum StepError {
     Refused(TournamentError),
     /// The director no longer holds the tournament.
     Lost,
+    /// The tournament was cancelled: nothing more happens in it.
+    Cancelled,
     Api(ApiError),
 }
 
@@ -260,9 +267,31 @@ impl From<StepError> for ApiError {
                 "tournament_moving",
                 "the tournament is changing servers: try again".into(),
             ),
+            StepError::Cancelled => cancelled_error(),
             StepError::Api(e) => e,
         }
     }
+}
+
+/// 409 `tournament_cancelled`.
+pub fn cancelled_error() -> ApiError {
+    ApiError::Conflict(
+        "tournament_cancelled",
+        "this tournament was cancelled before it started".into(),
+    )
+}
+
+/// Cancels a tournament that has not started, for `reason` (see
+/// `protocol::TournamentSummary::cancelled`): `false` when it had started, ended or was
+/// cancelled already (nothing changed). Its followers are told.
+pub async fn cancel(app: &AppState, id: Uuid, reason: &str) -> Result<bool, ApiError> {
+    if !app.store.cancel_tournament(id, reason, now_ms()).await? {
+        return Ok(false);
+    }
+    tracing::info!(tournament = %id, reason, "tournament cancelled");
+    let _ = app.tournament_feed.send(id);
+    app.tournament_wake.notify_one();
+    Ok(true)
 }
 
 /// Applies `input` to the stored tournament and stores the result over the version it
@@ -280,6 +309,9 @@ where
 {
     for _ in 0..20 {
         let mut l = load(app, id).await?;
+        if l.record.cancelled.is_some() {
+            return Err(StepError::Cancelled);
+        }
         let now = now_ms();
         let before = l.record.state.clone();
         let effects = input(&mut l.engine, &l.settings, now as u64).map_err(StepError::Refused)?;
@@ -386,7 +418,12 @@ pub fn summary(l: &Loaded, me: Option<Uuid>) -> TournamentSummary {
         kind: l.settings.kind.clone(),
         table_size: l.settings.engine.table_size,
         min_table_size: l.settings.engine.min_table_size,
-        status: status_str(r.status).to_string(),
+        status: if r.cancelled.is_some() {
+            "cancelled".to_string()
+        } else {
+            status_str(r.status).to_string()
+        },
+        cancelled: r.cancelled.clone(),
         private: r.private,
         rated: r.rated,
         bots_allowed: l.settings.bots_allowed,
@@ -656,6 +693,9 @@ async fn pass(
                 tracing::warn!(tournament = %id, "lost the tournament to another node");
                 owned.remove(&id);
             }
+            Err(StepError::Cancelled) => {
+                owned.remove(&id);
+            }
             Err(e) => tracing::error!(tournament = %id, error = ?e, "directing a tournament"),
         }
     }
@@ -671,19 +711,41 @@ async fn direct(app: &AppState, id: Uuid, epoch: i64) -> Result<bool, StepError>
         return Err(StepError::Lost);
     }
     let mut l = load(app, id).await?;
+    if l.record.cancelled.is_some() {
+        return Ok(false);
+    }
     if l.engine.phase() == tournament::Phase::Registration {
         let now = now_ms();
-        let due = l.record.starts_at.is_some_and(|at| at <= now)
+        let time_came = l.record.starts_at.is_some_and(|at| at <= now);
+        let due = time_came
             || l.settings
                 .start_when
                 .is_some_and(|n| l.engine.players().len() >= n as usize);
         if !due {
+            if l.record.starts_at.is_none() && now - l.record.created_at >= EXPIRES_AFTER_MS {
+                cancel(app, id, "expired").await?;
+                return Ok(false);
+            }
             return Ok(true);
+        }
+        // Its start time came with fewer players than the smallest table: cancelled
+        // (Swiss and arena alike), never left waiting.
+        let active = l
+            .engine
+            .players()
+            .iter()
+            .filter(|p| p.status == tournament::PlayerStatus::Active)
+            .count();
+        if time_came && active < l.settings.engine.min_table_size {
+            cancel(app, id, "too_few_players").await?;
+            return Ok(false);
         }
         match step(app, id, fence.clone(), |t, _, now| t.start(now)).await {
             Ok((after, _)) => l = after,
-            // Too few players: it starts when enough have joined.
+            // `start_when` reached before its time with fewer than a table (a table size
+            // above `start_when`): it waits for more, or for its time.
             Err(StepError::Refused(TournamentError::TooFewPlayers)) => return Ok(true),
+            Err(StepError::Cancelled) => return Ok(false),
             Err(e) => return Err(e),
         }
     }
@@ -856,17 +918,16 @@ async fn open_table(
         Err(e) => return Err(e.into()),
     }
     tracing::info!(tournament = %l.record.id, table = %id, round = t.round, "tournament table started");
-    // Its players' lobby sockets on this node go there (the others see it in the
-    // tournament they follow).
+    // Its players' lobby sockets go there: this node's at once, the other nodes' through
+    // a note (Postgres NOTIFY, as challenges travel).
     for (seat, p) in t.players.iter().enumerate() {
-        app.challenges.tell(
-            *p,
-            &protocol::LobbyMsg::TournamentGame {
-                tournament: l.record.id,
-                table: id,
-                seat: seat as u8,
-            },
-        );
+        let msg = protocol::LobbyMsg::TournamentGame {
+            tournament: l.record.id,
+            table: id,
+            seat: seat as u8,
+        };
+        app.challenges.tell(*p, &msg);
+        app.cluster.tell_player(*p, &msg);
     }
     let _ = app.tournament_feed.send(l.record.id);
     Ok(())

@@ -599,12 +599,13 @@ pub(crate) type TournamentRow = (
     i64,
     Option<String>,
     i64,
+    Option<String>,
 );
 
 /// Every column of a tournament, as a [`TournamentRow`] (append a condition).
 pub(crate) const SELECT_TOURNAMENT: &str = "SELECT id, name, game, status, private, \
      invite_code, rated, created_by, created_at, starts_at, config, state, version, \
-     schedule_key, updated_at FROM tournaments";
+     schedule_key, updated_at, cancelled FROM tournaments";
 
 pub(crate) fn tournament(r: TournamentRow) -> Result<crate::TournamentRecord, StoreError> {
     let (
@@ -623,6 +624,7 @@ pub(crate) fn tournament(r: TournamentRow) -> Result<crate::TournamentRecord, St
         version,
         schedule_key,
         updated_at,
+        cancelled,
     ) = r;
     Ok(crate::TournamentRecord {
         id: uuid(&id, "tournament id")?,
@@ -643,6 +645,7 @@ pub(crate) fn tournament(r: TournamentRow) -> Result<crate::TournamentRecord, St
         version,
         schedule_key,
         updated_at,
+        cancelled,
     })
 }
 
@@ -2612,8 +2615,8 @@ macro_rules! impl_store {
                 sqlx::query(
                     "INSERT INTO tournaments (id, name, game, status, private, invite_code, \
                      rated, created_by, created_at, starts_at, config, state, version, \
-                     schedule_key, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                     schedule_key, updated_at, cancelled) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
                 )
                 .bind(t.id.to_string())
                 .bind(&t.name)
@@ -2630,6 +2633,7 @@ macro_rules! impl_store {
                 .bind(t.version)
                 .bind(&t.schedule_key)
                 .bind(t.updated_at)
+                .bind(&t.cancelled)
                 .execute(&self.write)
                 .await
                 .map_err(|e| {
@@ -2684,7 +2688,7 @@ macro_rules! impl_store {
                 };
                 let done = sqlx::query(
                     "UPDATE tournaments SET state = $3, status = $4, version = version + 1, \
-                     updated_at = $5 WHERE id = $1 AND version = $2 \
+                     updated_at = $5 WHERE id = $1 AND version = $2 AND cancelled IS NULL \
                      AND ($6 IS NULL OR (owner = $6 AND lease_epoch = $7))",
                 )
                 .bind(step.id.to_string())
@@ -2713,6 +2717,39 @@ macro_rules! impl_store {
                 }
                 tx.commit().await?;
                 Ok(true)
+            }
+
+            async fn cancel_tournament(
+                &self,
+                id: ::uuid::Uuid,
+                reason: &str,
+                now: i64,
+            ) -> $crate::Result<bool> {
+                let done = sqlx::query(
+                    "UPDATE tournaments SET status = 'finished', cancelled = $2, \
+                     version = version + 1, updated_at = $3 \
+                     WHERE id = $1 AND status = 'registration' AND cancelled IS NULL",
+                )
+                .bind(id.to_string())
+                .bind(reason)
+                .bind(now)
+                .execute(&self.write)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn open_tournaments_created_by(
+                &self,
+                player: ::uuid::Uuid,
+            ) -> $crate::Result<i64> {
+                let (n,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM tournaments WHERE created_by = $1 \
+                     AND status IN ('registration', 'running') AND cancelled IS NULL",
+                )
+                .bind(player.to_string())
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(n)
             }
 
             async fn claim_tournaments(

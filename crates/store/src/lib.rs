@@ -744,6 +744,9 @@ pub struct TournamentRecord {
     /// A recurring event's occurrence, created once.
     pub schedule_key: Option<String>,
     pub updated_at: i64,
+    /// Cancelled before it started ([`Store::cancel_tournament`]), and why; its status is
+    /// then `Finished`.
+    pub cancelled: Option<String>,
 }
 
 /// An engine table of a tournament and the real table it is (`tournament_tables`), with
@@ -1142,6 +1145,14 @@ pub trait Store: Send + Sync + 'static {
     /// over `step.version` and, when fenced, only while the node holds its epoch. `false`:
     /// nothing written (another step came first, or the director lost the tournament).
     async fn save_tournament(&self, step: &TournamentStep) -> Result<bool>;
+    /// Cancels a tournament still in registration (not cancelled yet): its status becomes
+    /// `Finished` with `reason`, its version is raised, and no later step is stored over
+    /// it. `false`: nothing changed (it started, ended or was cancelled already, or does
+    /// not exist).
+    async fn cancel_tournament(&self, id: Uuid, reason: &str, now: i64) -> Result<bool>;
+    /// How many tournaments `player` created that are in registration or running (not
+    /// cancelled).
+    async fn open_tournaments_created_by(&self, player: Uuid) -> Result<i64>;
     /// Claims for `node` up to `limit` unfinished tournaments that no live node directs (and
     /// its own, with `mine_too`), raising each one's epoch: (id, epoch).
     async fn claim_tournaments(

@@ -636,6 +636,12 @@ mod tests {
         ) -> Result<Vec<(Uuid, i64)>> {
             self.inner.claim_tournaments(node, limit, mine_too).await
         }
+        async fn cancel_tournament(&self, id: Uuid, reason: &str, now: i64) -> Result<bool> {
+            self.inner.cancel_tournament(id, reason, now).await
+        }
+        async fn open_tournaments_created_by(&self, player: Uuid) -> Result<i64> {
+            self.inner.open_tournaments_created_by(player).await
+        }
         async fn tournament_owner(&self, id: Uuid) -> Result<Option<(Option<String>, i64)>> {
             self.inner.tournament_owner(id).await
         }

@@ -2589,6 +2589,7 @@ fn tournament_record(creator: Option<Uuid>, rated: bool, key: Option<&str>) -> T
         version: 0,
         schedule_key: key.map(str::to_string),
         updated_at: T0,
+        cancelled: None,
     }
 }
 
@@ -2618,6 +2619,51 @@ async fn tournaments(s: &dyn Store) {
             .unwrap(),
         vec![]
     );
+
+    // Open tournaments by creator: ada's one (the operator's has none).
+    assert_eq!(s.open_tournaments_created_by(ada.id).await.unwrap(), 1);
+    assert_eq!(s.open_tournaments_created_by(bob.id).await.unwrap(), 0);
+    // Cancelled in registration: finished with its reason, counted no more, and no step
+    // is stored over it; cancelling again (or a running one) changes nothing.
+    let c = tournament_record(Some(bob.id), false, None);
+    s.create_tournament(&c).await.unwrap();
+    assert_eq!(s.open_tournaments_created_by(bob.id).await.unwrap(), 1);
+    assert!(s.cancel_tournament(c.id, "creator", T0 + 3).await.unwrap());
+    let got = s.tournament(c.id).await.unwrap().unwrap();
+    assert_eq!(
+        (got.status, got.cancelled.as_deref(), got.version, got.updated_at),
+        (TournamentStatus::Finished, Some("creator"), 1, T0 + 3)
+    );
+    assert!(!s.cancel_tournament(c.id, "expired", T0 + 4).await.unwrap());
+    assert!(
+        !s.cancel_tournament(Uuid::new_v4(), "creator", T0)
+            .await
+            .unwrap()
+    );
+    assert_eq!(s.open_tournaments_created_by(bob.id).await.unwrap(), 0);
+    let over_it = TournamentStep {
+        id: c.id,
+        version: 1,
+        fence: None,
+        status: TournamentStatus::Running,
+        state: json!({"round": 1}),
+        tables: vec![],
+        now: T0 + 5,
+    };
+    assert!(!s.save_tournament(&over_it).await.unwrap(), "cancelled");
+    assert_eq!(s.tournament(c.id).await.unwrap().unwrap().version, 1);
+    assert_eq!(
+        s.claim_tournaments("n0", 10, false)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|(id, _)| *id == c.id)
+            .count(),
+        0,
+        "nobody directs a cancelled tournament"
+    );
+    s.node_gone("n0").await.unwrap();
+    // (Its claim of the others above is forgotten with its node: n1 claims them below.)
 
     // A step is written over the version it was computed from, once.
     let table = Uuid::new_v4();

@@ -37,7 +37,9 @@
 //!   Quick play shares its queues through the database; its matcher runs on one node at a
 //!   time (an advisory lock per pass), and a `matched` note for a socket on another node
 //!   goes through NOTIFY ([`QUICKPLAY`]). Direct challenges between lobby sockets on
-//!   different nodes travel as notes too ([`CHALLENGES`], `ws::challenge`).
+//!   different nodes travel as notes too ([`CHALLENGES`], `ws::challenge`), and so does a
+//!   message for a player's lobby sockets on every node ([`PLAYERS`]: a tournament's
+//!   `tournament_game`).
 //!
 //! On SQLite there is one node: the same code runs, with nobody to forward to.
 
@@ -139,7 +141,7 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     if c.multi {
         match app
             .store
-            .listen(&[LOBBY, HELLO, QUICKPLAY, CHALLENGES])
+            .listen(&[LOBBY, HELLO, QUICKPLAY, CHALLENGES, PLAYERS])
             .await?
         {
             Some(rx) => {

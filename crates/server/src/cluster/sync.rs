@@ -144,6 +144,13 @@ pub(super) async fn listen(app: AppState, mut rx: tokio::sync::mpsc::Receiver<st
                         crate::ws::challenge::note(&app, note);
                     }
                 }
+                PLAYERS => {
+                    if let Ok(note) = serde_json::from_str::<PlayerNote>(&payload)
+                        && note.node != app.cluster.node
+                    {
+                        app.challenges.tell(note.player, &note.msg);
+                    }
+                }
                 QUICKPLAY => {
                     if let Ok(note) = serde_json::from_str::<QuickNote>(&payload) {
                         app.quickplay.tell(&note.conn, note.msg);

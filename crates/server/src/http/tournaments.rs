@@ -31,6 +31,8 @@ fn tournament_id(id: &str) -> Result<Uuid, ApiError> {
         (status = 201, description = "created; the creator of a private one sees its invite code", body = wire::TournamentInfo),
         (status = 400, description = "`code`: malformed, bad_tournament (the message names the field and its bounds), unknown_game, bad_options", body = wire::ErrorBody),
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
+        (status = 403, description = "`code`: not_claimed (a guest: only a claimed account creates tournaments)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: too_many_tournaments (the creator has as many tournaments in registration or running as the server allows, `--max-tournaments-per-player`, 3 by default)", body = wire::ErrorBody),
     ),
 )]
 pub async fn create_tournament(
@@ -39,6 +41,22 @@ pub async fn create_tournament(
     Body(req): Body<CreateTournamentRequest>,
 ) -> Result<(StatusCode, Json<TournamentInfo>), ApiError> {
     let record = t::plan(&req, Some(who.id), now_ms())?;
+    if app.store.account_of(who.id).await?.is_none() {
+        return Err(ApiError::Forbidden(
+            "not_claimed",
+            "only a signed-in account creates tournaments: claim an account first".into(),
+        ));
+    }
+    let cap = app.config.max_tournaments_per_player;
+    if cap > 0 && app.store.open_tournaments_created_by(who.id).await? >= i64::from(cap) {
+        return Err(ApiError::Conflict(
+            "too_many_tournaments",
+            format!(
+                "you have {cap} tournaments in registration or running, the most one player \
+                 may create: wait for one to end, or cancel one"
+            ),
+        ));
+    }
     app.store.create_tournament(&record).await?;
     tracing::info!(tournament = %record.id, game = %record.game, "tournament created");
     app.tournament_wake.notify_one();
@@ -52,7 +70,7 @@ pub async fn create_tournament(
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// `registration`, `running` or `finished` (default: all).
+    /// `registration`, `running`, `finished` or `cancelled` (default: all).
     pub status: Option<String>,
 }
 
@@ -73,18 +91,26 @@ pub async fn list_tournaments(
     Query(q): Query<ListQuery>,
     headers: HeaderMap,
 ) -> Result<Json<TournamentList>, ApiError> {
-    let status = match q.status.as_deref() {
-        None | Some("") => None,
-        Some(s) => Some(TournamentStatus::parse(s).ok_or_else(|| {
-            ApiError::BadTournament(
-                "bad_tournament",
-                format!("status {s:?}: registration, running or finished"),
-            )
-        })?),
+    // A cancelled tournament is stored as finished, with its reason.
+    let (status, cancelled) = match q.status.as_deref() {
+        None | Some("") => (None, None),
+        Some("cancelled") => (Some(TournamentStatus::Finished), Some(true)),
+        Some(s) => {
+            let st = TournamentStatus::parse(s).ok_or_else(|| {
+                ApiError::BadTournament(
+                    "bad_tournament",
+                    format!("status {s:?}: registration, running, finished or cancelled"),
+                )
+            })?;
+            (Some(st), Some(false))
+        }
     };
     let me = player_from(&headers, &app).await?.map(|w| w.id);
     let mut out = Vec::new();
     for r in app.store.tournaments(status, 200).await? {
+        if cancelled.is_some_and(|c| c != r.cancelled.is_some()) {
+            continue;
+        }
         let l = t::Loaded::from_record(r)?;
         let mine = me.is_some()
             && (l.record.created_by == me || l.engine.player(me.unwrap_or_default()).is_some());
@@ -141,7 +167,7 @@ pub async fn get_tournament(
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
         (status = 403, description = "`code`: invite_required, bots_not_allowed", body = wire::ErrorBody),
         (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
-        (status = 409, description = "`code`: already_joined, closed (over, last Swiss round started, arena pairing stopped)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: already_joined, closed (over, last Swiss round started, arena pairing stopped), tournament_cancelled", body = wire::ErrorBody),
         (status = 503, description = "`code`: busy (many steps of the tournament at once: try again)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
@@ -189,7 +215,7 @@ pub async fn join_tournament(
         (status = 200, description = "withdrawn", body = wire::TournamentInfo),
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
         (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
-        (status = 409, description = "`code`: not_a_member, not_active, tournament_over", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_a_member, not_active, tournament_over, tournament_cancelled", body = wire::ErrorBody),
         (status = 503, description = "`code`: busy (many steps of the tournament at once: try again)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
@@ -200,5 +226,54 @@ pub async fn withdraw_tournament(
 ) -> Result<Json<TournamentInfo>, ApiError> {
     let id = tournament_id(&id)?;
     let (l, _) = t::step(&app, id, None, |t, _, now| t.withdraw(who.id, now)).await?;
+    Ok(Json(t::info(&app, &l, Some(who.id)).await?))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/tournaments/{id}/cancel",
+    tag = "tournaments",
+    summary = "Cancel a tournament that has not started (its creator only)",
+    security(("cookie" = []), ("bearer" = [])),
+    params(("id" = String, Path, description = "the tournament's id (a UUID)")),
+    responses(
+        (status = 200, description = "cancelled: `status` is `cancelled`, `cancelled` is `creator`; its followers are told", body = wire::TournamentInfo),
+        (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
+        (status = 403, description = "`code`: not_creator (only the player who created it may cancel it; the operator's scheduled ones are cancelled by the server, docs/tournaments.md)", body = wire::ErrorBody),
+        (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
+        (status = 409, description = "`code`: already_started (running), tournament_over (finished), tournament_cancelled (cancelled already)", body = wire::ErrorBody),
+    ),
+)]
+pub async fn cancel_tournament(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Me(who): Me,
+) -> Result<Json<TournamentInfo>, ApiError> {
+    let id = tournament_id(&id)?;
+    let l = t::load(&app, id).await?;
+    if l.record.created_by != Some(who.id) {
+        return Err(ApiError::Forbidden(
+            "not_creator",
+            "only the player who created this tournament may cancel it".into(),
+        ));
+    }
+    if !t::cancel(&app, id, "creator").await? {
+        // Not in registration (now: the director may have just started it).
+        let l = t::load(&app, id).await?;
+        return Err(if l.record.cancelled.is_some() {
+            t::cancelled_error()
+        } else if l.record.status == TournamentStatus::Running {
+            ApiError::Conflict(
+                "already_started",
+                "this tournament has started: it can no longer be cancelled".into(),
+            )
+        } else {
+            ApiError::Conflict(
+                "tournament_over",
+                "this tournament is over: it can no longer be cancelled".into(),
+            )
+        });
+    }
+    let l = t::load(&app, id).await?;
     Ok(Json(t::info(&app, &l, Some(who.id)).await?))
 }
