@@ -101,6 +101,7 @@ export const api = {
   createTournament: (req) => call('POST', '/api/tournaments', req),
   joinTournament: (id, invite) => call('POST', `/api/tournaments/${enc(id)}/join`, { invite: invite || null }),
   withdrawTournament: (id) => call('POST', `/api/tournaments/${enc(id)}/withdraw`),
+  cancelTournament: (id) => call('POST', `/api/tournaments/${enc(id)}/cancel`),
   dailyStart: (target) => call('POST', '/api/daily/solitaire', { target }),
   dailyBoard: (target, day) =>
     call('GET', `/api/daily/solitaire?target=${enc(target)}${day ? `&day=${enc(day)}` : ''}`),

@@ -24,7 +24,7 @@ const ENDED = {
 
 /** Lobby errors that refuse a `challenge` message (shown under its form). */
 const CODES = ['unknown_player', 'self_challenge', 'player_offline', 'bad_player_count', 'bad_options', 'bad_pace',
-  'unrated_not_supported', 'too_many_challenges', 'unknown_game'];
+  'too_many_challenges', 'unknown_game'];
 /** …and those that refuse an accept, a decline or a cancel (shown on its card). */
 const ANSWERS = ['challenge_not_found', 'not_your_challenge'];
 
@@ -75,6 +75,7 @@ export function challengeForm({ games, title, to, submit }) {
   };
   gameSel.addEventListener('change', pickGame);
   pickGame();
+  const rated = h('input', { type: 'checkbox', checked: true, testid: 'ch-rated' });
   const label = () => (to ? to.name : HOUSE.find(([v]) => v === whoSel.value)[1]);
   const form = h('form', { class: 'panel challenge-form', testid: to ? 'challenge-player-form' : 'challenge-form' },
     h('h2', null, to ? `Challenge ${to.name}` : 'Challenge a house bot'),
@@ -84,8 +85,9 @@ export function challengeForm({ games, title, to, submit }) {
       h('label', null, 'Game', gameSel),
       h('label', null, 'Seats', seatsSel),
       optsBox,
-      h('label', null, 'Pace', paceSel)),
-    h('p', { class: 'muted small' }, 'Seats beyond the two of you get house bots. The match is rated.'),
+      h('label', null, 'Pace', paceSel),
+      h('label', null, 'Rated', rated)),
+    h('p', { class: 'muted small' }, 'Seats beyond the two of you get house bots. An unrated match changes no rating.'),
     h('button', { class: 'btn primary', type: 'submit', testid: 'ch-submit' }, to ? 'Send the challenge' : 'Play the bot'),
     err);
   form.addEventListener('submit', (e) => {
@@ -97,6 +99,7 @@ export function challengeForm({ games, title, to, submit }) {
       game: gameSel.value,
       seats: Number(seatsSel.value),
       pace: PACES.find((p) => p.id === paceSel.value)?.pace ?? { kind: 'untimed' },
+      rated: rated.checked,
     };
     const options = readOptions();
     if (options) msg.options = options;
@@ -123,7 +126,7 @@ export function challengeCenter({ send, title, error }) {
     c.el.remove();
     cards.delete(id);
   };
-  const what = (c) => `${title(c.game)}, ${c.seats} seats, ${c.pace?.kind ?? 'untimed'}`;
+  const what = (c) => `${title(c.game)}, ${c.seats} seats, ${c.pace?.kind ?? 'untimed'}${c.rated === false ? ', unrated' : ''}`;
   const countdown = (c, el) => {
     const tick = () => { el.textContent = `${Math.max(0, Math.round((c.expires_at - Date.now()) / 1000))} s left`; };
     tick();

@@ -48,7 +48,7 @@ export async function resume(me) {
     onMessage: (m) => {
       if (m.type === 'tournament') {
         for (const g of m.tournament.games) ownTables.add(g.table_id);
-        if (m.tournament.status === 'finished') setFollowing(following().filter((x) => x !== m.tournament.id));
+        if (m.tournament.status === 'finished' || m.tournament.status === 'cancelled') setFollowing(following().filter((x) => x !== m.tournament.id));
         // A game told by another node (no `tournament_game` from there) shows here.
         const mine = m.tournament.games.find((g) => g.state === 'playing' && g.players.includes(meId));
         if (mine) goTo(mine.table_id);
@@ -71,6 +71,13 @@ function watch(id, me) {
 
 const kindText = (k) => (k.type === 'swiss' ? `Swiss, ${k.rounds} rounds` : `Arena, ${Math.round(k.duration_s / 60)} min`);
 const when = (ms) => (ms ? new Date(ms).toLocaleString() : '');
+const over = (t) => t.status === 'finished' || t.status === 'cancelled';
+const whyCancelled = {
+  creator: 'cancelled by its creator',
+  too_few_players: 'cancelled: too few players at its start time',
+  expired: 'cancelled: too few players joined within a week',
+  unscheduled: 'cancelled: taken off the schedule',
+};
 
 /** `#/tournaments`: the list and the create form. */
 export async function tournamentsPage(app, ctx) {
@@ -147,7 +154,7 @@ export async function tournamentPage(app, id, invite, ctx) {
     const member = t.standings.some((s) => s.player === me);
     const mine = t.games.find((g) => g.state === 'playing' && g.players.includes(me));
     const actions = [];
-    if (t.status !== 'finished' && !member) {
+    if (!over(t) && !member) {
       actions.push(h('button', { class: 'btn primary', type: 'button', testid: 't-join', onclick: async () => {
         try {
           t = await api.joinTournament(id, invite);
@@ -156,10 +163,15 @@ export async function tournamentPage(app, id, invite, ctx) {
         } catch (ex) { toast(ex.message); }
       } }, 'Join'));
     }
-    if (t.status !== 'finished' && member && t.standings.find((s) => s.player === me)?.status === 'active') {
+    if (!over(t) && member && t.standings.find((s) => s.player === me)?.status === 'active') {
       actions.push(h('button', { class: 'btn', type: 'button', testid: 't-withdraw', onclick: async () => {
         try { t = await api.withdrawTournament(id); render(); } catch (ex) { toast(ex.message); }
       } }, 'Withdraw'));
+    }
+    if (t.status === 'registration' && me && t.created_by === me) {
+      actions.push(h('button', { class: 'btn', type: 'button', testid: 't-cancel', onclick: async () => {
+        try { t = await api.cancelTournament(id); render(); } catch (ex) { toast(ex.message); }
+      } }, 'Cancel the tournament'));
     }
     if (mine) actions.push(h('a', { class: 'btn primary', href: `#/table/${mine.table_id}`, testid: 't-my-game' }, 'Go to your game'));
     const podium = t.podium.length
@@ -191,6 +203,7 @@ export async function tournamentPage(app, id, invite, ctx) {
         h('h1', { testid: 't-title' }, t.name),
         h('p', { class: 'muted' }, `${ctx.title(t.game)} · ${kindText(t.kind)} · ${t.table_size} a table · ${t.rated ? 'rated' : 'unrated'} · `,
           h('span', { testid: 't-status' }, t.status),
+          t.cancelled ? h('span', { testid: 't-cancelled' }, ` (${whyCancelled[t.cancelled] || t.cancelled})`) : '',
           t.status === 'running' && t.kind.type === 'swiss' ? ` · round ${t.round}` : '',
           t.ends_at ? ` · ends ${when(t.ends_at)}` : ''),
         t.invite_code ? h('p', null, 'Invite link: ', h('code', { testid: 't-invite' }, `${location.origin}/#/tournament/${t.id}/${t.invite_code}`)) : null,
@@ -200,7 +213,7 @@ export async function tournamentPage(app, id, invite, ctx) {
       ...rounds.reverse()));
   };
   render();
-  if (t.standings.some((s) => s.player === me) && t.status !== 'finished') watch(id, me);
+  if (t.standings.some((s) => s.player === me) && !over(t)) watch(id, me);
   // This page's own follow, for anyone looking (a member's updates come the same way).
   const { LiveSocket } = await import('./socket.js');
   if (ctx.stale()) return null;

@@ -11,6 +11,14 @@ import { playOut, runBrowserTest } from './lib.mjs';
 await runBrowserTest('a tournament: join, first game, standings', async ({ player, tid, log }) => {
   const a = await player('Ada');
   const b = await player('Bob');
+  // Only a claimed account creates tournaments: Ada claims hers.
+  await a.evaluate(async () => {
+    const r = await fetch('/api/account/claim', {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'ada', password: 'correct horse battery' }),
+    });
+    if (!r.ok) throw new Error(`claim: ${r.status} ${await r.text()}`);
+  });
   // The form.
   await a.goto(a.url().replace(/#.*$/, '') + '#/tournaments');
   await a.locator(tid('tournament-form')).waitFor();

@@ -2,7 +2,7 @@
 //! new claimed account; irreversible), its API token (works as a bearer, revocable), the
 //! flags that mark it (account, profile, seats, leaderboard), the socket limits (a bot at
 //! full speed is not refused, a flood from one is), lobby challenges between two sockets
-//! and against a house bot, and the example bot (`examples/bot`) playing every game
+//! and against a house bot, unrated challenges, and the example bot (`examples/bot`) playing every game
 //! against house bots, rated in the bot pool only.
 
 use serde_json::{Value, json};
@@ -264,10 +264,6 @@ async fn lobby_challenges() {
                 "bad_pace",
             ),
             (
-                challenge(&bob.id, json!({"rated": false})),
-                "unrated_not_supported",
-            ),
-            (
                 json!({"type": "challenge_accept", "id": "nope"}),
                 "challenge_not_found",
             ),
@@ -452,6 +448,65 @@ async fn the_example_bot_plays_every_game_rated_in_the_bot_pool() {
                 .await;
             assert_eq!(board["total"], 0, "{pool}: {board}");
         }
+        server.stop().await;
+    }
+}
+
+/// Challenges the easy house bot to a short Trump match over `sock`, `rated` or not, and
+/// plays it out with the example bot: the finished table.
+async fn play_house(robo: &Player, sock: &mut Sock, rated: bool) -> Value {
+    sock.send(json!({"type": "challenge", "to": "house:easy", "game": "trump",
+        "options": {"target": 5}, "rated": rated}))
+        .await;
+    let started = lobby_until(sock, "challenge_started").await;
+    let table = started["table"].as_str().unwrap().to_string();
+    let cfg = example_bot::Config {
+        server: robo.base.clone(),
+        token: robo.token.clone(),
+        challenge: None,
+        game: "trump".into(),
+        seats: None,
+        options: Value::Null,
+        matches: 1,
+        delay_ms: 0,
+        match_timeout: std::time::Duration::from_secs(180),
+    };
+    example_bot::play_table(&cfg, &table)
+        .await
+        .unwrap_or_else(|e| panic!("{table}: {e}"));
+    wait_finished(robo, &table).await
+}
+
+/// An unrated challenge (`rated: false`) makes a table like any other, played to the end,
+/// whose result changes no rating; the same challenge rated is rated (in the bot pool of
+/// a bot account), so the check can fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unrated_challenges_change_no_rating() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let (robo, _) = bot_account(&server, "robo").await;
+        let mut sock = lobby(&robo).await;
+        lobby_until(&mut sock, "tables").await;
+        let ratings = |robo: Player| async move {
+            let (s, r) = robo.get(&format!("/api/players/{}/ratings", robo.id)).await;
+            assert_eq!(s, 200, "{r}");
+            r
+        };
+        let unrated = play_house(&robo, &mut sock, false).await;
+        assert_eq!(unrated["status"], "finished", "{unrated}");
+        assert_eq!(ratings(robo.clone()).await, json!([]), "an unrated match");
+        let (_, board) = robo.get("/api/leaderboard/trump?pool=bots").await;
+        assert_eq!(board["total"], 0, "{board}");
+        play_house(&robo, &mut sock, true).await;
+        let r = ratings(robo.clone()).await;
+        let trump: Vec<&Value> = r
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["game"] == "trump" && x["pool"] == "bots")
+            .collect();
+        assert_eq!(trump.len(), 1, "{r}");
+        assert_eq!(trump[0]["matches"], 1, "only the rated match counts: {r}");
         server.stop().await;
     }
 }

@@ -36,6 +36,24 @@ async fn bot_account_at(base: &str, ws: &str, name: &str) -> Player {
     bot
 }
 
+/// A claimed account (only those create tournaments), named `organiser`.
+async fn organiser_at(base: &str, ws: &str) -> Player {
+    claimed_at(base, ws, "organiser").await
+}
+
+/// A guest that claimed an account `name`.
+async fn claimed_at(base: &str, ws: &str, name: &str) -> Player {
+    let p = Player::guest(base, ws, name).await;
+    let (s, v) = p
+        .post(
+            "/api/account/claim",
+            json!({"username": name, "password": "correct horse battery"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    p
+}
+
 /// Plays every game the tournament seats `p` at, against whichever server `base` names
 /// now (it changes at a restart), until the tournament is over. Returns the tables played.
 async fn play_tournament(p: Player, base: Arc<Mutex<String>>, tid: String) -> Vec<String> {
@@ -260,6 +278,10 @@ async fn refusals(org: &Player) {
         let (s, v) = org.post("/api/tournaments", body.clone()).await;
         assert_eq!((s, v["code"].as_str()), (status, Some(code)), "{body}: {v}");
     }
+    // A guest creates no tournament, even a valid one.
+    let guest = Player::guest(&org.base, &org.ws, "Guest").await;
+    let (s, v) = guest.post("/api/tournaments", base.clone()).await;
+    assert_eq!((s, v["code"].as_str()), (403, Some("not_claimed")), "{v}");
     let (s, v) = org.get("/api/tournaments").await;
     assert_eq!(s, 200);
     assert_eq!(v["tournaments"], json!([]), "nothing was created");
@@ -280,7 +302,7 @@ async fn swiss_of_32_bot_accounts_with_a_restart() {
     const ROUNDS: usize = 5;
     for db in databases().await {
         let server = Server::start(&db).await;
-        let org = Player::guest(&server.base, &server.ws, "Organiser").await;
+        let org = organiser_at(&server.base, &server.ws).await;
         refusals(&org).await;
         let (s, t) = org
             .post(
@@ -485,7 +507,7 @@ async fn arena_of_bot_accounts_followed_on_the_lobby_socket(db: Db) {
     const PLAYERS: usize = 6;
     {
         let server = Server::start(&db).await;
-        let org = Player::guest(&server.base, &server.ws, "Organiser").await;
+        let org = organiser_at(&server.base, &server.ws).await;
         let (s, t) = org
             .post(
                 "/api/tournaments",
@@ -629,7 +651,7 @@ async fn two_nodes_one_director_and_failover() {
         Child::start_as(&db, "t1", &[]).await,
         Child::start_as(&db, "t2", &[]).await,
     ];
-    let org = Player::guest(&nodes[0].base, &nodes[0].ws, "Organiser").await;
+    let org = organiser_at(&nodes[0].base, &nodes[0].ws).await;
     let (s, t) = org
         .post(
             "/api/tournaments",
@@ -710,6 +732,9 @@ async fn scheduled_tournaments_are_created_once() {
         &file,
         json!([{"key": "every-minute", "every_minutes": 1, "announce_minutes": 5,
             "tournament": {"name": "Blitz", "game": "trump",
+                "kind": {"type": "swiss", "rounds": 2}, "table_size": 2}},
+            {"key": "hourly", "every_minutes": 60, "announce_minutes": 60,
+            "tournament": {"name": "Hourly", "game": "trump",
                 "kind": {"type": "swiss", "rounds": 2}, "table_size": 2}}])
         .to_string(),
     )
@@ -720,16 +745,31 @@ async fn scheduled_tournaments_are_created_once() {
     let list = loop {
         let (s, v) = p.get("/api/tournaments?status=registration").await;
         assert_eq!(s, 200);
-        if !v["tournaments"].as_array().unwrap().is_empty() {
+        let names: HashSet<&str> = v["tournaments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        if names.contains("Blitz") && names.contains("Hourly") {
             break v;
         }
         assert!(tokio::time::Instant::now() < deadline, "nothing scheduled");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    let (_, again) = p.get("/api/tournaments?status=registration").await;
-    let t = &list["tournaments"][0];
-    assert_eq!(t["name"], "Blitz");
+    // Every status: an occurrence whose minute came meanwhile was cancelled (no players).
+    let (_, again) = p.get("/api/tournaments").await;
+    let named = |name: &str| {
+        list["tournaments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let t = &named("Blitz");
     assert!(t["created_by"].is_null(), "{t}");
     let start = t["starts_at"].as_i64().unwrap();
     assert_eq!(start % 60_000, 0, "on the minute");
@@ -742,6 +782,42 @@ async fn scheduled_tournaments_are_created_once() {
         .count();
     assert_eq!(same, 1, "{again}");
     server.stop().await;
+    // The events taken out of the schedule: at the next start their occurrences still in
+    // registration are cancelled (`unscheduled`), and no new one is made.
+    std::fs::write(&file, "[]").unwrap();
+    let at_restart = server_now_ms();
+    let server = Server::start_with(&db, |c| c.tournaments_file = Some(file.clone())).await;
+    let p = p.at(&server.base, &server.ws);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, v) = p.get("/api/tournaments?status=registration").await;
+        if v["tournaments"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not cancelled: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, all) = p.get("/api/tournaments").await;
+    let all = all["tournaments"].as_array().unwrap();
+    assert!(!all.is_empty());
+    for t in all {
+        assert_eq!(t["status"], "cancelled", "{t}");
+        // One whose start time came before the restart was cancelled for want of players;
+        // the one still to come, for its event's removal.
+        let why = if t["starts_at"].as_i64().unwrap() > at_restart + 1000 {
+            "unscheduled"
+        } else {
+            t["cancelled"].as_str().unwrap()
+        };
+        assert_eq!(t["cancelled"].as_str(), Some(why), "{t}");
+    }
+    let hourly = named("Hourly");
+    assert_eq!(hourly["starts_at"].as_i64().unwrap() % 3_600_000, 0, "on the hour");
+    if hourly["starts_at"].as_i64().unwrap() > at_restart + 1000 {
+        let got = all.iter().find(|t| t["id"] == hourly["id"]).unwrap();
+        assert_eq!(got["cancelled"], "unscheduled", "{got}");
+    }
+    server.stop().await;
 }
 
 /// A player who never comes to their games: at live pace a stand-in plays out their clock,
@@ -752,7 +828,7 @@ async fn scheduled_tournaments_are_created_once() {
 async fn absent_players_forfeit_and_are_dropped() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let org = Player::guest(&server.base, &server.ws, "Organiser").await;
+    let org = organiser_at(&server.base, &server.ws).await;
     let (s, t) = org
         .post(
             "/api/tournaments",
@@ -825,7 +901,7 @@ async fn a_killed_server_carries_on_after_restart() {
     const ROUNDS: usize = 3;
     let db = sqlite_db();
     let node = Child::start(&db).await;
-    let org = Player::guest(&node.base, &node.ws, "Organiser").await;
+    let org = organiser_at(&node.base, &node.ws).await;
     let (s, t) = org
         .post(
             "/api/tournaments",
@@ -873,4 +949,463 @@ async fn a_killed_server_carries_on_after_restart() {
     let (s, t) = org.get(&format!("/api/tournaments/{tid}")).await;
     assert_eq!(s, 200);
     check_standings(&org, &t, ROUNDS, PLAYERS).await;
+}
+
+/// Multi-player points of a finished table from its own result, per seat: each tablemate
+/// is a mini-duel (1 for each one placed below, ½ for each level), places by (won, score).
+fn table_points(table: &Value) -> Vec<f64> {
+    let winners: Vec<u64> = table["winners"]
+        .as_array()
+        .map(|w| w.iter().map(|x| x.as_u64().unwrap()).collect())
+        .unwrap_or_default();
+    let scores: Vec<i64> = table["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    let key = |s: usize| (winners.contains(&(s as u64)), scores[s]);
+    (0..scores.len())
+        .map(|i| {
+            (0..scores.len())
+                .filter(|&j| j != i)
+                .map(|j| match key(i).cmp(&key(j)) {
+                    std::cmp::Ordering::Greater => 1.0,
+                    std::cmp::Ordering::Equal => 0.5,
+                    std::cmp::Ordering::Less => 0.0,
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// A Swiss of Trump for three (7 bot accounts, 3 rounds): every round two full tables of
+/// three and one bye, the byes to three different players; played through the public API;
+/// every game's points, every total (a bye scores a win: 2), Buchholz and Sonneborn-Berger
+/// (the multi-player forms: the tablemates' average per game) checked against a
+/// recomputation from the games' own results, and the ranking by points, Buchholz, SB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn swiss_of_tables_of_three_with_byes() {
+    const PLAYERS: usize = 7;
+    const ROUNDS: usize = 3;
+    const SIZE: usize = 3;
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let org = organiser_at(&server.base, &server.ws).await;
+        let (s, t) = org
+            .post(
+                "/api/tournaments",
+                json!({"name": "Threes", "game": "trump",
+                    "kind": {"type": "swiss", "rounds": ROUNDS}, "table_size": SIZE,
+                    "options": {"target": 5}, "start_when": PLAYERS, "bots_allowed": true,
+                    "pace": {"kind": "untimed"}}),
+            )
+            .await;
+        assert_eq!(s, 201, "{t}");
+        assert_eq!((t["table_size"].as_u64(), t["min_table_size"].as_u64()), (Some(3), Some(3)));
+        let tid = t["id"].as_str().unwrap().to_string();
+        let mut bots = Vec::new();
+        for i in 0..PLAYERS {
+            let b = bot_account(&server, &format!("threebot{i}")).await;
+            let (s, v) = b
+                .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+                .await;
+            assert_eq!(s, 200, "{v}");
+            bots.push(b);
+        }
+        let base = Arc::new(Mutex::new(server.base.clone()));
+        let tasks: Vec<_> = bots
+            .iter()
+            .map(|b| tokio::spawn(play_tournament(b.clone(), base.clone(), tid.clone())))
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let (s, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+        assert_eq!(s, 200);
+        assert_eq!(t["status"], "finished", "{t}");
+        let games = t["games"].as_array().unwrap();
+        assert_eq!(games.len(), ROUNDS * 2, "two tables a round: {t}");
+        let mut points: HashMap<String, f64> = HashMap::new();
+        // Per player and game: (tablemates, my mini-duel result against each).
+        let mut played: HashMap<String, Vec<Vec<(String, f64)>>> = HashMap::new();
+        let mut seated: HashMap<usize, HashSet<String>> = HashMap::new();
+        for g in games {
+            assert_eq!(g["state"], "finished", "{g}");
+            let table = g["table_id"].as_str().unwrap();
+            let (s, info) = org.get(&format!("/api/tables/{table}")).await;
+            assert_eq!(s, 200, "{info}");
+            assert_eq!(info["status"], "finished", "{info}");
+            assert_eq!(info["seats"].as_array().unwrap().len(), SIZE, "{info}");
+            let ps: Vec<String> = g["players"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(ps.len(), SIZE, "groups of the game's size: {g}");
+            for (seat, p) in ps.iter().enumerate() {
+                assert_eq!(info["seats"][seat]["id"], json!(p), "{info}");
+                let round = g["round"].as_u64().unwrap() as usize;
+                assert!(
+                    seated.entry(round).or_default().insert(p.clone()),
+                    "{p} seated twice in round {round}"
+                );
+            }
+            let pts = table_points(&info);
+            let shown: Vec<f64> = g["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            assert_eq!(shown, pts, "the game's points: {g} {info}");
+            let winners: Vec<u64> = info["winners"]
+                .as_array()
+                .map(|w| w.iter().map(|x| x.as_u64().unwrap()).collect())
+                .unwrap_or_default();
+            let key = |s: usize| (winners.contains(&(s as u64)), info["scores"][s].as_i64().unwrap());
+            for i in 0..SIZE {
+                *points.entry(ps[i].clone()).or_default() += pts[i];
+                let mates = (0..SIZE)
+                    .filter(|&j| j != i)
+                    .map(|j| {
+                        let r = match key(i).cmp(&key(j)) {
+                            std::cmp::Ordering::Greater => 1.0,
+                            std::cmp::Ordering::Equal => 0.5,
+                            std::cmp::Ordering::Less => 0.0,
+                        };
+                        (ps[j].clone(), r)
+                    })
+                    .collect();
+                played.entry(ps[i].clone()).or_default().push(mates);
+            }
+        }
+        // One bye a round, never two for one player: a bye scores a win (2 points).
+        let mut byes: HashMap<String, u32> = HashMap::new();
+        for round in 1..=ROUNDS {
+            let absent: Vec<String> = bots
+                .iter()
+                .map(|b| b.id.clone())
+                .filter(|id| !seated[&round].contains(id))
+                .collect();
+            assert_eq!(absent.len(), 1, "one bye in round {round}: {absent:?}");
+            *byes.entry(absent[0].clone()).or_default() += 1;
+            *points.entry(absent[0].clone()).or_default() += (SIZE - 1) as f64;
+        }
+        assert_eq!(byes.len(), ROUNDS, "nobody gets a second bye: {byes:?}");
+        let standings = t["standings"].as_array().unwrap();
+        assert_eq!(standings.len(), PLAYERS);
+        let mut previous: Option<(f64, f64, f64)> = None;
+        for (i, st) in standings.iter().enumerate() {
+            let id = st["player"].as_str().unwrap().to_string();
+            assert_eq!(st["rank"], json!(i + 1));
+            let mine = points.get(&id).copied().unwrap_or(0.0);
+            assert_eq!(st["score"].as_f64().unwrap(), mine, "points of {id}: {st}");
+            let bye = byes.get(&id).copied().unwrap_or(0);
+            assert_eq!(st["byes"], json!(bye), "{st}");
+            let games = played.get(&id).map_or(0, Vec::len);
+            assert_eq!(games + bye as usize, ROUNDS, "{st}");
+            assert_eq!(st["games"].as_u64().unwrap() as usize, games, "{st}");
+            let mut buchholz = 0.0;
+            let mut sb = 0.0;
+            for mates in played.get(&id).into_iter().flatten() {
+                let n = mates.len() as f64;
+                buchholz += mates.iter().map(|(o, _)| points[o]).sum::<f64>() / n;
+                sb += mates.iter().map(|(o, r)| r * points[o]).sum::<f64>() / n;
+            }
+            assert!(
+                (st["buchholz"].as_f64().unwrap() - buchholz).abs() < 1e-9,
+                "Buchholz of {id}: {st} vs {buchholz}"
+            );
+            assert!(
+                (st["sonneborn_berger"].as_f64().unwrap() - sb).abs() < 1e-9,
+                "Sonneborn-Berger of {id}: {st} vs {sb}"
+            );
+            let key = (mine, buchholz, sb);
+            if let Some(p) = previous {
+                assert!(p >= key, "ranked by points, Buchholz, SB: {p:?} before {key:?}");
+            }
+            previous = Some(key);
+        }
+        server.stop().await;
+        eprintln!("{}: a Swiss of tables of three played", db.label);
+    }
+}
+
+/// A correspondence-pace Swiss: its tables are created with correspondence clocks (a day a
+/// move, no time bank), as the tournament asked, and it is played to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correspondence_pace_reaches_the_tables() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let org = organiser_at(&server.base, &server.ws).await;
+    let pace = json!({"kind": "correspondence", "move_s": 86400});
+    let (s, t) = org
+        .post(
+            "/api/tournaments",
+            json!({"game": "trump", "kind": {"type": "swiss", "rounds": 1}, "table_size": 2,
+                "options": {"target": 5}, "start_when": 2, "bots_allowed": true,
+                "pace": pace}),
+        )
+        .await;
+    assert_eq!(s, 201, "{t}");
+    assert_eq!(t["pace"], pace, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    let a = bot_account(&server, "postbot0").await;
+    let b = bot_account(&server, "postbot1").await;
+    for p in [&a, &b] {
+        let (s, v) = p
+            .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    // Its table, before anyone moved: the tournament's pace, a clock per seat, no bank, and
+    // the seat to act has (about) a day.
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let table = loop {
+        let (_, v) = org.get(&format!("/api/tournaments/{tid}")).await;
+        if let Some(g) = v["games"].as_array().and_then(|g| g.first()) {
+            let id = g["table_id"].as_str().unwrap().to_string();
+            let (_, info) = org.get(&format!("/api/tables/{id}")).await;
+            if info["status"] == "playing" && !info["to_act"].as_array().unwrap().is_empty() {
+                break info;
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no table: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(table["pace"], pace, "{table}");
+    let clocks = table["clocks"].as_array().unwrap();
+    assert_eq!(clocks.len(), 2, "{table}");
+    for c in clocks {
+        assert_eq!(c["bank_ms"], 0, "{table}");
+    }
+    let to_act = table["to_act"][0].as_u64().unwrap() as usize;
+    let left = clocks[to_act]["left_ms"].as_u64().expect("its clock runs");
+    assert!(
+        (86_300_000..=86_400_000).contains(&left),
+        "a day for the move: {left} ms"
+    );
+    let base = Arc::new(Mutex::new(server.base.clone()));
+    let (pa, pb) = tokio::join!(
+        play_tournament(a.clone(), base.clone(), tid.clone()),
+        play_tournament(b.clone(), base.clone(), tid.clone())
+    );
+    assert_eq!((pa.len(), pb.len()), (1, 1));
+    let (_, t) = org.get(&format!("/api/tournaments/{tid}")).await;
+    assert_eq!(t["status"], "finished", "{t}");
+    let total: f64 = t["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["score"].as_f64().unwrap())
+        .sum();
+    assert_eq!(total, 1.0, "one duel counted: {t}");
+    server.stop().await;
+}
+
+/// Creation limits and cancelling: a guest creates nothing; one player has at most 3
+/// tournaments in registration or running; the creator (only) cancels one that has not
+/// started, and its followers see it; a started one is no longer cancelled; a tournament
+/// whose start time comes with too few players is cancelled by the server. Refusals change
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_and_creation_limits() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let org = organiser_at(&server.base, &server.ws).await;
+        let other = claimed_at(&server.base, &server.ws, "other").await;
+        let swiss = |when: u32| {
+            json!({"game": "trump", "kind": {"type": "swiss", "rounds": 1}, "table_size": 2,
+                "options": {"target": 5}, "start_when": when, "pace": {"kind": "untimed"}})
+        };
+        let guest = Player::guest(&server.base, &server.ws, "Guest").await;
+        let (s, v) = guest.post("/api/tournaments", swiss(4)).await;
+        assert_eq!((s, v["code"].as_str()), (403, Some("not_claimed")), "{v}");
+        let mut ids = Vec::new();
+        for when in [4, 2, 4] {
+            let (s, t) = org.post("/api/tournaments", swiss(when)).await;
+            assert_eq!(s, 201, "{t}");
+            ids.push(t["id"].as_str().unwrap().to_string());
+        }
+        let (s, v) = org.post("/api/tournaments", swiss(4)).await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("too_many_tournaments")),
+            "{v}"
+        );
+        assert!(v["message"].as_str().unwrap().contains('3'), "{v}");
+        let (_, list) = org.get("/api/tournaments").await;
+        assert_eq!(list["tournaments"].as_array().unwrap().len(), 3, "{list}");
+
+        // Only the creator cancels.
+        let a = &ids[0];
+        let (s, v) = other
+            .post(&format!("/api/tournaments/{a}/cancel"), json!({}))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (403, Some("not_creator")), "{v}");
+        let (s, v) = org
+            .post("/api/tournaments/00000000-0000-0000-0000-000000000000/cancel", json!({}))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (404, Some("tournament_not_found")), "{v}");
+        let (_, v) = org.get(&format!("/api/tournaments/{a}")).await;
+        assert_eq!(v["status"], "registration", "{v}");
+        // A follower on the lobby socket sees it cancelled.
+        let mut watch = lobby(&other).await;
+        watch
+            .send(json!({"type": "tournament_follow", "id": a}))
+            .await;
+        let first = lobby_until(&mut watch, "tournament").await;
+        assert_eq!(first["tournament"]["status"], "registration", "{first}");
+        let (s, v) = org
+            .post(&format!("/api/tournaments/{a}/cancel"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        assert_eq!((v["status"].as_str(), v["cancelled"].as_str()), (Some("cancelled"), Some("creator")));
+        let seen = lobby_until(&mut watch, "tournament").await;
+        assert_eq!(seen["tournament"]["status"], "cancelled", "{seen}");
+        assert_eq!(seen["tournament"]["cancelled"], "creator", "{seen}");
+        // Nothing more happens in it.
+        let (s, v) = org
+            .post(&format!("/api/tournaments/{a}/cancel"), json!({}))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (409, Some("tournament_cancelled")), "{v}");
+        let (s, v) = other
+            .post(&format!("/api/tournaments/{a}/join"), json!({}))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (409, Some("tournament_cancelled")), "{v}");
+        let (_, v) = org.get(&format!("/api/tournaments/{a}")).await;
+        assert_eq!(v["players"], 0, "{v}");
+        let (_, c) = org.get("/api/tournaments?status=cancelled").await;
+        let c: Vec<&Value> = c["tournaments"].as_array().unwrap().iter().map(|t| &t["id"]).collect();
+        assert_eq!(c, vec![&json!(a)]);
+        let (_, r) = org.get("/api/tournaments?status=registration").await;
+        assert_eq!(r["tournaments"].as_array().unwrap().len(), 2, "{r}");
+        let (_, f) = org.get("/api/tournaments?status=finished").await;
+        assert_eq!(f["tournaments"], json!([]), "a cancelled one is not finished: {f}");
+        // The cancelled one no longer counts: a fourth may be created.
+        let (s, v) = org.post("/api/tournaments", swiss(4)).await;
+        assert_eq!(s, 201, "{v}");
+
+        // A started one is not cancelled.
+        let b = &ids[1];
+        for p in [&other, &guest] {
+            let (s, v) = p.post(&format!("/api/tournaments/{b}/join"), json!({})).await;
+            assert_eq!(s, 200, "{v}");
+        }
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        loop {
+            let (_, v) = org.get(&format!("/api/tournaments/{b}")).await;
+            if v["status"] == "running" {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never started: {v}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (s, v) = org
+            .post(&format!("/api/tournaments/{b}/cancel"), json!({}))
+            .await;
+        assert_eq!((s, v["code"].as_str()), (409, Some("already_started")), "{v}");
+        let (_, v) = org.get(&format!("/api/tournaments/{b}")).await;
+        assert_eq!(v["status"], "running", "{v}");
+
+        // Its start time comes with one player: the server cancels it.
+        let starts = server_now_ms() + 1500;
+        let (s, t) = other
+            .post(
+                "/api/tournaments",
+                json!({"game": "trump", "kind": {"type": "swiss", "rounds": 1},
+                    "table_size": 2, "starts_at": starts}),
+            )
+            .await;
+        assert_eq!(s, 201, "{t}");
+        let e = t["id"].as_str().unwrap().to_string();
+        let (s, v) = other.post(&format!("/api/tournaments/{e}/join"), json!({})).await;
+        assert_eq!(s, 200, "{v}");
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        loop {
+            let (_, v) = other.get(&format!("/api/tournaments/{e}")).await;
+            if v["status"] != "registration" {
+                assert_eq!(
+                    (v["status"].as_str(), v["cancelled"].as_str()),
+                    (Some("cancelled"), Some("too_few_players")),
+                    "{v}"
+                );
+                assert!(server_now_ms() >= starts, "not before its time");
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "still waiting: {v}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        server.stop().await;
+        eprintln!("{}: cancelling and creation limits", db.label);
+    }
+}
+
+/// This machine's clock in Unix ms (the server's: they share it).
+fn server_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Two nodes on one Postgres: the players' lobby sockets are on the node that does not
+/// direct the tournament, and follow nothing; each is told `tournament_game` (its table
+/// and seat) when the director seats it, through the database's notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournament_game_reaches_lobby_sockets_on_every_node() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let nodes = [
+        Child::start_as(&db, "g1", &[]).await,
+        Child::start_as(&db, "g2", &[]).await,
+    ];
+    let org = organiser_at(&nodes[0].base, &nodes[0].ws).await;
+    let (s, t) = org
+        .post(
+            "/api/tournaments",
+            json!({"game": "trump", "kind": {"type": "swiss", "rounds": 1},
+                "table_size": 2, "options": {"target": 5}, "start_when": 2,
+                "bots_allowed": true, "pace": {"kind": "untimed"}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{t}");
+    let tid = t["id"].as_str().unwrap().to_string();
+    let director = loop {
+        if let (Some(d), _) = director_of(&db, &tid).await {
+            break d;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let away = &nodes[if director == "g1" { 1 } else { 0 }];
+    let mut bots = Vec::new();
+    let mut socks = Vec::new();
+    for i in 0..2 {
+        let b = bot_account_at(&away.base, &away.ws, &format!("pushbot{i}")).await;
+        socks.push(lobby(&b).await);
+        bots.push(b);
+    }
+    // The sockets are registered before the join that starts it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for b in &bots {
+        let (s, v) = b
+            .post(&format!("/api/tournaments/{tid}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    let mut tables = Vec::new();
+    for (i, sock) in socks.iter_mut().enumerate() {
+        let m = lobby_until(sock, "tournament_game").await;
+        assert_eq!(m["tournament"], json!(tid), "{m}");
+        let table = m["table"].as_str().unwrap().to_string();
+        let (_, info) = bots[i].get(&format!("/api/tables/{table}")).await;
+        let seat = m["seat"].as_u64().unwrap() as usize;
+        assert_eq!(info["seats"][seat]["id"], json!(bots[i].id), "{info}");
+        tables.push(table);
+    }
+    assert_eq!(tables[0], tables[1], "one table for the two");
+    assert_eq!(director_of(&db, &tid).await.0.as_deref(), Some(director.as_str()));
 }

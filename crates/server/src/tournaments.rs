@@ -632,6 +632,25 @@ async fn create_scheduled(app: &AppState, events: &[Scheduled]) -> Result<(), Ap
     Ok(())
 }
 
+/// Cancels (`unscheduled`) the occurrences still in registration of events no longer in
+/// the operator's schedule: run once at start-up, when the server has a tournaments file.
+async fn cancel_unscheduled(app: &AppState, events: &[Scheduled]) -> Result<(), ApiError> {
+    let keys: std::collections::HashSet<&str> = events.iter().map(|e| e.key.as_str()).collect();
+    for r in app
+        .store
+        .tournaments(Some(TournamentStatus::Registration), 10_000)
+        .await?
+    {
+        let Some(event) = r.schedule_key.as_deref().and_then(|k| k.split('@').next()) else {
+            continue;
+        };
+        if !keys.contains(event) {
+            cancel(app, r.id, "unscheduled").await?;
+        }
+    }
+    Ok(())
+}
+
 // ---- the director ----
 
 /// Starts this node's director: every [`TICK`], or when woken, it claims the tournaments
@@ -647,6 +666,7 @@ pub fn spawn_director(app: &AppState) {
         }),
         None => Vec::new(),
     };
+    let has_schedule = app.config.tournaments_file.is_some();
     app.background.spawn(async move {
         let mut owned: HashMap<Uuid, i64> = HashMap::new();
         let mut first = true;
@@ -654,6 +674,12 @@ pub fn spawn_director(app: &AppState) {
             let Some(inner) = weak.upgrade() else { break };
             let app = AppState(inner);
             if !app.core.draining() {
+                if first
+                    && has_schedule
+                    && let Err(e) = cancel_unscheduled(&app, &schedule).await
+                {
+                    tracing::error!(error = ?e, "unscheduled tournaments");
+                }
                 if let Err(e) = create_scheduled(&app, &schedule).await {
                     tracing::error!(error = ?e, "scheduled tournaments");
                 }

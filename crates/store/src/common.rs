@@ -1161,10 +1161,12 @@ macro_rules! impl_store {
                 now: i64,
             ) -> $crate::Result<()> {
                 use $crate::rating::{self, Entry, Pool};
-                // A game of an unrated tournament changes no rating.
+                // A game of an unrated tournament, or an unrated table (challenge),
+                // changes no rating.
                 let unrated: Option<(i32,)> = sqlx::query_as(
                     "SELECT 1 FROM tournament_tables tt JOIN tournaments t \
-                     ON t.id = tt.tournament_id WHERE tt.table_id = $1 AND NOT t.rated",
+                     ON t.id = tt.tournament_id WHERE tt.table_id = $1 AND NOT t.rated \
+                     UNION ALL SELECT 1 FROM unrated_tables WHERE table_id = $1",
                 )
                 .bind(key)
                 .fetch_optional(&mut *conn)
@@ -2736,6 +2738,18 @@ macro_rules! impl_store {
                 .execute(&self.write)
                 .await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            async fn mark_unrated(&self, table: ::uuid::Uuid, now: i64) -> $crate::Result<()> {
+                sqlx::query(
+                    "INSERT INTO unrated_tables (table_id, created_at) VALUES ($1, $2) \
+                     ON CONFLICT (table_id) DO NOTHING",
+                )
+                .bind(table.to_string())
+                .bind(now)
+                .execute(&self.write)
+                .await?;
+                Ok(())
             }
 
             async fn open_tournaments_created_by(

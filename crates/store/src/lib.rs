@@ -1150,6 +1150,9 @@ pub trait Store: Send + Sync + 'static {
     /// it. `false`: nothing changed (it started, ended or was cancelled already, or does
     /// not exist).
     async fn cancel_tournament(&self, id: Uuid, reason: &str, now: i64) -> Result<bool>;
+    /// Marks a table (before it is created) as unrated: its match changes no rating.
+    /// Marking it twice is no error.
+    async fn mark_unrated(&self, table: Uuid, now: i64) -> Result<()>;
     /// How many tournaments `player` created that are in registration or running (not
     /// cancelled).
     async fn open_tournaments_created_by(&self, player: Uuid) -> Result<i64>;

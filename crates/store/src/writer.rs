@@ -639,6 +639,9 @@ mod tests {
         async fn cancel_tournament(&self, id: Uuid, reason: &str, now: i64) -> Result<bool> {
             self.inner.cancel_tournament(id, reason, now).await
         }
+        async fn mark_unrated(&self, table: Uuid, now: i64) -> Result<()> {
+            self.inner.mark_unrated(table, now).await
+        }
         async fn open_tournaments_created_by(&self, player: Uuid) -> Result<i64> {
             self.inner.open_tournaments_created_by(player).await
         }

@@ -58,13 +58,6 @@ pub(super) async fn challenge(
             format!("there is no game {:?}; see GET /api/games", ask.game),
         );
     };
-    if !ask.rated {
-        return refuse(
-            "unrated_not_supported",
-            "every match here is rated by its seats (docs/ratings.md): send rated true or \
-             leave it out",
-        );
-    }
     let house = match ask.to.strip_prefix("house:") {
         Some(level) => match BotLevel::parse(level) {
             Some(l) if l.as_str() == level => Some(l),
@@ -99,7 +92,10 @@ pub(super) async fn challenge(
     let id = crate::auth::random_hex(16);
     if let Some(level) = house {
         let players = [who.clone()];
-        let table = start_match(app, &ask.game, options, seats, ask.pace, &players, level).await?;
+        let table = start_match(
+            app, &ask.game, options, seats, ask.pace, ask.rated, &players, level,
+        )
+        .await?;
         tracing::info!(%table, "house challenge started");
         return Ok(LobbyMsg::ChallengeStarted { id, table, seat: 0 });
     }
@@ -149,7 +145,7 @@ pub(super) async fn challenge(
         seats: seats as u8,
         options,
         pace: ask.pace,
-        rated: true,
+        rated: ask.rated,
         expires_at: now_ms() + 1000 * app.config.challenge_expiry_s as i64,
     };
     let pending = Pending {
@@ -444,6 +440,7 @@ pub(super) async fn accept(app: &AppState, who: &Who, id: &str) -> Result<LobbyM
         c.options.clone(),
         usize::from(c.seats),
         c.pace,
+        c.rated,
         &players,
         p.bots,
     )
@@ -517,13 +514,15 @@ pub(super) fn cancel(app: &AppState, who: &Who, conn: &str, id: &str) -> Result<
 }
 
 /// Creates and starts a table of `game`: `players` in the first seats, house bots of
-/// `level` in the rest.
+/// `level` in the rest; unless `rated`, marked unrated first (its match changes no rating).
+#[allow(clippy::too_many_arguments)]
 async fn start_match(
     app: &AppState,
     game: &str,
     options: serde_json::Value,
     seats: usize,
     pace: Pace,
+    rated: bool,
     players: &[Who],
     level: BotLevel,
 ) -> Result<Uuid, Refusal> {
@@ -559,6 +558,12 @@ async fn start_match(
             level: level.as_str().to_string(),
         },
     );
+    if !rated {
+        app.store
+            .mark_unrated(record.id, now)
+            .await
+            .map_err(ApiError::from)?;
+    }
     let handle = app.core.create(record, occupants).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     handle
