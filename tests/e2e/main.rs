@@ -5,6 +5,7 @@
 
 mod accounts;
 mod analysis;
+mod arena;
 mod botapi;
 mod bots;
 mod browser;

@@ -477,33 +477,17 @@ async fn check_arena(viewer: &Player, t: &Value) -> (usize, usize) {
     (counted, doubled)
 }
 
-/// The ten-minute arena of bot accounts on SQLite (the Postgres one is its twin below;
-/// they are separate tests so that they run side by side with the rest of the suite).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn ten_minute_arena_of_bot_accounts_on_sqlite() {
-    arena_of_bot_accounts_followed_on_the_lobby_socket(sqlite_db()).await;
-}
-
-/// The ten-minute arena of bot accounts on Postgres (skipped loudly without
-/// `TEST_DATABASE_URL`, an error under `FIB_REQUIRE_ALL=1`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn ten_minute_arena_of_bot_accounts_on_postgres() {
-    if let Some(db) = postgres_db().await {
-        arena_of_bot_accounts_followed_on_the_lobby_socket(db).await;
-    }
-}
-
 /// How long the bots of the ten-minute arenas think before each move: a modest pace, so
 /// that the two arenas (SQLite and Postgres, run at once) leave the CPU to the rest of the
 /// suite and still play many games.
-const ARENA_THINK_MS: u64 = 150;
+pub(crate) const ARENA_THINK_MS: u64 = 150;
 
 /// A ten-minute arena of bot accounts (the test), played through the public API:
 /// whoever is free is paired again at once; a lobby socket following it sees the
 /// standings move, and a bot's lobby socket is told each game it is seated at; at the end
 /// every game's points and every total are checked against a recomputation from the
 /// games' own results, streak bonuses included.
-async fn arena_of_bot_accounts_followed_on_the_lobby_socket(db: Db) {
+pub(crate) async fn arena_of_bot_accounts_followed_on_the_lobby_socket(db: Db) {
     const PLAYERS: usize = 6;
     {
         let server = Server::start(&db).await;
