@@ -20,10 +20,7 @@ use crate::tournaments::arena_of_bot_accounts_followed_on_the_lobby_socket as ar
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ten_minute_arenas_of_bot_accounts_on_both_databases() {
     let sqlite = tokio::spawn(arena(sqlite_db()));
-    let postgres = match postgres_db().await {
-        Some(db) => Some(tokio::spawn(arena(db))),
-        None => None,
-    };
+    let postgres = postgres_db().await.map(|db| tokio::spawn(arena(db)));
     let sqlite = sqlite.await;
     let postgres = match postgres {
         Some(p) => Some(p.await),

@@ -455,9 +455,11 @@ async fn the_example_bot_plays_every_game_rated_in_the_bot_pool() {
 /// Challenges the easy house bot to a short Trump match over `sock`, `rated` or not, and
 /// plays it out with the example bot: the finished table.
 async fn play_house(robo: &Player, sock: &mut Sock, rated: bool) -> Value {
-    sock.send(json!({"type": "challenge", "to": "house:easy", "game": "trump",
-        "options": {"target": 5}, "rated": rated}))
-        .await;
+    sock.send(
+        json!({"type": "challenge", "to": "house:easy", "game": "trump",
+        "options": {"target": 5}, "rated": rated}),
+    )
+    .await;
     let started = lobby_until(sock, "challenge_started").await;
     let table = started["table"].as_str().unwrap().to_string();
     let cfg = example_bot::Config {

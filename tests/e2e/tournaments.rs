@@ -462,10 +462,7 @@ async fn check_arena(viewer: &Player, t: &Value) -> (usize, usize) {
         assert_eq!(shown, expected, "the game's arena points: {g} {info}");
         doubled += usize::from(on_fire);
     }
-    assert!(
-        counted >= 3,
-        "an arena plays several games: {t}"
-    );
+    assert!(counted >= 3, "an arena plays several games: {t}");
     let mut previous = f64::INFINITY;
     for s in t["standings"].as_array().unwrap() {
         let id = s["player"].as_str().unwrap();
@@ -796,7 +793,11 @@ async fn scheduled_tournaments_are_created_once() {
         assert_eq!(t["cancelled"].as_str(), Some(why), "{t}");
     }
     let hourly = named("Hourly");
-    assert_eq!(hourly["starts_at"].as_i64().unwrap() % 3_600_000, 0, "on the hour");
+    assert_eq!(
+        hourly["starts_at"].as_i64().unwrap() % 3_600_000,
+        0,
+        "on the hour"
+    );
     if hourly["starts_at"].as_i64().unwrap() > at_restart + 1000 {
         let got = all.iter().find(|t| t["id"] == hourly["id"]).unwrap();
         assert_eq!(got["cancelled"], "unscheduled", "{got}");
@@ -986,7 +987,10 @@ async fn swiss_of_tables_of_three_with_byes() {
             )
             .await;
         assert_eq!(s, 201, "{t}");
-        assert_eq!((t["table_size"].as_u64(), t["min_table_size"].as_u64()), (Some(3), Some(3)));
+        assert_eq!(
+            (t["table_size"].as_u64(), t["min_table_size"].as_u64()),
+            (Some(3), Some(3))
+        );
         let tid = t["id"].as_str().unwrap().to_string();
         let mut bots = Vec::new();
         for i in 0..PLAYERS {
@@ -1048,7 +1052,12 @@ async fn swiss_of_tables_of_three_with_byes() {
                 .as_array()
                 .map(|w| w.iter().map(|x| x.as_u64().unwrap()).collect())
                 .unwrap_or_default();
-            let key = |s: usize| (winners.contains(&(s as u64)), info["scores"][s].as_i64().unwrap());
+            let key = |s: usize| {
+                (
+                    winners.contains(&(s as u64)),
+                    info["scores"][s].as_i64().unwrap(),
+                )
+            };
             for i in 0..SIZE {
                 *points.entry(ps[i].clone()).or_default() += pts[i];
                 let mates = (0..SIZE)
@@ -1108,7 +1117,10 @@ async fn swiss_of_tables_of_three_with_byes() {
             );
             let key = (mine, buchholz, sb);
             if let Some(p) = previous {
-                assert!(p >= key, "ranked by points, Buchholz, SB: {p:?} before {key:?}");
+                assert!(
+                    p >= key,
+                    "ranked by points, Buchholz, SB: {p:?} before {key:?}"
+                );
             }
             previous = Some(key);
         }
@@ -1230,9 +1242,16 @@ async fn cancelling_and_creation_limits() {
             .await;
         assert_eq!((s, v["code"].as_str()), (403, Some("not_creator")), "{v}");
         let (s, v) = org
-            .post("/api/tournaments/00000000-0000-0000-0000-000000000000/cancel", json!({}))
+            .post(
+                "/api/tournaments/00000000-0000-0000-0000-000000000000/cancel",
+                json!({}),
+            )
             .await;
-        assert_eq!((s, v["code"].as_str()), (404, Some("tournament_not_found")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (404, Some("tournament_not_found")),
+            "{v}"
+        );
         let (_, v) = org.get(&format!("/api/tournaments/{a}")).await;
         assert_eq!(v["status"], "registration", "{v}");
         // A follower on the lobby socket sees it cancelled.
@@ -1246,7 +1265,10 @@ async fn cancelling_and_creation_limits() {
             .post(&format!("/api/tournaments/{a}/cancel"), json!({}))
             .await;
         assert_eq!(s, 200, "{v}");
-        assert_eq!((v["status"].as_str(), v["cancelled"].as_str()), (Some("cancelled"), Some("creator")));
+        assert_eq!(
+            (v["status"].as_str(), v["cancelled"].as_str()),
+            (Some("cancelled"), Some("creator"))
+        );
         let seen = lobby_until(&mut watch, "tournament").await;
         assert_eq!(seen["tournament"]["status"], "cancelled", "{seen}");
         assert_eq!(seen["tournament"]["cancelled"], "creator", "{seen}");
@@ -1254,20 +1276,37 @@ async fn cancelling_and_creation_limits() {
         let (s, v) = org
             .post(&format!("/api/tournaments/{a}/cancel"), json!({}))
             .await;
-        assert_eq!((s, v["code"].as_str()), (409, Some("tournament_cancelled")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("tournament_cancelled")),
+            "{v}"
+        );
         let (s, v) = other
             .post(&format!("/api/tournaments/{a}/join"), json!({}))
             .await;
-        assert_eq!((s, v["code"].as_str()), (409, Some("tournament_cancelled")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("tournament_cancelled")),
+            "{v}"
+        );
         let (_, v) = org.get(&format!("/api/tournaments/{a}")).await;
         assert_eq!(v["players"], 0, "{v}");
         let (_, c) = org.get("/api/tournaments?status=cancelled").await;
-        let c: Vec<&Value> = c["tournaments"].as_array().unwrap().iter().map(|t| &t["id"]).collect();
+        let c: Vec<&Value> = c["tournaments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| &t["id"])
+            .collect();
         assert_eq!(c, vec![&json!(a)]);
         let (_, r) = org.get("/api/tournaments?status=registration").await;
         assert_eq!(r["tournaments"].as_array().unwrap().len(), 2, "{r}");
         let (_, f) = org.get("/api/tournaments?status=finished").await;
-        assert_eq!(f["tournaments"], json!([]), "a cancelled one is not finished: {f}");
+        assert_eq!(
+            f["tournaments"],
+            json!([]),
+            "a cancelled one is not finished: {f}"
+        );
         // The cancelled one no longer counts: a fourth may be created.
         let (s, v) = org.post("/api/tournaments", swiss(4)).await;
         assert_eq!(s, 201, "{v}");
@@ -1275,7 +1314,9 @@ async fn cancelling_and_creation_limits() {
         // A started one is not cancelled.
         let b = &ids[1];
         for p in [&other, &guest] {
-            let (s, v) = p.post(&format!("/api/tournaments/{b}/join"), json!({})).await;
+            let (s, v) = p
+                .post(&format!("/api/tournaments/{b}/join"), json!({}))
+                .await;
             assert_eq!(s, 200, "{v}");
         }
         let deadline = tokio::time::Instant::now() + TIMEOUT;
@@ -1290,7 +1331,11 @@ async fn cancelling_and_creation_limits() {
         let (s, v) = org
             .post(&format!("/api/tournaments/{b}/cancel"), json!({}))
             .await;
-        assert_eq!((s, v["code"].as_str()), (409, Some("already_started")), "{v}");
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (409, Some("already_started")),
+            "{v}"
+        );
         let (_, v) = org.get(&format!("/api/tournaments/{b}")).await;
         assert_eq!(v["status"], "running", "{v}");
 
@@ -1305,7 +1350,9 @@ async fn cancelling_and_creation_limits() {
             .await;
         assert_eq!(s, 201, "{t}");
         let e = t["id"].as_str().unwrap().to_string();
-        let (s, v) = other.post(&format!("/api/tournaments/{e}/join"), json!({})).await;
+        let (s, v) = other
+            .post(&format!("/api/tournaments/{e}/join"), json!({}))
+            .await;
         assert_eq!(s, 200, "{v}");
         let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
@@ -1391,5 +1438,8 @@ async fn tournament_game_reaches_lobby_sockets_on_every_node() {
         tables.push(table);
     }
     assert_eq!(tables[0], tables[1], "one table for the two");
-    assert_eq!(director_of(&db, &tid).await.0.as_deref(), Some(director.as_str()));
+    assert_eq!(
+        director_of(&db, &tid).await.0.as_deref(),
+        Some(director.as_str())
+    );
 }

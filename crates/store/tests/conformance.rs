@@ -2631,7 +2631,12 @@ async fn tournaments(s: &dyn Store) {
     assert!(s.cancel_tournament(c.id, "creator", T0 + 3).await.unwrap());
     let got = s.tournament(c.id).await.unwrap().unwrap();
     assert_eq!(
-        (got.status, got.cancelled.as_deref(), got.version, got.updated_at),
+        (
+            got.status,
+            got.cancelled.as_deref(),
+            got.version,
+            got.updated_at
+        ),
         (TournamentStatus::Finished, Some("creator"), 1, T0 + 3)
     );
     assert!(!s.cancel_tournament(c.id, "expired", T0 + 4).await.unwrap());
