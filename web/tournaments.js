@@ -49,7 +49,7 @@ export async function resume(me) {
       if (m.type === 'tournament') {
         for (const g of m.tournament.games) ownTables.add(g.table_id);
         if (m.tournament.status === 'finished' || m.tournament.status === 'cancelled') setFollowing(following().filter((x) => x !== m.tournament.id));
-        // A game told by another node (no `tournament_game` from there) shows here.
+        // A game seated while this socket was away (`tournament_game` is not kept) shows here.
         const mine = m.tournament.games.find((g) => g.state === 'playing' && g.players.includes(meId));
         if (mine) goTo(mine.table_id);
       } else if (m.type === 'tournament_game') {

@@ -659,14 +659,21 @@ async fn cancel_unscheduled(app: &AppState, events: &[Scheduled]) -> Result<(), 
 pub fn spawn_director(app: &AppState) {
     let weak = std::sync::Arc::downgrade(&app.0);
     let mut shutdown = app.shutdown.subscribe();
-    let schedule = match &app.config.tournaments_file {
-        Some(path) => read_schedule(path).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "the tournaments file: no scheduled tournaments");
-            Vec::new()
-        }),
-        None => Vec::new(),
-    };
-    let has_schedule = app.config.tournaments_file.is_some();
+    // `None`: no tournaments file, or one that no longer reads (it was checked at
+    // start-up): nothing is scheduled, and nothing is cancelled as unscheduled.
+    let read = app
+        .config
+        .tournaments_file
+        .as_ref()
+        .and_then(|path| match read_schedule(path) {
+            Ok(events) => Some(events),
+            Err(e) => {
+                tracing::error!(error = %e, "the tournaments file: no scheduled tournaments");
+                None
+            }
+        });
+    let has_schedule = read.is_some();
+    let schedule = read.unwrap_or_default();
     app.background.spawn(async move {
         let mut owned: HashMap<Uuid, i64> = HashMap::new();
         let mut first = true;
