@@ -2772,6 +2772,19 @@ async fn tournaments(s: &dyn Store) {
         (vec![true, false], vec![8, 3])
     );
     assert_eq!(s.player_ratings(ada.id).await.unwrap(), vec![]);
+    // Nor does a table marked unrated (an unrated challenge), marked twice.
+    let mut u = record("trump", 2, ada.id, T0);
+    u.id = Uuid::new_v4();
+    s.mark_unrated(u.id, T0).await.unwrap();
+    s.mark_unrated(u.id, T0).await.unwrap();
+    s.create_table(&u, &[seat_of(&ada), seat_of(&bob)])
+        .await
+        .unwrap();
+    s.set_status(u.id, TableStatus::Playing, T0).await.unwrap();
+    s.start_round(u.id, &round(0, T0)).await.unwrap();
+    s.end_round(u.id, 0, &json!({}), &[8, 3], T0).await.unwrap();
+    s.finish_match(u.id, &[8, 3], &[0], T0).await.unwrap();
+    assert_eq!(s.player_ratings(ada.id).await.unwrap(), vec![]);
     // A rated one does.
     let mut r = record("trump", 2, ada.id, T0);
     r.id = Uuid::new_v4();
