@@ -1,6 +1,6 @@
-// Browser test of a tournament: Ada creates one through the form (it shows on the list and
-// its own page), and another (a two-round Swiss of short Trump matches) through the API;
-// Ada and Bob join it from its page; when it starts, both pages go to their table by
+// Browser test of a tournament: Ada (a claimed account) creates one through the form (it
+// shows on the list and its own page) and cancels it there, and another (a two-round
+// Swiss of short Trump matches) through the API; Ada and Bob join it from its page; when it starts, both pages go to their table by
 // themselves; they play it out (first legal move, through a socket of each page); Ada's
 // tournament page then shows the standings moved, and when round 2 is paired her page
 // goes to her next table by itself.
@@ -26,6 +26,12 @@ await runBrowserTest('a tournament: join, first game, standings', async ({ playe
   await a.locator(tid('t-create')).click();
   await a.locator(tid('t-title')).filter({ hasText: 'Form Cup' }).waitFor();
   log('created through the form');
+  // Its creator cancels it from its page: the page says so (the lobby socket's update).
+  await a.locator(tid('t-cancel')).click();
+  await a.locator(tid('t-status')).filter({ hasText: 'cancelled' }).waitFor();
+  await a.locator(tid('t-cancelled')).filter({ hasText: 'by its creator' }).waitFor();
+  if (await a.locator(tid('t-join')).count()) throw new Error('a cancelled tournament offers Join');
+  log('cancelled from its page');
   // The one they play: short matches.
   const id = await a.evaluate(async () => {
     const r = await fetch('/api/tournaments', {
