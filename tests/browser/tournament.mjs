@@ -1,9 +1,9 @@
 // Browser test of a tournament: Ada (a claimed account) creates one through the form (it
 // shows on the list and its own page) and cancels it there, and another (a two-round
-// Swiss of short Trump matches) through the API; Ada and Bob join it from its page; when it starts, both pages go to their table by
-// themselves; they play it out (first legal move, through a socket of each page); Ada's
-// tournament page then shows the standings moved, and when round 2 is paired her page
-// goes to her next table by itself.
+// Swiss of short Trump matches) through the API; Ada and Bob join it from its page; when
+// it starts, both pages go to their table by themselves; they play it out (first legal
+// move, through a socket of each page); Ada's tournament page then shows the standings
+// moved, and when round 2 is paired her page goes to her next table by itself.
 // Usage: node tests/browser/tournament.mjs <base-url>
 
 import { playOut, runBrowserTest } from './lib.mjs';
