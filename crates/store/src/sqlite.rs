@@ -88,7 +88,13 @@ const FOLD_ROWS: i64 = 65_536;
 /// Folds the journal when it is [`FOLD_AT`] rows long or its oldest row is [`FOLD_AFTER`]
 /// old, through the write connection, in turn with the writer's groups (the length is
 /// read on `read`, which needs no lock). Stops once the store is gone.
-async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std::sync::Weak<()>) {
+async fn folds(
+    lane: raw::Lane,
+    read: SqlitePool,
+    write: SqlitePool,
+    may_close: bool,
+    alive: std::sync::Weak<()>,
+) {
     let mut tick = tokio::time::interval(FOLD_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -118,7 +124,7 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
                 continue;
             }
         }
-        match fold(&write, may_close).await {
+        match fold(&lane, &write, may_close).await {
             Ok(_) => {}
             Err(_) if closed() => break,
             Err(e) => tracing::warn!("folding the action journal: {e}"),
@@ -128,11 +134,11 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
 
 /// Moves the journal's rows into the clustered log (`action_chunks`, migration 0018), at
 /// most [`FOLD_ROWS`] per transaction, until it is empty. Returns the rows moved.
-async fn fold(write: &SqlitePool, may_close: bool) -> Result<u64> {
+async fn fold(lane: &raw::Lane, write: &SqlitePool, may_close: bool) -> Result<u64> {
     let mut moved = 0;
     loop {
         let conn = write.acquire().await?;
-        let (rows, more) = raw::fold_some(conn, FOLD_ROWS, may_close)
+        let (rows, more) = raw::fold_some(lane, conn, FOLD_ROWS, may_close)
             .await
             .map_err(|e| e.into_store(|| "a round of the journal's actions".into()))?;
         moved += rows;
@@ -149,6 +155,8 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Every write: one connection.
     write: SqlitePool,
+    /// The thread on which groups of plain actions and folds use that connection's handle.
+    lane: raw::Lane,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,
     /// The connection of the checkpointer task ([`checkpoints`]), closed first by
@@ -190,7 +198,9 @@ impl SqliteStore {
                 .await?;
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
             let alive = std::sync::Arc::new(());
+            let lane = raw::Lane::start().map_err(sqlx::Error::Io)?;
             tokio::spawn(folds(
+                lane.clone(),
                 pool.clone(),
                 pool.clone(),
                 false,
@@ -199,6 +209,7 @@ impl SqliteStore {
             let store = Self {
                 pool: pool.clone(),
                 write: pool,
+                lane,
                 in_memory: true,
                 checkpointer: None,
                 _alive: alive,
@@ -257,8 +268,10 @@ impl SqliteStore {
             std::sync::Arc::downgrade(&alive),
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
-        fold(&write, true).await?;
+        let lane = raw::Lane::start().map_err(sqlx::Error::Io)?;
+        fold(&lane, &write, true).await?;
         tokio::spawn(folds(
+            lane.clone(),
             pool.clone(),
             write.clone(),
             true,
@@ -267,6 +280,7 @@ impl SqliteStore {
         let store = Self {
             pool,
             write,
+            lane,
             in_memory: false,
             checkpointer: Some(checkpointer),
             _alive: alive,
@@ -285,7 +299,7 @@ impl SqliteStore {
         }
         // The journal into the clustered log, so that the file a tool opens next has it all
         // in one place (the `actions` view would show it anyway).
-        if let Err(e) = fold(&self.write, !self.in_memory).await {
+        if let Err(e) = fold(&self.lane, &self.write, !self.in_memory).await {
             tracing::warn!("folding the action journal at close: {e}");
         }
         self.pool.close().await;
@@ -410,9 +424,16 @@ impl SqliteStore {
         }
         let heads = heads.into_values().collect();
         // In memory, the connection is the database: closing it would lose everything.
-        raw::write_group(conn, rows, heads, plan.fences.clone(), !self.in_memory)
-            .await
-            .map_err(|e| e.into_store(|| plan.missing_round()))
+        raw::write_group(
+            &self.lane,
+            conn,
+            rows,
+            heads,
+            plan.fences.clone(),
+            !self.in_memory,
+        )
+        .await
+        .map_err(|e| e.into_store(|| plan.missing_round()))
     }
 
     /// What `impl_store!` appends to a read it must keep until its commit: nothing, since
@@ -767,7 +788,7 @@ mod tests {
         );
         assert_eq!(log_of(&store, ids[2]).await, (want(2), 4));
 
-        fold(&store.write, true).await.unwrap();
+        fold(&store.lane, &store.write, true).await.unwrap();
         assert_eq!(parts(&store).await, (0, 18), "all folded");
         for (t, &id) in ids.iter().enumerate() {
             assert_eq!(
@@ -828,7 +849,7 @@ mod tests {
                 (0..5).map(|q| (0, q)).collect::<Vec<_>>()
             );
             assert_eq!(log_of(&store, u).await.0, [(1, 0)]);
-            fold(&store.write, true).await.unwrap();
+            fold(&store.lane, &store.write, true).await.unwrap();
         }
         store.write_group(&[act(t, 1, 0, 30)]).await.unwrap();
         store.close().await;
