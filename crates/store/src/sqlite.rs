@@ -595,7 +595,7 @@ mod tests {
     }
 
     /// A group of plain actions whose caller stops waiting (the writer's attempt timed
-    /// out) still ends its transaction: here the script is made to wait for the write lock
+    /// out) still ends its transaction: here the group is made to wait for the write lock
     /// another connection holds, its caller gives up meanwhile, and the lock is released.
     /// The group then commits whole, and later writes are not caught inside a transaction
     /// nobody commits (their rows are seen by the read pool).
@@ -616,7 +616,7 @@ mod tests {
             .unwrap();
         let gave_up =
             tokio::time::timeout(Duration::from_millis(300), store.write_group(&[act(0)])).await;
-        assert!(gave_up.is_err(), "the script waits for the lock");
+        assert!(gave_up.is_err(), "the group waits for the lock");
         sqlx::query("COMMIT").execute(&mut other).await.unwrap();
         // Later writes, through the same one write connection: committed and seen.
         store.write_group(&[act(1)]).await.unwrap();

@@ -1,5 +1,6 @@
-//! A group of plain actions written through the write connection's SQLite handle itself,
-//! with prepared statements and bound values, on a blocking thread (issue #30).
+//! A group of plain actions, and the fold of the journal, written through the write
+//! connection's SQLite handle itself, with prepared statements and bound values, on a
+//! thread of the store's own ([`Lane`]) (issue #30).
 //!
 //! Through sqlx, each statement is a message to the connection's thread and back, so a
 //! group was one script of a few statements reading its rows from JSON arrays
@@ -7,9 +8,14 @@
 //! from text. Here the group's rows are bound as values, one prepared statement per kind
 //! of row, all in one visit to the connection: sqlx's thread hands the handle over
 //! ([`sqlx::sqlite::SqliteConnection::lock_handle`]) and takes it back when the group is
-//! done. It is the same connection (its settings, its page cache, its place as the
-//! process's one writer): nothing else writes meanwhile, since the caller holds the write
-//! pool's only connection.
+//! done. It is the same connection (its settings, `synchronous=FULL` among them, its page
+//! cache, its place as the process's one writer): nothing else writes meanwhile, since the
+//! caller holds the write pool's only connection. The action's JSON text is stored as the
+//! caller serialized it, never parsed here.
+//!
+//! The writer alone (`write_bench … 1024 8 writer`) went from about 50k durable actions/s
+//! to 72-99k on this busy 2-core machine, at 7-8 µs of CPU per action in all instead of
+//! 21, of which 3.5-4 µs on this thread (docs/performance.md).
 
 use std::collections::{BTreeMap, HashMap};
 
