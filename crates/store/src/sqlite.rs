@@ -82,7 +82,8 @@ const FOLD_AT: i64 = 16_384;
 /// server's journal (which reads of a table scan) does not stay long.
 const FOLD_AFTER: Duration = Duration::from_secs(30);
 /// Most journal rows one fold transaction moves: bounds how long a fold holds the write
-/// lock (a few µs a row) if the journal grew faster than it was folded.
+/// lock (under a µs a row since migration 0018) if the journal grew faster than it was
+/// folded.
 const FOLD_ROWS: i64 = 65_536;
 
 /// Folds the journal when it is [`FOLD_AT`] rows long or its oldest row is [`FOLD_AFTER`]
@@ -813,6 +814,62 @@ mod tests {
         let mut w = want(0);
         w.push((1, 2));
         assert_eq!(log_of(&store, ids[0]).await, (w, 102));
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Migration 0018: the fold's chunks give back every action as it was stored, whatever
+    /// its JSON (a string, a number, an array, an object with a float), in order, across
+    /// rounds, and in between folds alongside the journal's.
+    #[tokio::test]
+    async fn chunks_give_back_every_action_as_stored() {
+        use crate::Store;
+        let (store, _, dir) = file_store().await;
+        let table = playing_table(&store, 2).await;
+        // Now, so that the folder's task (which folds a journal row 30 s old) leaves the
+        // journal to this test.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let values = [
+            serde_json::json!("pass"),
+            serde_json::json!(7),
+            serde_json::json!([1, "r7", null, true]),
+            serde_json::json!({"play": {"card": "g12", "at": 2.5}, "note": "a \"quoted\" é"}),
+        ];
+        let unit = |round_no: i32, seq: i64| {
+            crate::TableWrite::one(
+                table,
+                now + seq,
+                crate::WriteOp::AppendAction(crate::ActionRecord {
+                    round_no,
+                    seq,
+                    seat: (seq % 2) as i32,
+                    action: values[seq as usize % values.len()].clone(),
+                }),
+            )
+        };
+        let mut want = Vec::new();
+        for (round_no, seqs) in [(0, 0..6), (1, 0..3)] {
+            for seq in seqs {
+                store.write_group(&[unit(round_no, seq)]).await.unwrap();
+                want.push(unit(round_no, seq));
+            }
+            fold(&store.lane, &store.write, true).await.unwrap();
+        }
+        store.write_group(&[unit(1, 3)]).await.unwrap();
+        want.push(unit(1, 3));
+        assert_eq!(parts(&store).await, (1, 9), "one in the journal, the rest in chunks");
+        let stored = store.load_table(table).await.unwrap().unwrap().actions;
+        let want: Vec<_> = want
+            .into_iter()
+            .map(|u| match u.ops.into_iter().next() {
+                Some(crate::WriteOp::AppendAction(a)) => a,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(stored, want);
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }
