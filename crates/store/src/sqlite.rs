@@ -860,7 +860,11 @@ mod tests {
         }
         store.write_group(&[unit(1, 3)]).await.unwrap();
         want.push(unit(1, 3));
-        assert_eq!(parts(&store).await, (1, 9), "one in the journal, the rest in chunks");
+        assert_eq!(
+            parts(&store).await,
+            (1, 9),
+            "one in the journal, the rest in chunks"
+        );
         let stored = store.load_table(table).await.unwrap().unwrap().actions;
         let want: Vec<_> = want
             .into_iter()
