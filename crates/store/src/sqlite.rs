@@ -18,7 +18,7 @@
 //! An in-memory database lives in one connection, which serves reads and writes alike.
 //!
 //! Accepted actions are appended to a journal (migration 0014) and folded into the log
-//! clustered by table (in chunks, migration 0018) once the journal is long ([`folds`]): a
+//! clustered by table (in chunks, migration 0020) once the journal is long ([`folds`]): a
 //! commit then writes a few pages at the journal's end instead of one page per table of
 //! its group. Groups of plain actions and folds use the write connection's SQLite handle
 //! directly ([`raw`]).
@@ -82,7 +82,7 @@ const FOLD_AT: i64 = 16_384;
 /// server's journal (which reads of a table scan) does not stay long.
 const FOLD_AFTER: Duration = Duration::from_secs(30);
 /// Most journal rows one fold transaction moves: bounds how long a fold holds the write
-/// lock (under a µs a row since migration 0018) if the journal grew faster than it was
+/// lock (under a µs a row since migration 0020) if the journal grew faster than it was
 /// folded.
 const FOLD_ROWS: i64 = 65_536;
 
@@ -133,7 +133,7 @@ async fn folds(
     }
 }
 
-/// Moves the journal's rows into the clustered log (`action_chunks`, migration 0018), at
+/// Moves the journal's rows into the clustered log (`action_chunks`, migration 0020), at
 /// most [`FOLD_ROWS`] per transaction, until it is empty. Returns the rows moved.
 async fn fold(lane: &raw::Lane, write: &SqlitePool, may_close: bool) -> Result<u64> {
     let mut moved = 0;

@@ -168,7 +168,7 @@ pub(super) async fn write_group(
     .await
 }
 
-/// Moves the journal's oldest rows, at most `most`, into `action_chunks` (migration 0018):
+/// Moves the journal's oldest rows, at most `most`, into `action_chunks` (migration 0020):
 /// one chunk per table and round, its actions in order (a table's rows are in the journal
 /// in its order, which its head enforces). Returns the rows moved and whether rows are
 /// left.
