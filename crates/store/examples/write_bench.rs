@@ -45,6 +45,26 @@ impl WriteObserver for Counts {
     }
 }
 
+/// Each live thread's name and CPU time so far (ns, from /proc: Linux only; empty elsewhere).
+fn thread_times() -> std::collections::HashMap<u64, (String, u64)> {
+    let mut times = std::collections::HashMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return times;
+    };
+    for task in tasks.flatten() {
+        let Ok(tid) = task.file_name().to_string_lossy().parse::<u64>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let ran = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        let ran = ran.split_whitespace().next().and_then(|n| n.parse().ok());
+        if let Some(ran) = ran {
+            times.insert(tid, (comm.trim().to_string(), ran));
+        }
+    }
+    times
+}
+
 fn usage() -> ! {
     eprintln!("usage: write_bench URL TABLES SECONDS [writer|direct]");
     std::process::exit(2);
@@ -102,6 +122,7 @@ async fn main() -> Result<(), StoreError> {
 
     let counts = Arc::new(Counts::default());
     let writer = Writer::spawn(store.clone(), counts.clone());
+    let cpu_before = thread_times();
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(seconds);
     let mut tasks = tokio::task::JoinSet::new();
@@ -141,6 +162,7 @@ async fn main() -> Result<(), StoreError> {
         latencies.extend(done.expect("table task")?);
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu_after = thread_times();
     latencies.sort_unstable();
     let at = |q: f64| {
         let i = ((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1));
@@ -157,6 +179,28 @@ async fn main() -> Result<(), StoreError> {
         at(0.99),
         at(1.0),
     );
+    // CPU per action by thread name: the process's, the store's serial part (SQLite's
+    // write thread), the runtime's workers (the tables, the writer task), sqlx's threads.
+    let mut by_name: std::collections::BTreeMap<String, u64> = Default::default();
+    for (tid, (name, after)) in &cpu_after {
+        let before = cpu_before.get(tid).map_or(0, |(_, t)| *t);
+        *by_name.entry(name.clone()).or_default() += after.saturating_sub(before);
+    }
+    if !by_name.is_empty() {
+        let per = |ns: u64| ns as f64 / 1e3 / latencies.len().max(1) as f64;
+        let all: u64 = by_name.values().sum();
+        let parts: Vec<String> = by_name
+            .iter()
+            .filter(|(_, ns)| per(**ns) >= 0.05)
+            .map(|(name, ns)| format!("{name} {:.2}", per(*ns)))
+            .collect();
+        println!(
+            "CPU per action: {:.2} µs in all ({:.2} cores); by thread: {}",
+            per(all),
+            all as f64 / 1e9 / elapsed,
+            parts.join(", ")
+        );
+    }
     if !direct {
         let groups = counts.groups.load(Ordering::Relaxed).max(1);
         println!(

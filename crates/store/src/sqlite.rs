@@ -18,8 +18,10 @@
 //! An in-memory database lives in one connection, which serves reads and writes alike.
 //!
 //! Accepted actions are appended to a journal (migration 0014) and folded into the log
-//! clustered by table once the journal is long ([`folds`]): a commit then writes a few
-//! pages at the journal's end instead of one page per table of its group.
+//! clustered by table (in chunks, migration 0020) once the journal is long ([`folds`]): a
+//! commit then writes a few pages at the journal's end instead of one page per table of
+//! its group. Groups of plain actions and folds use the write connection's SQLite handle
+//! directly ([`raw`]).
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -29,6 +31,8 @@ use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 
 use crate::Result;
 use crate::common::{self, Plan};
+
+mod raw;
 
 /// How long a write waits for another process's write transaction to finish (and a read
 /// for a WAL recovery).
@@ -78,23 +82,20 @@ const FOLD_AT: i64 = 16_384;
 /// server's journal (which reads of a table scan) does not stay long.
 const FOLD_AFTER: Duration = Duration::from_secs(30);
 /// Most journal rows one fold transaction moves: bounds how long a fold holds the write
-/// lock (a few µs a row) if the journal grew faster than it was folded.
+/// lock (under a µs a row since migration 0020) if the journal grew faster than it was
+/// folded.
 const FOLD_ROWS: i64 = 65_536;
-
-/// Moves the journal's rows up to `$1` (a rowid) into `action_log`, sorted as that log is
-/// clustered. `OR IGNORE`: a row already in the log (which the heads make impossible)
-/// must not stop every later fold.
-const FOLD: &str = "BEGIN IMMEDIATE; \
-     INSERT OR IGNORE INTO action_log (table_id, round_no, seq, seat, action, created_at) \
-     SELECT table_id, round_no, seq, seat, action, created_at FROM action_journal \
-     WHERE rowid <= $1 ORDER BY table_id, round_no, seq; \
-     DELETE FROM action_journal WHERE rowid <= $1; \
-     COMMIT";
 
 /// Folds the journal when it is [`FOLD_AT`] rows long or its oldest row is [`FOLD_AFTER`]
 /// old, through the write connection, in turn with the writer's groups (the length is
 /// read on `read`, which needs no lock). Stops once the store is gone.
-async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std::sync::Weak<()>) {
+async fn folds(
+    lane: raw::Lane,
+    read: SqlitePool,
+    write: SqlitePool,
+    may_close: bool,
+    alive: std::sync::Weak<()>,
+) {
     let mut tick = tokio::time::interval(FOLD_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -124,7 +125,7 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
                 continue;
             }
         }
-        match fold(&write, may_close).await {
+        match fold(&lane, &write, may_close).await {
             Ok(_) => {}
             Err(_) if closed() => break,
             Err(e) => tracing::warn!("folding the action journal: {e}"),
@@ -132,65 +133,20 @@ async fn folds(read: SqlitePool, write: SqlitePool, may_close: bool, alive: std:
     }
 }
 
-/// Moves the journal's rows into the clustered log, at most [`FOLD_ROWS`] per transaction,
-/// until it is empty. Returns the rows moved.
-async fn fold(write: &SqlitePool, may_close: bool) -> Result<u64> {
+/// Moves the journal's rows into the clustered log (`action_chunks`, migration 0020), at
+/// most [`FOLD_ROWS`] per transaction, until it is empty. Returns the rows moved.
+async fn fold(lane: &raw::Lane, write: &SqlitePool, may_close: bool) -> Result<u64> {
     let mut moved = 0;
     loop {
-        let mut conn = write.acquire().await?;
-        let (lo, hi): (Option<i64>, Option<i64>) =
-            sqlx::query_as("SELECT MIN(rowid), MAX(rowid) FROM action_journal")
-                .fetch_one(&mut *conn)
-                .await?;
-        let (Some(lo), Some(hi)) = (lo, hi) else {
-            return Ok(moved);
-        };
-        let upto = hi.min(lo + FOLD_ROWS - 1);
-        let (done, conn) = script(conn, FOLD, move |q| q.bind(upto), may_close).await?;
-        drop(conn);
-        done?;
-        moved += (upto - lo + 1) as u64;
-        if upto == hi {
+        let conn = write.acquire().await?;
+        let (rows, more) = raw::fold_some(lane, conn, FOLD_ROWS, may_close)
+            .await
+            .map_err(|e| e.into_store(|| "a round of the journal's actions".into()))?;
+        moved += rows;
+        if !more {
             return Ok(moved);
         }
     }
-}
-
-type Query<'q> = sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>;
-
-/// Runs a script that begins and commits a transaction itself, in a task of its own that
-/// the caller cannot cancel (sqlx's thread stops a script whose caller has gone, which
-/// would leave the write lock held inside a transaction nobody ends). On an error it
-/// rolls back; a connection that cannot roll back is closed (unless `may_close` is false:
-/// in memory, the connection is the database). Returns the script's outcome and the
-/// connection if it is fit to use again.
-async fn script(
-    mut conn: sqlx::pool::PoolConnection<Sqlite>,
-    sql: &'static str,
-    bind: impl for<'q> FnOnce(Query<'q>) -> Query<'q> + Send + 'static,
-    may_close: bool,
-) -> Result<(
-    std::result::Result<(), sqlx::Error>,
-    Option<sqlx::pool::PoolConnection<Sqlite>>,
-)> {
-    let task = tokio::spawn(async move {
-        let done = bind(sqlx::query(sql)).execute(&mut *conn).await;
-        let Err(e) = done else {
-            return (Ok(()), Some(conn));
-        };
-        let rolled_back = match sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await {
-            Ok(_) => true,
-            // The script failed before its BEGIN took (busy): nothing to roll back.
-            Err(sqlx::Error::Database(d)) => d.message().contains("no transaction is active"),
-            Err(_) => false,
-        };
-        if !rolled_back && may_close {
-            conn.close_on_drop();
-        }
-        (Err(e), rolled_back.then_some(conn))
-    });
-    task.await
-        .map_err(|e| crate::StoreError::Unavailable(format!("the write task failed: {e}")))
 }
 
 /// The [`Store`](crate::Store) on SQLite.
@@ -200,6 +156,8 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Every write: one connection.
     write: SqlitePool,
+    /// The thread on which groups of plain actions and folds use that connection's handle.
+    lane: raw::Lane,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,
     /// The connection of the checkpointer task ([`checkpoints`]), closed first by
@@ -241,7 +199,9 @@ impl SqliteStore {
                 .await?;
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
             let alive = std::sync::Arc::new(());
+            let lane = raw::Lane::start().map_err(sqlx::Error::Io)?;
             tokio::spawn(folds(
+                lane.clone(),
                 pool.clone(),
                 pool.clone(),
                 false,
@@ -250,6 +210,7 @@ impl SqliteStore {
             let store = Self {
                 pool: pool.clone(),
                 write: pool,
+                lane,
                 in_memory: true,
                 checkpointer: None,
                 _alive: alive,
@@ -308,8 +269,10 @@ impl SqliteStore {
             std::sync::Arc::downgrade(&alive),
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
-        fold(&write, true).await?;
+        let lane = raw::Lane::start().map_err(sqlx::Error::Io)?;
+        fold(&lane, &write, true).await?;
         tokio::spawn(folds(
+            lane.clone(),
             pool.clone(),
             write.clone(),
             true,
@@ -318,6 +281,7 @@ impl SqliteStore {
         let store = Self {
             pool,
             write,
+            lane,
             in_memory: false,
             checkpointer: Some(checkpointer),
             _alive: alive,
@@ -336,7 +300,7 @@ impl SqliteStore {
         }
         // The journal into the clustered log, so that the file a tool opens next has it all
         // in one place (the `actions` view would show it anyway).
-        if let Err(e) = fold(&self.write, !self.in_memory).await {
+        if let Err(e) = fold(&self.lane, &self.write, !self.in_memory).await {
             tracing::warn!("folding the action journal at close: {e}");
         }
         self.pool.close().await;
@@ -347,7 +311,7 @@ impl SqliteStore {
     const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
 
     /// [`common::SELECT_TABLE`] with `updated_at` as migration 0014 defines it: the later of
-    /// the column and the table's newest action ([`PLAIN`] writes only the latter).
+    /// the column and the table's newest action (a group of plain actions writes only the latter).
     const SELECT_TABLE: &str = "SELECT id, game, options, rules_version, seat_count, \
          private, invite_code, created_by, created_at, status, bots, daily, pace, clock, \
          MAX(updated_at, COALESCE((SELECT h.at FROM action_heads h \
@@ -410,18 +374,15 @@ impl SqliteStore {
         }
     }
 
-    /// See `impl_store!`: the whole transaction as one script ([`PLAIN`]), which sqlx's
-    /// connection thread runs in one go, instead of five calls (BEGIN, fence, actions,
-    /// touches, COMMIT), each a hand-off to that thread and back. The writer alone went
-    /// from 24.3k to 31.2k durable actions/s, and a commit under the flat load from 2.9 to
-    /// 2.3 ms (docs/performance.md). The touch carries the fence, as on Postgres.
+    /// See `impl_store!`: the whole transaction in one visit to the write connection's
+    /// thread, as prepared statements with bound values ([`raw`]), instead of calls
+    /// through sqlx, each a hand-off to that thread and back, or a script whose rows SQLite
+    /// parses from JSON arrays (docs/performance.md).
     ///
-    /// A script is not a sqlx `Transaction`, which would roll itself back if dropped: so
-    /// the script runs in a task of its own that the caller cannot cancel (the writer gives
-    /// up on an attempt after a while; sqlx's thread stops a script whose caller has gone,
-    /// which would leave the write lock held and later writes inside a transaction nobody
-    /// commits). A script that fails part-way is rolled back in that task, and a connection
-    /// that cannot roll back is closed (a file's pool opens another).
+    /// The group runs on a blocking thread that the caller cannot cancel (the writer gives
+    /// up on an attempt after a while), so that its transaction always ends, committed or
+    /// rolled back, before the connection serves anything else; a connection that cannot
+    /// roll back is closed (a file's pool opens another).
     async fn write_plain(
         &self,
         conn: sqlx::pool::PoolConnection<Sqlite>,
@@ -430,67 +391,50 @@ impl SqliteStore {
         // Each table's first and last action of the group: the first must come after the
         // table's head, the last becomes it. Within the group, each table's actions must
         // follow one another, which is checked here.
-        type Head = ((i32, i64), (i32, i64), i64);
-        let mut heads: std::collections::BTreeMap<&str, Head> = std::collections::BTreeMap::new();
+        let mut heads: std::collections::BTreeMap<&str, raw::Head> =
+            std::collections::BTreeMap::new();
+        let mut rows = Vec::with_capacity(plan.appends.len());
         for a in &plan.appends {
             let at = (a.action.round_no, a.action.seq);
             match heads.get_mut(a.key.as_str()) {
                 None => {
-                    heads.insert(&a.key, (at, at, a.now));
+                    let head = raw::Head {
+                        table: a.key.clone(),
+                        first: at,
+                        last: at,
+                        at: a.now,
+                    };
+                    heads.insert(&a.key, head);
                 }
-                Some((_, last, now)) if *last < at => (*last, *now) = (at, a.now),
-                Some((_, last, _)) => {
+                Some(h) if h.last < at => (h.last, h.at) = (at, a.now),
+                Some(h) => {
                     return Err(crate::StoreError::Conflict(format!(
                         "duplicate action of table {}: round {} seq {} after round {} seq {}",
-                        a.key, at.0, at.1, last.0, last.1
+                        a.key, at.0, at.1, h.last.0, h.last.1
                     )));
                 }
             }
+            rows.push(raw::Row {
+                table: a.key.clone(),
+                round_no: a.action.round_no,
+                seq: a.action.seq,
+                seat: a.action.seat,
+                action: a.action.action.to_string(),
+                at: a.now,
+            });
         }
-        let heads: Vec<_> = heads
-            .into_iter()
-            .map(|(k, (first, last, now))| (k, first.0, first.1, last.0, last.1, now))
-            .collect();
-        let (actions, fences, heads) = (
-            json(&Self::append_rows(plan))?,
-            json(&plan.fences)?,
-            json(&heads)?,
-        );
+        let heads = heads.into_values().collect();
         // In memory, the connection is the database: closing it would lose everything.
-        let (done, conn) = script(
+        raw::write_group(
+            &self.lane,
             conn,
-            PLAIN,
-            |q| q.bind(actions).bind(fences).bind(heads),
+            rows,
+            heads,
+            plan.fences.clone(),
             !self.in_memory,
         )
-        .await?;
-        let Err(e) = done else {
-            return Ok(());
-        };
-        if let sqlx::Error::Database(d) = &e
-            && d.message().contains("action_heads.seq")
-        {
-            return Err(crate::StoreError::Conflict(format!(
-                "a duplicate action: {}",
-                d.message()
-            )));
-        }
-        if let sqlx::Error::Database(d) = &e
-            && d.message().contains("game_tables.lease_epoch")
-        {
-            // Which table, for the log: read after the rollback, outside the lock.
-            if let Some(mut conn) = conn
-                && let Err(fenced @ crate::StoreError::Fenced(_)) =
-                    Self::write_fence(&mut conn, plan).await
-            {
-                return Err(fenced);
-            }
-            return Err(crate::StoreError::Fenced(
-                "a table of the group is at another epoch than its write: another node claimed it"
-                    .into(),
-            ));
-        }
-        Err(common::fk_as_not_found(e, || plan.missing_round()))
+        .await
+        .map_err(|e| e.into_store(|| plan.missing_round()))
     }
 
     /// What `impl_store!` appends to a read it must keep until its commit: nothing, since
@@ -547,35 +491,6 @@ impl SqliteStore {
             .collect()
     }
 }
-
-/// A group of actions alone, as one script: `$1` as [`APPEND`]'s, `$2` a JSON array of
-/// `[table, epoch]` (the fences), `$3` of `[table, first round, first seq, last round,
-/// last seq, last time]` (each table's actions in the group). The fence comes first: a table at
-/// another epoch than its row's gets a NULL `lease_epoch`, which the column refuses (NOT
-/// NULL), and the script stops before its actions. Then a table whose head is at or after
-/// its first action gets a NULL head (a duplicate: refused the same way). Tables at their
-/// epoch are not written: their `updated_at` is read from the heads (`SELECT_TABLE`), so
-/// that the group writes only the journal's few pages at its end and the heads' narrow rows. This
-/// is what migration 0014's trigger on `actions` does row by row, for a whole group.
-///
-/// sqlx 0.9 still runs several statements in one SQLite query (it splits them itself and
-/// binds `$N` by number in each), though it documents that as deprecated: the store's
-/// conformance tests (fencing, all-or-nothing groups, on a file and in memory) are what
-/// would catch a later version that stops doing so. Parameters here must stay numbered.
-const PLAIN: &str = "BEGIN IMMEDIATE; \
-     UPDATE game_tables SET lease_epoch = NULL FROM json_each($2) AS f \
-     WHERE game_tables.id = f.value ->> 0 AND game_tables.lease_epoch <> f.value ->> 1; \
-     UPDATE action_heads SET seq = NULL FROM json_each($3) AS h \
-     WHERE action_heads.table_id = h.value ->> 0 \
-       AND (action_heads.round_no, action_heads.seq) >= (h.value ->> 1, h.value ->> 2); \
-     INSERT INTO action_journal (table_id, round_no, seq, seat, action, created_at) \
-     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
-     FROM json_each($1); \
-     INSERT INTO action_heads (table_id, round_no, seq, at) \
-     SELECT value ->> 0, value ->> 3, value ->> 4, value ->> 5 FROM json_each($3) WHERE true \
-     ON CONFLICT (table_id) DO UPDATE \
-     SET round_no = excluded.round_no, seq = excluded.seq, at = excluded.at; \
-     COMMIT";
 
 /// Appends (through `actions`' trigger, into the journal) the actions of `$1`, a JSON array of `[table, round, seq, seat, action text,
 /// Unix ms]` rows, in order. `->>` gives SQL values: integers stay integers, and a JSON
@@ -681,7 +596,7 @@ mod tests {
     }
 
     /// A group of plain actions whose caller stops waiting (the writer's attempt timed
-    /// out) still ends its transaction: here the script is made to wait for the write lock
+    /// out) still ends its transaction: here the group is made to wait for the write lock
     /// another connection holds, its caller gives up meanwhile, and the lock is released.
     /// The group then commits whole, and later writes are not caught inside a transaction
     /// nobody commits (their rows are seen by the read pool).
@@ -702,7 +617,7 @@ mod tests {
             .unwrap();
         let gave_up =
             tokio::time::timeout(Duration::from_millis(300), store.write_group(&[act(0)])).await;
-        assert!(gave_up.is_err(), "the script waits for the lock");
+        assert!(gave_up.is_err(), "the group waits for the lock");
         sqlx::query("COMMIT").execute(&mut other).await.unwrap();
         // Later writes, through the same one write connection: committed and seen.
         store.write_group(&[act(1)]).await.unwrap();
@@ -825,7 +740,11 @@ mod tests {
         };
         (
             count("SELECT COUNT(*) FROM action_journal").await,
-            count("SELECT COUNT(*) FROM action_log").await,
+            count(
+                "SELECT (SELECT COUNT(*) FROM action_log) + \
+                        (SELECT COUNT(*) FROM action_chunks, json_each(actions))",
+            )
+            .await,
         )
     }
 
@@ -870,7 +789,7 @@ mod tests {
         );
         assert_eq!(log_of(&store, ids[2]).await, (want(2), 4));
 
-        fold(&store.write, true).await.unwrap();
+        fold(&store.lane, &store.write, true).await.unwrap();
         assert_eq!(parts(&store).await, (0, 18), "all folded");
         for (t, &id) in ids.iter().enumerate() {
             assert_eq!(
@@ -895,6 +814,66 @@ mod tests {
         let mut w = want(0);
         w.push((1, 2));
         assert_eq!(log_of(&store, ids[0]).await, (w, 102));
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Migration 0018: the fold's chunks give back every action as it was stored, whatever
+    /// its JSON (a string, a number, an array, an object with a float), in order, across
+    /// rounds, and in between folds alongside the journal's.
+    #[tokio::test]
+    async fn chunks_give_back_every_action_as_stored() {
+        use crate::Store;
+        let (store, _, dir) = file_store().await;
+        let table = playing_table(&store, 2).await;
+        // Now, so that the folder's task (which folds a journal row 30 s old) leaves the
+        // journal to this test.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let values = [
+            serde_json::json!("pass"),
+            serde_json::json!(7),
+            serde_json::json!([1, "r7", null, true]),
+            serde_json::json!({"play": {"card": "g12", "at": 2.5}, "note": "a \"quoted\" é"}),
+        ];
+        let unit = |round_no: i32, seq: i64| {
+            crate::TableWrite::one(
+                table,
+                now + seq,
+                crate::WriteOp::AppendAction(crate::ActionRecord {
+                    round_no,
+                    seq,
+                    seat: (seq % 2) as i32,
+                    action: values[seq as usize % values.len()].clone(),
+                }),
+            )
+        };
+        let mut want = Vec::new();
+        for (round_no, seqs) in [(0, 0..6), (1, 0..3)] {
+            for seq in seqs {
+                store.write_group(&[unit(round_no, seq)]).await.unwrap();
+                want.push(unit(round_no, seq));
+            }
+            fold(&store.lane, &store.write, true).await.unwrap();
+        }
+        store.write_group(&[unit(1, 3)]).await.unwrap();
+        want.push(unit(1, 3));
+        assert_eq!(
+            parts(&store).await,
+            (1, 9),
+            "one in the journal, the rest in chunks"
+        );
+        let stored = store.load_table(table).await.unwrap().unwrap().actions;
+        let want: Vec<_> = want
+            .into_iter()
+            .map(|u| match u.ops.into_iter().next() {
+                Some(crate::WriteOp::AppendAction(a)) => a,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(stored, want);
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -931,7 +910,7 @@ mod tests {
                 (0..5).map(|q| (0, q)).collect::<Vec<_>>()
             );
             assert_eq!(log_of(&store, u).await.0, [(1, 0)]);
-            fold(&store.write, true).await.unwrap();
+            fold(&store.lane, &store.write, true).await.unwrap();
         }
         store.write_group(&[act(t, 1, 0, 30)]).await.unwrap();
         store.close().await;
