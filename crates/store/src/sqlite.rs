@@ -818,7 +818,7 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
-    /// Migration 0018: the fold's chunks give back every action as it was stored, whatever
+    /// Migration 0020: the fold's chunks give back every action as it was stored, whatever
     /// its JSON (a string, a number, an array, an object with a float), in order, across
     /// rounds, and in between folds alongside the journal's.
     #[tokio::test]
