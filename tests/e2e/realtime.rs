@@ -44,7 +44,8 @@ async fn start(p: &Player, table: &str) {
 }
 
 /// For a seated player and for a spectator, a socket taking patches and one taking full
-/// states (`updates=full`) see the same document at every version, events included.
+/// states (`updates=full`) see the same document at every version, events included; and
+/// so does a spectator taking RFC 6902 patches (`updates=json_patch`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patches_rebuild_the_full_state_of_every_viewer() {
     let db = sqlite_db();
@@ -63,11 +64,13 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
     let mut ada_full = Sock::open(&url("?updates=full"), Some(&ada.token), None).await;
     let mut spec_patch = Sock::open(&url(""), None, None).await;
     let mut spec_full = Sock::open(&url("?updates=full"), None, None).await;
+    let mut spec_json = Sock::open(&url("?updates=json_patch"), None, None).await;
     for s in [
         &mut ada_patch,
         &mut ada_full,
         &mut spec_patch,
         &mut spec_full,
+        &mut spec_json,
     ] {
         s.next_state().await;
     }
@@ -75,7 +78,7 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
         .await;
 
     // Ada plays 12 cards; all four sockets record every document they reach.
-    let mut seen: [HashMap<u64, Value>; 4] = Default::default();
+    let mut seen: [HashMap<u64, Value>; 5] = Default::default();
     let mut moves = 0;
     let mut acted_at = 0;
     while moves < 12 {
@@ -91,8 +94,13 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
     let last = ada_patch.state.clone().unwrap()["version"]
         .as_u64()
         .unwrap();
-    for (i, s) in [&mut ada_full, &mut spec_patch, &mut spec_full]
-        .into_iter()
+    for (i, s) in [
+        &mut ada_full,
+        &mut spec_patch,
+        &mut spec_full,
+        &mut spec_json,
+    ]
+    .into_iter()
         .enumerate()
     {
         loop {
@@ -110,7 +118,14 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
         0,
         "full sockets get states"
     );
-    for (patched, full, who) in [(0, 1, "Ada"), (2, 3, "a spectator")] {
+    // The default is the compact form; `json_patch` gets RFC 6902 objects only.
+    assert!(ada_patch.compact_ops > 12 && ada_patch.json_patch_ops == 0);
+    assert!(spec_json.patches > 12 && spec_json.compact_ops == 0);
+    for (patched, full, who) in [
+        (0, 1, "Ada"),
+        (2, 3, "a spectator"),
+        (4, 3, "a spectator (json_patch)"),
+    ] {
         let mut compared = 0;
         for (v, d) in &seen[patched] {
             if let Some(f) = seen[full].get(v) {
