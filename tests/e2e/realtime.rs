@@ -101,7 +101,7 @@ async fn patches_rebuild_the_full_state_of_every_viewer() {
         &mut spec_json,
     ]
     .into_iter()
-        .enumerate()
+    .enumerate()
     {
         loop {
             let st = s.next_state().await;
@@ -755,10 +755,7 @@ async fn a_write_with_an_unknown_outcome_reloads_the_table() {
         "{refused}"
     );
     // What is shown is what is stored: the first card is in the trick, the other in hand.
-    assert_eq!(
-        reloaded["view"]["trick"][0]["card"], legal[0],
-        "{reloaded}"
-    );
+    assert_eq!(reloaded["view"]["trick"][0]["card"], legal[0], "{reloaded}");
     assert!(
         reloaded["view"]["hand"]
             .as_array()

@@ -89,7 +89,10 @@ async fn unknown_fields_inside_actions_are_refused_in_every_game() {
                 .await;
             }
             // Beside an action that has no fields at all.
-            if let Some(a) = legal.iter().find(|a| a.as_object().is_some_and(|o| o.len() == 1)) {
+            if let Some(a) = legal
+                .iter()
+                .find(|a| a.as_object().is_some_and(|o| o.len() == 1))
+            {
                 let mut unit = a.clone();
                 unit["x"] = json!(1);
                 refused(&mut sock, &st, &unit, "it takes no other field").await;

@@ -480,7 +480,10 @@ impl Sock {
         let ops: Vec<protocol::PatchOp> = serde_json::from_value(m["ops"].clone()).unwrap();
         protocol::patch::apply(st, &ops).expect("the patch applies");
         st["version"] = m["version"].clone();
-        st["events"] = m.get("events").cloned().unwrap_or_else(|| serde_json::json!([]));
+        st["events"] = m
+            .get("events")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!([]));
         st.clone()
     }
 

@@ -471,10 +471,8 @@ mod tests {
                         for ((v, doc), raw_ops) in
                             viewers.iter().zip(held_compact.iter_mut()).zip(&raw_ops)
                         {
-                            let mut wire = format!(
-                                r#"{{"type":"patch","version":{},"ops":"#,
-                                steps + 1
-                            );
+                            let mut wire =
+                                format!(r#"{{"type":"patch","version":{},"ops":"#, steps + 1);
                             protocol::patch::write_ops_compact(&mut wire, raw_ops);
                             wire.push('}');
                             let m = protocol::patch::PatchMessage::read(&wire)

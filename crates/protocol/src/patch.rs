@@ -1309,20 +1309,32 @@ mod tests {
                 panic!("a patch")
             };
             assert_eq!(patch_from(typed_from, typed_version), Some(from));
-            assert_eq!((typed_version, &typed_ops, &typed_events), (version, &ops, &events));
-            assert_eq!(ops[0], PatchOp::Add {
-                path: "/view/hand/-".into(),
-                value: json!(3)
-            });
-            assert_eq!(ops[1], PatchOp::Remove {
-                path: "/legal/0".into()
-            });
+            assert_eq!(
+                (typed_version, &typed_ops, &typed_events),
+                (version, &ops, &events)
+            );
+            assert_eq!(
+                ops[0],
+                PatchOp::Add {
+                    path: "/view/hand/-".into(),
+                    value: json!(3)
+                }
+            );
+            assert_eq!(
+                ops[1],
+                PatchOp::Remove {
+                    path: "/legal/0".into()
+                }
+            );
         }
         let m = PatchMessage::read(bare).expect("a patch message");
         assert_eq!((m.from, m.version, m.events.len()), (6, 7, 0));
-        assert_eq!(m.ops, [PatchOp::Remove {
-            path: "/view/hand/0".into()
-        }]);
+        assert_eq!(
+            m.ops,
+            [PatchOp::Remove {
+                path: "/view/hand/0".into()
+            }]
+        );
         for other in [
             r#"{"type":"patch","from":7,"version":8,"ops":[{"op":"add","path":"/x"}],"events":[]}"#,
             r#"{"type":"patch","from":7,"version":8,"ops":[{"op":"remove","path":"/x","value":1}],"events":[]}"#,

@@ -110,9 +110,7 @@ impl<'de> Deserialize<'de> for Action {
         impl<'de> serde::de::Visitor<'de> for Visit {
             type Value = Action;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    r#"a card to play, such as "r7", or {"type":"play","card":"r7"}"#,
-                )
+                f.write_str(r#"a card to play, such as "r7", or {"type":"play","card":"r7"}"#)
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Action, E> {
                 Card::from_code(v)
