@@ -21,7 +21,7 @@ use realtime::table::{Cmd, TableHandle, Updates, Who};
 
 use super::*;
 
-/// `?since=V&updates=full|patch` (and a private table's `invite`) on a table socket.
+/// `?since=V&updates=patch|json_patch|full` (and a private table's `invite`) on a table socket.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct TableQuery {
