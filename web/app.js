@@ -789,7 +789,7 @@ async function tablePage(visit, id, invite) {
       render();
     }, 0);
   });
-  const [{ LiveSocket }, , { applyPatch }, sound] = await modules;
+  const [{ LiveSocket }, , { applyPatch, patchFrom }, sound] = await modules;
   if (stale(visit)) return;
   sock = new LiveSocket(path, {
     ping: true,
@@ -850,7 +850,7 @@ async function tablePage(visit, id, invite) {
           resyncing = true;
         };
         if (resyncing) return;
-        if (!latest || m.from !== latest.version) {
+        if (!latest || patchFrom(m) !== latest.version) {
           resync();
           return;
         }
@@ -862,7 +862,7 @@ async function tablePage(visit, id, invite) {
           return;
         }
         latest.version = m.version;
-        latest.events = m.events;
+        latest.events = m.events ?? [];
         everSynced = true;
         receivedAt = performance.now();
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };

@@ -2,6 +2,29 @@
 // `patch` messages, applied in place to the state document a socket holds. Paths are JSON
 // Pointers (RFC 6901). A patch that does not fit throws: the caller then asks for a full
 // state (`sync`).
+//
+// The server writes them in the compact form (docs/protocol.md §3.4): `[path]` removes,
+// `[path, value]` replaces, `["+" + path, value]` adds, and a path that does not start with
+// `/` is under `/view/` (`["turn", 1]` replaces `/view/turn`). `expand` reads either form.
+
+/** The RFC 6902 operation a compact one (an array) stands for; an object is one already. */
+export function expand(op) {
+  if (!Array.isArray(op)) return op;
+  let path = op[0];
+  if (typeof path !== 'string' || op.length < 1 || op.length > 2) throw new Error(`not a patch operation: ${JSON.stringify(op)}`);
+  let kind = op.length === 1 ? 'remove' : 'replace';
+  if (kind === 'replace' && path.startsWith('+')) {
+    kind = 'add';
+    path = path.slice(1);
+  }
+  if (!path.startsWith('/')) path = `/view/${path}`;
+  return op.length === 1 ? { op: kind, path } : { op: kind, path, value: op[1] };
+}
+
+/** The version a `patch` message applies to: its `from`, or when left out `version - 1`. */
+export function patchFrom(m) {
+  return m.from ?? m.version - 1;
+}
 
 function unescape(token) {
   return token.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -27,7 +50,8 @@ function arrayIndex(arr, token, bound, path) {
 
 /** Applies `ops` to `doc` in order and returns the document (a new one only for `""`). */
 export function applyPatch(doc, ops) {
-  for (const op of ops) {
+  for (const compact of ops) {
+    const op = expand(compact);
     if (op.path === '' && op.op === 'replace') {
       doc = op.value;
       continue;

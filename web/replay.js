@@ -49,6 +49,8 @@ const looksLikeCard = (v) => v && typeof v === 'object' && !Array.isArray(v)
 
 function actionText(mod, a) {
   if (!a) return '';
+  // A Trump move is its card's code alone (`"r7"`, docs/protocol.md §6.3).
+  if (typeof a === 'string') return toCard(a) ? cardText(mod, a) : a;
   const words = (v) => {
     if (looksLikeCard(v)) return cardText(mod, v);
     if (v && typeof v === 'object' && 'card' in v) return words(v.card);
@@ -130,7 +132,9 @@ export async function replayPage(app, id, { title, stale }) {
     mod.render(gameRoot, { type: 'state', version: step, view: views[seat], legal, events: [] }, {
       act: () => false, busy: false, seatName: (x) => seatName(replay, x), mySeat: seat, tableId: id,
     });
-    const bestCard = best ? JSON.stringify(best.action?.card ?? null) : null;
+    const bestCard = best
+      ? JSON.stringify((typeof best.action === 'string' ? best.action : best.action?.card) ?? null)
+      : null;
     mount(hands, h('h2', null, 'Every hand'),
       views.map((v, x) => h('p', { testid: 'replay-hand', dataset: { seat: String(x) } },
         h('strong', null, `${seatName(replay, x)}: `),

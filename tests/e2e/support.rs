@@ -415,6 +415,10 @@ pub struct Sock {
     pub state: Option<Value>,
     /// How many patches this socket has received.
     pub patches: usize,
+    /// How many of their operations came in the compact form (arrays, the default), and
+    /// how many as RFC 6902 objects (`updates=json_patch`).
+    pub compact_ops: usize,
+    pub json_patch_ops: usize,
     /// The start of the last message sent: a wait that times out names it, so a message
     /// the server never answered can be told from the test's own step.
     pub last_sent: String,
@@ -429,6 +433,8 @@ impl Sock {
             ws,
             state: None,
             patches: 0,
+            compact_ops: 0,
+            json_patch_ops: 0,
             last_sent: String::new(),
             recent: Default::default(),
         }
@@ -455,14 +461,29 @@ impl Sock {
     /// Applies a `patch` message to the held state and returns the state it makes.
     fn apply_patch(&mut self, m: &Value) -> Value {
         let st = self.state.as_mut().expect("a patch comes after a state");
+        // The compact form (the default) leaves out `from` when it is `version - 1`, and
+        // `events` when there are none.
+        let from = protocol::patch::patch_from(m["from"].as_u64(), m["version"].as_u64().unwrap());
         assert_eq!(
-            m["from"], st["version"],
+            from,
+            st["version"].as_u64(),
             "a patch applies to the version held: {m}"
         );
+        for op in m["ops"].as_array().unwrap() {
+            if op.is_array() {
+                self.compact_ops += 1;
+            } else {
+                self.json_patch_ops += 1;
+            }
+        }
+        let st = self.state.as_mut().expect("a patch comes after a state");
         let ops: Vec<protocol::PatchOp> = serde_json::from_value(m["ops"].clone()).unwrap();
         protocol::patch::apply(st, &ops).expect("the patch applies");
         st["version"] = m["version"].clone();
-        st["events"] = m["events"].clone();
+        st["events"] = m
+            .get("events")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!([]));
         st.clone()
     }
 

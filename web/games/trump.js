@@ -31,7 +31,10 @@ export function render(root, msg, ctx) {
   }
   const n = v.players;
   const me = ctx.mySeat;
-  const playable = (msg.legal || []).filter((a) => a?.type === 'play' && a.card).map((a) => a.card);
+  // A legal action is the card's code (`"r7"`); the object form is read too.
+  const playable = (msg.legal || [])
+    .map((a) => (typeof a === 'string' ? a : a?.type === 'play' ? a.card : null))
+    .filter(Boolean);
   const isPlayable = (c) => playable.some((p) => sameCard(p, c));
   const myTurn = me !== null && v.turn === me && playable.length > 0;
   const name = (s) => (s === me ? `${ctx.seatName(s)} (you)` : ctx.seatName(s));
@@ -152,7 +155,7 @@ export function render(root, msg, ctx) {
               testid: 'hand-card',
               key: cardCode(c),
               extraClass: myTurn && !isPlayable(c) ? 'dim' : '',
-              onClick: () => ctx.act({ type: 'play', card: cardCode(c) }),
+              onClick: () => ctx.act(cardCode(c)),
             });
           })),
       ),

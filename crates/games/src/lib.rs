@@ -424,6 +424,8 @@ mod tests {
                     let mut held_docs: Vec<_> =
                         viewers.iter().map(|&v| docs(g.as_ref(), v)).collect();
                     let mut held_by_text = held.clone();
+                    // And as a client of the compact form (the default) reads it.
+                    let mut held_compact = held.clone();
                     let mut steps = 0u64;
                     while g.phase() != Phase::Finished && steps < 300 {
                         if g.phase() == Phase::AwaitingRound {
@@ -464,6 +466,26 @@ mod tests {
                                 "/legal",
                                 &[(&o.1, &n.1)],
                                 std::slice::from_mut(ops),
+                            );
+                        }
+                        for ((v, doc), raw_ops) in
+                            viewers.iter().zip(held_compact.iter_mut()).zip(&raw_ops)
+                        {
+                            let mut wire =
+                                format!(r#"{{"type":"patch","version":{},"ops":"#, steps + 1);
+                            protocol::patch::write_ops_compact(&mut wire, raw_ops);
+                            wire.push('}');
+                            let m = protocol::patch::PatchMessage::read(&wire)
+                                .unwrap_or_else(|| panic!("a compact patch message: {wire}"));
+                            assert_eq!(m.from, steps);
+                            protocol::patch::apply(doc, &m.ops).unwrap_or_else(|e| {
+                                panic!("{} seed {seed} step {steps} (compact): {e}", info.kind)
+                            });
+                            assert_eq!(
+                                *doc,
+                                document(g.as_ref(), *v),
+                                "{} seed {seed} step {steps} (compact)",
+                                info.kind
                             );
                         }
                         for ((v, doc), raw_ops) in

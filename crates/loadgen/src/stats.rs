@@ -74,11 +74,15 @@ impl Frames {
         if text.starts_with(r#"{"type":"patch""#) {
             self.patch_msgs.push(len);
             // The server writes `…,"ops":[…],"events":[…]}`: the ops run from the first
-            // `"ops":` to the last `,"events":` (events hold no such text).
-            if let (Some(a), Some(b)) = (text.find(r#""ops":"#), text.rfind(r#","events":"#))
-                && a + 6 <= b
+            // `"ops":` to the last `,"events":` (events hold no such text), or to the
+            // closing brace where the compact form left out `events` (none).
+            let end = text
+                .rfind(r#","events":"#)
+                .unwrap_or(text.len().saturating_sub(1));
+            if let Some(a) = text.find(r#""ops":"#)
+                && a + 6 <= end
             {
-                self.patch_ops.push((b - a - 6) as u32);
+                self.patch_ops.push((end - a - 6) as u32);
             }
         } else if text.starts_with(r#"{"type":"state""#) {
             self.states.push(len);
@@ -334,6 +338,10 @@ mod tests {
         );
         assert_eq!(s.median_patch_message_bytes, Some(patch.len() as u32));
         assert_eq!(s.states, 1);
+        // The compact form, without `events`: its ops run to the closing brace.
+        let mut c = Frames::default();
+        c.record(r#"{"type":"patch","version":2,"ops":[["hand/0"]]}"#);
+        assert_eq!(c.summary().unwrap().median_patch_bytes, Some(12));
         let total = patch.len() + 28 + 15;
         assert!((s.mean_frame_bytes - total as f64 / 3.0).abs() < 1e-9);
     }

@@ -128,6 +128,9 @@ impl TableDoc {
                 ops,
                 events,
             } => {
+                let Some(from) = patch::patch_from(from, version) else {
+                    return Incoming::Undecodable("a patch to version 0 without `from`".into());
+                };
                 let ops = ops.into_iter().map(TextOp::from).collect();
                 let events: Vec<_> = events.iter().map(raw).collect();
                 self.apply(from, version, ops, &events)
@@ -399,6 +402,20 @@ mod tests {
         assert_eq!(d.legal_count(), 0);
         assert_eq!(d.status(), "playing");
         assert_eq!(held["table"]["winners"], Value::Null);
+        // The compact form, as the server writes it by default: `from` and `events` left
+        // out, paths under `/view/` without that prefix.
+        let compact = r#"{"type":"patch","version":8,"ops":[["hand/0"],["/legal",[{"play":4}]]]}"#;
+        assert!(matches!(
+            d.take(compact),
+            Incoming::Updated {
+                version: 8,
+                actor: None,
+                ..
+            }
+        ));
+        assert_eq!(d.legal_count(), 1);
+        let held = d.doc.as_ref().unwrap().to_value().unwrap();
+        assert_eq!(held["view"]["hand"], json!([3]));
         // An operation of the wrong shape is not taken the quick way, and is undecodable.
         let bad =
             r#"{"type":"patch","from":7,"version":8,"ops":[{"op":"add","path":"/x"}],"events":[]}"#;

@@ -1047,17 +1047,23 @@ pub enum ServerMsg {
         /// Seed commitments and revealed seeds, round by round.
         fairness: Vec<RoundFairness>,
     },
-    /// One change of the table: the JSON Patch (RFC 6902) that turns the state document at
-    /// version `from` into the one at `version`. Patches arrive in order, each starting at
-    /// the `version` of the message before; a client whose document is not at `from` asks
-    /// for a full state (`sync`).
+    /// One change of the table: the JSON Patch (RFC 6902, or its compact form, the
+    /// default) that turns the state document at version `from` into the one at `version`.
+    /// Patches arrive in order, each starting at the `version` of the message before; a
+    /// client whose document is not at `from` asks for a full state (`sync`).
     Patch {
-        from: u64,
+        /// Left out when it is `version - 1` (always, in practice): see
+        /// [`patch::patch_from`]. Always written with `updates=json_patch`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<u64>,
         version: u64,
         /// Paths are JSON Pointers into the state document, e.g. `/view/hand/3`,
-        /// `/table/seats/1/connected`, `/legal`.
+        /// `/table/seats/1/connected`, `/legal` (in the compact form, those under `/view/`
+        /// without that prefix: `hand/3`).
         ops: Vec<PatchOp>,
-        /// The game's public events of this change, as in `state`.
+        /// The game's public events of this change, as in `state`. Left out when there are
+        /// none (always written with `updates=json_patch`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         events: Vec<Value>,
     },
     /// A refused message. Nothing changed.

@@ -289,7 +289,8 @@ mod tests {
         let st = played("trump", 2);
         let mut old = st.clone();
         for a in &mut old.actions {
-            let code = a.action["card"].as_str().expect("stored now as a code");
+            // Stored now as the card's code alone (protocol.md §6.3).
+            let code = a.action.as_str().expect("stored now as a code").to_string();
             let c = "rygbp".find(&code[..1]).unwrap();
             let number: usize = code[1..].parse().unwrap();
             // the symbol of colour c and number n.

@@ -77,12 +77,70 @@ impl Default for Options {
     }
 }
 
-/// What a seat may do: play one card from its hand into the trick.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// What a seat may do: play one card from its hand into the trick. Written as the card's
+/// code alone (`"r7"`: legal actions, bots' moves, logs), which is what a client may send;
+/// the object form `{"type":"play","card":"r7"}` is read too (protocol.md §6.3), and is
+/// what match logs from before this form hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
+    /// Play `card`.
+    Play { card: Card },
+}
+
+/// [`Action`]'s object form: its schema, and how it is read.
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(rename = "ActionObject")]
+enum ActionObject {
     /// Play `card` (e.g. `{"type":"play","card":"r7"}`).
     Play { card: Card },
+}
+
+impl Serialize for Action {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Action::Play { card } => card.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Action {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Action, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Action;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"a card to play, such as "r7", or {"type":"play","card":"r7"}"#)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Action, E> {
+                Card::from_code(v)
+                    .map(|card| Action::Play { card })
+                    .map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Action, A::Error> {
+                let ActionObject::Play { card } =
+                    ActionObject::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Action::Play { card })
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+impl JsonSchema for Action {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Action".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let object = generator.subschema_for::<ActionObject>();
+        schemars::json_schema!({
+            "description": "Play a card: its code alone (\"r7\", how the server writes it, in `legal` too), or {\"type\":\"play\",\"card\":\"r7\"}.",
+            "anyOf": [
+                {"type": "string", "pattern": "^[rygbp]([1-9]|10)$"},
+                object
+            ]
+        })
+    }
 }
 
 /// A card drawn for the first dealer (R-1). These draws come from a separate shuffle

@@ -541,13 +541,19 @@ fn action_and_option_wire_format() {
             .unwrap();
     assert_eq!(a, play(c(Purple, 10)));
     let back = serde_json::to_value(&a).unwrap();
-    assert_eq!(back, json!({"type":"play","card":"p10"}));
+    // Written as the card's code alone; read in both forms.
+    assert_eq!(back, json!("p10"));
     assert_eq!(serde_json::from_value::<Action>(back).unwrap(), a);
+    let object = json!({"type":"play","card":"p10"});
+    assert_eq!(serde_json::from_value::<Action>(object).unwrap(), a);
     // The object form with its symbol, as earlier versions wrote it (stored action logs).
     let old = json!({"type":"play","card":{"colour":"purple","number":10,"symbol":"star"}});
     assert_eq!(serde_json::from_value::<Action>(old).unwrap(), a);
     for bad in [
         json!({"type":"play","card":"p11"}),
+        json!("p11"),
+        json!("play"),
+        json!(7),
         json!({"type":"play","card":"purple 10"}),
         json!({"type":"play","card":{"colour":"purple","number":10},"x":1}),
         json!({"type":"pass"}),

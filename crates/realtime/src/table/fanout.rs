@@ -30,11 +30,22 @@ pub(super) const FAIRNESS_ROUNDS: usize = 2;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Updates {
-    /// A `patch` against the document it holds (the default).
+    /// A `patch` against the document it holds, in the compact form (the default,
+    /// protocol.md §3.4).
     #[default]
     Patch,
     /// A whole `state` every time, for simple clients.
     Full,
+    /// A `patch` as RFC 6902 writes it, `from` and `events` always written: for clients
+    /// with a JSON Patch library and nothing more.
+    JsonPatch,
+}
+
+impl Updates {
+    /// Whether this connection takes patches (in either form).
+    fn patches(self) -> bool {
+        matches!(self, Updates::Patch | Updates::JsonPatch)
+    }
 }
 
 struct Conn {
@@ -150,26 +161,52 @@ impl Fanout {
 }
 
 /// A `patch` message (`ServerMsg::Patch`), written as text: its operations' values are
-/// parts of held documents, valid JSON that need not be parsed or checked again.
-fn patch_text_of(from: u64, version: u64, ops: &[RawPatchOp], events: &str) -> Text {
+/// parts of held documents, valid JSON that need not be parsed or checked again. In the
+/// compact form (`json_patch` false, the default) its operations are arrays, `from` is left
+/// out when it is `version - 1` and `events` when there are none (protocol.md §3.4).
+fn patch_text_of(
+    from: u64,
+    version: u64,
+    ops: &[RawPatchOp],
+    events: &str,
+    json_patch: bool,
+) -> Text {
+    let per_op = if json_patch { 40 } else { 8 };
     let mut out = String::with_capacity(
-        96 + ops
-            .iter()
-            .map(|op| match op {
-                RawPatchOp::Add { path, value } | RawPatchOp::Replace { path, value } => {
-                    path.len() + value.len() + 40
-                }
-                RawPatchOp::Remove { path } => path.len() + 30,
-            })
-            .sum::<usize>(),
+        64 + events.len()
+            + ops
+                .iter()
+                .map(|op| match op {
+                    RawPatchOp::Add { path, value } | RawPatchOp::Replace { path, value } => {
+                        path.len() + value.len() + per_op
+                    }
+                    RawPatchOp::Remove { path } => path.len() + per_op,
+                })
+                .sum::<usize>(),
     );
-    let _ = write!(
-        out,
-        "{{\"type\":\"patch\",\"from\":{from},\"version\":{version},\"ops\":"
-    );
-    patch::write_ops(&mut out, ops);
-    out.push_str(",\"events\":");
-    out.push_str(events);
+    if json_patch {
+        let _ = write!(
+            out,
+            "{{\"type\":\"patch\",\"from\":{from},\"version\":{version},\"ops\":"
+        );
+        patch::write_ops(&mut out, ops);
+        out.push_str(",\"events\":");
+        out.push_str(events);
+    } else {
+        if from + 1 == version {
+            let _ = write!(out, "{{\"type\":\"patch\",\"version\":{version},\"ops\":");
+        } else {
+            let _ = write!(
+                out,
+                "{{\"type\":\"patch\",\"from\":{from},\"version\":{version},\"ops\":"
+            );
+        }
+        patch::write_ops_compact(&mut out, ops);
+        if events != "[]" {
+            out.push_str(",\"events\":");
+            out.push_str(events);
+        }
+    }
     out.push('}');
     out.into()
 }
@@ -403,14 +440,16 @@ impl Table {
         for (group, change) in groups.into_iter().zip(changes) {
             let viewer = group[0].1;
             let h = &self.fan.held[&viewer];
-            let mut patch_text: Option<Text> = None;
+            // The patch in each form, written once for the group: [compact, json_patch].
+            let mut patch_text: [Option<Text>; 2] = [None, None];
             let mut full_text: Option<Text> = None;
             for &(id, _) in group {
                 let c = self.fan.conns.get_mut(&id).expect("listed above");
                 let text = match (&change, c.updates, c.holds) {
-                    (Some((from, ops)), Updates::Patch, Some((held_viewer, at)))
-                        if held_viewer == viewer && at == *from =>
+                    (Some((from, ops)), updates, Some((held_viewer, at)))
+                        if updates.patches() && held_viewer == viewer && at == *from =>
                     {
+                        let json_patch = updates == Updates::JsonPatch;
                         match &c.table {
                             // A table part of its own: so is the table's part of its patch.
                             Some(own) => {
@@ -418,11 +457,11 @@ impl Table {
                                 patch::diff_docs_at("/table", &[(own, &table)], &mut mine);
                                 let mut mine = mine.pop().expect("one");
                                 mine.extend(ops.iter().filter(|op| !of_table(op)).cloned());
-                                patch_text_of(*from, h.version, &mine, &events)
+                                patch_text_of(*from, h.version, &mine, &events, json_patch)
                             }
-                            None => patch_text
+                            None => patch_text[usize::from(json_patch)]
                                 .get_or_insert_with(|| {
-                                    patch_text_of(*from, h.version, ops, &events)
+                                    patch_text_of(*from, h.version, ops, &events, json_patch)
                                 })
                                 .clone(),
                         }
@@ -573,25 +612,56 @@ mod tests {
             },
         ];
         let events = vec![json!({"type": "card_played"})];
-        let text = patch_text_of(4, 5, &ops, &serde_json::to_string(&events).unwrap());
+        let expected_ops = vec![
+            protocol::PatchOp::Remove {
+                path: "/view/hand/0".into(),
+            },
+            protocol::PatchOp::Add {
+                path: "/view/trick/-".into(),
+                value: json!({"card": 3, "seat": 1}),
+            },
+        ];
+        let events_text = serde_json::to_string(&events).unwrap();
+        // RFC 6902, `from` and `events` always written.
+        let text = patch_text_of(4, 5, &ops, &events_text, true);
         let msg: ServerMsg = serde_json::from_str(text.as_str()).unwrap();
         assert_eq!(
             msg,
             ServerMsg::Patch {
-                from: 4,
+                from: Some(4),
                 version: 5,
-                ops: vec![
-                    protocol::PatchOp::Remove {
-                        path: "/view/hand/0".into()
-                    },
-                    protocol::PatchOp::Add {
-                        path: "/view/trick/-".into(),
-                        value: json!({"card": 3, "seat": 1})
-                    },
-                ],
+                ops: expected_ops.clone(),
                 events: events.clone()
             }
         );
+        // The compact form: the same patch; `from` left out when it is one less, and
+        // `events` when there are none.
+        let text = patch_text_of(4, 5, &ops, &events_text, false);
+        assert_eq!(
+            text.as_str(),
+            r#"{"type":"patch","version":5,"ops":[["hand/0"],["+trick/-",{"card":3,"seat":1}]],"events":[{"type":"card_played"}]}"#
+        );
+        let msg: ServerMsg = serde_json::from_str(text.as_str()).unwrap();
+        assert_eq!(
+            msg,
+            ServerMsg::Patch {
+                from: None,
+                version: 5,
+                ops: expected_ops.clone(),
+                events: events.clone()
+            }
+        );
+        let text = patch_text_of(3, 5, &ops, "[]", false);
+        assert_eq!(
+            serde_json::from_str::<ServerMsg>(text.as_str()).unwrap(),
+            ServerMsg::Patch {
+                from: Some(3),
+                version: 5,
+                ops: expected_ops,
+                events: vec![]
+            }
+        );
+        assert!(!text.as_str().contains("events"));
         let held = Held {
             version: 7,
             game_at: 6,

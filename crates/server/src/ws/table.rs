@@ -21,7 +21,7 @@ use realtime::table::{Cmd, TableHandle, Updates, Who};
 
 use super::*;
 
-/// `?since=V&updates=full|patch` (and a private table's `invite`) on a table socket.
+/// `?since=V&updates=patch|json_patch|full` (and a private table's `invite`) on a table socket.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct TableQuery {
@@ -30,7 +30,8 @@ pub struct TableQuery {
     /// The version of the state document the client holds: if the table still has it, the
     /// socket starts with one patch from it instead of a full state.
     pub since: Option<u64>,
-    /// `patch` (default): patches after the first state; `full`: a whole state each time.
+    /// `patch` (default): compact patches after the first state; `json_patch`: patches as
+    /// RFC 6902 writes them; `full`: a whole state each time.
     #[serde(default)]
     #[param(inline)]
     pub updates: UpdatesParam,
@@ -47,6 +48,9 @@ pub enum UpdatesParam {
     Patch,
     /// A whole `state` every time, for simple clients.
     Full,
+    /// A `patch` as RFC 6902 writes it (`{"op":…,"path":…,"value":…}`), with `from` and
+    /// `events` always written: for clients with a JSON Patch library and nothing more.
+    JsonPatch,
 }
 
 impl From<UpdatesParam> for Updates {
@@ -54,6 +58,7 @@ impl From<UpdatesParam> for Updates {
         match u {
             UpdatesParam::Patch => Updates::Patch,
             UpdatesParam::Full => Updates::Full,
+            UpdatesParam::JsonPatch => Updates::JsonPatch,
         }
     }
 }
