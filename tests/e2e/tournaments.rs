@@ -150,6 +150,34 @@ fn duel_points(table: &Value) -> [f64; 2] {
     }
 }
 
+/// One standing's Buchholz and Sonneborn-Berger against their recomputation, and its
+/// place after the standing before it (points, then Buchholz, then Sonneborn-Berger).
+fn check_tie_breaks(
+    st: &Value,
+    id: &str,
+    points: f64,
+    buchholz: f64,
+    sb: f64,
+    previous: &mut Option<(f64, f64, f64)>,
+) {
+    assert!(
+        (st["buchholz"].as_f64().unwrap() - buchholz).abs() < 1e-9,
+        "Buchholz of {id}: {st} vs {buchholz}"
+    );
+    assert!(
+        (st["sonneborn_berger"].as_f64().unwrap() - sb).abs() < 1e-9,
+        "Sonneborn-Berger of {id}: {st} vs {sb}"
+    );
+    let key = (points, buchholz, sb);
+    if let Some(p) = *previous {
+        assert!(
+            p >= key,
+            "ranked by points, Buchholz, Sonneborn-Berger: {p:?} before {key:?}"
+        );
+    }
+    *previous = Some(key);
+}
+
 /// Checks a finished Swiss of duels against a recomputation from its games: every player's
 /// points, games and Buchholz; the ranking sorted by points then Buchholz; the podium.
 async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usize) {
@@ -219,23 +247,8 @@ async fn check_standings(viewer: &Player, t: &Value, rounds: usize, players: usi
         assert_eq!(s["score"].as_f64().unwrap(), mine, "points of {id}: {s}");
         assert_eq!(s["games"], json!(rounds), "{s}");
         let buchholz: f64 = opponents[&id].iter().map(|o| points[o]).sum();
-        assert!(
-            (s["buchholz"].as_f64().unwrap() - buchholz).abs() < 1e-9,
-            "Buchholz of {id}: {s} vs {buchholz}"
-        );
         let sb: f64 = results[&id].iter().map(|(o, r)| r * points[o]).sum();
-        assert!(
-            (s["sonneborn_berger"].as_f64().unwrap() - sb).abs() < 1e-9,
-            "Sonneborn-Berger of {id}: {s} vs {sb}"
-        );
-        let key = (mine, buchholz, sb);
-        if let Some(p) = previous {
-            assert!(
-                p >= key,
-                "ranked by points, Buchholz, Sonneborn-Berger: {p:?} before {key:?}"
-            );
-        }
-        previous = Some(key);
+        check_tie_breaks(s, &id, mine, buchholz, sb, &mut previous);
     }
     let podium: Vec<&Value> = standings.iter().take(3).map(|s| &s["player"]).collect();
     let shown: Vec<&Value> = t["podium"].as_array().unwrap().iter().collect();
@@ -1107,22 +1120,7 @@ async fn swiss_of_tables_of_three_with_byes() {
                 buchholz += mates.iter().map(|(o, _)| points[o]).sum::<f64>() / n;
                 sb += mates.iter().map(|(o, r)| r * points[o]).sum::<f64>() / n;
             }
-            assert!(
-                (st["buchholz"].as_f64().unwrap() - buchholz).abs() < 1e-9,
-                "Buchholz of {id}: {st} vs {buchholz}"
-            );
-            assert!(
-                (st["sonneborn_berger"].as_f64().unwrap() - sb).abs() < 1e-9,
-                "Sonneborn-Berger of {id}: {st} vs {sb}"
-            );
-            let key = (mine, buchholz, sb);
-            if let Some(p) = previous {
-                assert!(
-                    p >= key,
-                    "ranked by points, Buchholz, SB: {p:?} before {key:?}"
-                );
-            }
-            previous = Some(key);
+            check_tie_breaks(st, &id, mine, buchholz, sb, &mut previous);
         }
         server.stop().await;
         eprintln!("{}: a Swiss of tables of three played", db.label);
