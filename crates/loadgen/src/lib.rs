@@ -578,6 +578,19 @@ async fn play(
     )
     .await;
 
+    // Think mode: the tables start spread over one think time (see `play::group`) and the
+    // window opens once they all play, so that it measures the steady pace, not the ramp.
+    let ramp = match opts.mode {
+        Mode::Think => opts.think.mul_f64(1.25),
+        _ => Duration::ZERO,
+    };
+    let start = Instant::now() + ramp;
+    let window = Window {
+        start,
+        end: start + Duration::from_secs_f64(opts.seconds),
+    };
+    let _ = go_tx.send(Some(window));
+    tokio::time::sleep_until(start.into()).await;
     let a0 = match &jobs {
         Some(j) => j.read(&conn).await,
         None => Vec::new(),
@@ -586,12 +599,6 @@ async fn play(
     let s0 = proc::sample(server.pid);
     let me0 = proc::sample(None);
     let busy0 = proc::machine_busy();
-    let start = Instant::now();
-    let window = Window {
-        start,
-        end: start + Duration::from_secs_f64(opts.seconds),
-    };
-    let _ = go_tx.send(Some(window));
     tokio::time::sleep_until(window.end.into()).await;
     let m1 = conn.metrics().await.ok();
     let s1 = proc::sample(server.pid);

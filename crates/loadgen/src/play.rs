@@ -112,11 +112,20 @@ pub async fn group(
     let mut out = Played::default();
     let mut window = None;
     let mut rng = Rng::from_clock(salt);
+    let mut first = true;
     loop {
         let setup = set_up(&ctx, &guests).await;
         let Some(w) = measured_window(&mut window, &ready, &mut go).await else {
             return out;
         };
+        // At a human pace, each table starts at its own moment within the first think time
+        // (the ramp before the window opens): tables started in the same instant would move
+        // in step, each second's moves a burst that no real crowd of players makes.
+        if first && let Some(think) = ctx.think {
+            first = false;
+            let offset = think.mul_f64(rng.below(1_000_000) as f64 / 1_000_000.0);
+            tokio::time::sleep(offset).await;
+        }
         if Instant::now() >= w.end {
             break;
         }

@@ -2049,6 +2049,7 @@ async fn write_group_is_all_or_nothing(s: &dyn Store) {
     let [t0, t1, t2] = [tables[0], tables[1], tables[2]];
     let before = snapshot(s, "trump", &tables, &people).await;
     let next = || unit(t2, T0 + 20, vec![append(0, 2)]);
+    let start = |no| WriteOp::StartRound(round(no, T0 + 20));
     let bad_groups = [
         // A duplicate of a stored action, after a good unit and a match's end.
         vec![
@@ -2078,11 +2079,34 @@ async fn write_group_is_all_or_nothing(s: &dyn Store) {
                 }],
             ),
         ],
+        // The ops of a round's end and the next deal (on SQLite, written on the store's
+        // own thread with the actions: `raw_step`), each refused as the others are.
+        vec![next(), unit(t0, T0 + 20, vec![start(0)])],
+        vec![next(), unit(t1, T0 + 20, vec![end(7, &[1, 1])])],
+        // A seat the table does not have (its round ends, then the third score fails).
+        vec![unit(t2, T0 + 20, vec![end(0, &[1, 1, 1])])],
+        vec![next(), unit(Uuid::new_v4(), T0 + 20, vec![start(0)])],
+        vec![
+            next(),
+            unit(
+                Uuid::new_v4(),
+                T0 + 20,
+                vec![WriteOp::SetClock(serde_json::json!([1, 2]))],
+            ),
+        ],
+        vec![
+            next(),
+            unit(
+                Uuid::new_v4(),
+                T0 + 20,
+                vec![WriteOp::SetStatus(TableStatus::Finished)],
+            ),
+        ],
     ];
     for (i, group) in bad_groups.iter().enumerate() {
         let r = s.write_group(group).await;
         match i {
-            0..=2 => assert_conflict(r),
+            0..=2 | 7 => assert_conflict(r),
             _ => assert_not_found(r),
         }
         assert_eq!(
