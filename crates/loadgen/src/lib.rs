@@ -542,11 +542,18 @@ async fn play(
         None
     };
     let mut all = guests(&conn, players + bot_tables).await?;
+    // Think mode: the tables start at random moments over one think time, or over as long
+    // as starting them at most 500 a second takes (5,000 tables: 10 s), so that neither
+    // their moves nor their starts come in one burst (see `play::group`).
+    let start_spread = opts
+        .think
+        .max(Duration::from_secs_f64(opts.tables as f64 / 500.0));
     let ctx = Arc::new(Ctx {
         conn: conn.clone(),
         game: opts.game.clone(),
         seats: opts.seats,
         think: (opts.mode == Mode::Think).then_some(opts.think),
+        start_spread: (opts.mode == Mode::Think).then_some(start_spread),
         vs_bots,
     });
     let ready = Arc::new(AtomicUsize::new(0));
@@ -578,10 +585,10 @@ async fn play(
     )
     .await;
 
-    // Think mode: the tables start spread over one think time (see `play::group`) and the
-    // window opens once they all play, so that it measures the steady pace, not the ramp.
+    // Think mode: the window opens once every table plays (a quarter of a think time after
+    // the last start), so that it measures the steady pace, not the ramp.
     let ramp = match opts.mode {
-        Mode::Think => opts.think.mul_f64(1.25),
+        Mode::Think => start_spread + opts.think / 4,
         _ => Duration::ZERO,
     };
     let start = Instant::now() + ramp;

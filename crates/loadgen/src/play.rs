@@ -38,6 +38,9 @@ pub struct Ctx {
     pub seats: usize,
     /// Think time before each move (`think` mode): each wait is drawn from ±20% of it.
     pub think: Option<Duration>,
+    /// Think mode: each group starts its first table at a random moment within this long
+    /// after the run's go.
+    pub start_spread: Option<Duration>,
     /// One human against `seats - 1` hard bots (`bots` mode).
     pub vs_bots: bool,
 }
@@ -118,12 +121,13 @@ pub async fn group(
         let Some(w) = measured_window(&mut window, &ready, &mut go).await else {
             return out;
         };
-        // At a human pace, each table starts at its own moment within the first think time
-        // (the ramp before the window opens): tables started in the same instant would move
-        // in step, each second's moves a burst that no real crowd of players makes.
-        if first && let Some(think) = ctx.think {
+        // At a human pace, each table starts at its own moment of the ramp before the window
+        // opens: tables started in the same instant would move in step, each second's moves
+        // a burst that no real crowd of players makes (and 5,000 starts at once are a
+        // burst of their own).
+        if first && let Some(spread) = ctx.start_spread {
             first = false;
-            let offset = think.mul_f64(rng.below(1_000_000) as f64 / 1_000_000.0);
+            let offset = spread.mul_f64(rng.below(1_000_000) as f64 / 1_000_000.0);
             tokio::time::sleep(offset).await;
         }
         if Instant::now() >= w.end {
