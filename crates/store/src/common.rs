@@ -260,16 +260,6 @@ pub(crate) const RATING_HISTORY: &str = "SELECT table_id, at, mu, sigma, conserv
       ORDER BY t.finish_seq DESC LIMIT $4) n \
      ORDER BY finish_seq";
 
-/// Whether the SQLite store writes `op` on its own write thread with the group's actions
-/// (`sqlite::raw::Step`): the ops a table's play makes between moves. A match's finish
-/// (its ratings), seats, abandons and chat go through sqlx.
-pub(crate) fn raw_step(op: &WriteOp) -> bool {
-    matches!(
-        op,
-        WriteOp::StartRound(_) | WriteOp::EndRound { .. } | WriteOp::SetClock(_) | WriteOp::SetStatus(_)
-    )
-}
-
 /// An op of a group other than an action, with its table.
 pub(crate) struct Step<'a> {
     pub table: Uuid,
@@ -2303,12 +2293,9 @@ macro_rules! impl_store {
                 if plan.is_empty() {
                     return Ok(());
                 }
-                let plain = plan.steps.is_empty()
-                    || (Self::RAW_STEPS && plan.steps.iter().all(|s| $crate::common::raw_step(s.op)));
-                if plain && plan.fences_touched() {
-                    // Actions alone (on SQLite, with the ops of a round's end and the next
-                    // deal): one call, no separate BEGIN, fence and COMMIT (each a round
-                    // trip on Postgres, a hand-off to another thread on SQLite).
+                if plan.steps.is_empty() && plan.fences_touched() {
+                    // Actions alone: one call, no separate BEGIN, fence and COMMIT (each a
+                    // round trip on Postgres, a hand-off to another thread on SQLite).
                     let conn = self.write.acquire().await?;
                     return self.write_plain(conn, &plan).await;
                 }

@@ -185,9 +185,6 @@ impl PgStore {
         Self::write_tail(&mut conn, plan).await
     }
 
-    /// Only groups of actions alone go through `write_plain` (one statement).
-    const RAW_STEPS: bool = false;
-
     /// What `impl_store!` appends to a read it must keep until its commit: the rows stay
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
     const LOCK: &str = " FOR UPDATE";

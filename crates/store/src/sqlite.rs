@@ -29,7 +29,7 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 
-use crate::{Result, WriteOp};
+use crate::Result;
 use crate::common::{self, Plan};
 
 mod raw;
@@ -424,65 +424,18 @@ impl SqliteStore {
             });
         }
         let heads = heads.into_values().collect();
-        let mut steps = Vec::with_capacity(plan.steps.len());
-        for s in &plan.steps {
-            let table = s.key.clone();
-            steps.push(match s.op {
-                WriteOp::StartRound(r) => raw::Step::StartRound {
-                    table,
-                    round_no: r.round_no,
-                    seed_hex: r.seed_hex.clone(),
-                    commitment: r.commitment.clone(),
-                    started_at: r.started_at,
-                    ended_at: r.ended_at,
-                    result: r.result.as_ref().map(|v| v.to_string()),
-                },
-                WriteOp::EndRound {
-                    round_no,
-                    result,
-                    totals,
-                } => raw::Step::EndRound {
-                    table,
-                    round_no: *round_no,
-                    now: s.now,
-                    result: result.to_string(),
-                    totals: totals.clone(),
-                },
-                WriteOp::SetClock(banks) => raw::Step::SetClock {
-                    table,
-                    banks: banks.to_string(),
-                },
-                WriteOp::SetStatus(status) => raw::Step::SetStatus {
-                    table,
-                    status: status.as_str(),
-                },
-                op => unreachable!("not a raw step ({}): {op:?}", Self::RAW_STEPS),
-            });
-        }
-        // The tables with steps get `updated_at` set, as the sqlx path sets it; the others'
-        // time is in their heads.
-        let touches = plan
-            .touches
-            .iter()
-            .filter(|(key, _)| plan.steps.iter().any(|s| &s.key == key))
-            .cloned()
-            .collect();
-        let group = raw::Group {
+        // In memory, the connection is the database: closing it would lose everything.
+        raw::write_group(
+            &self.lane,
+            conn,
             rows,
             heads,
-            fences: plan.fences.clone(),
-            steps,
-            touches,
-        };
-        // In memory, the connection is the database: closing it would lose everything.
-        raw::write_group(&self.lane, conn, group, !self.in_memory)
-            .await
+            plan.fences.clone(),
+            !self.in_memory,
+        )
+        .await
         .map_err(|e| e.into_store(|| plan.missing_round()))
     }
-
-    /// Groups whose other ops are all [`crate::common::raw_step`]s go through
-    /// `write_plain` too ([`raw::Step`]).
-    const RAW_STEPS: bool = true;
 
     /// What `impl_store!` appends to a read it must keep until its commit: nothing, since
     /// every write transaction holds SQLite's one write lock from its start.

@@ -45,37 +45,6 @@ pub(super) struct Head {
     pub at: i64,
 }
 
-/// An op of the group other than an action, in group order (before the actions, as the
-/// sqlx path writes them): the ops a table's play makes between its moves (a round's end
-/// and the next deal, a status, a clock), so that a group holding one of them stays on this
-/// path. Rarer ops (a match's finish and its ratings, seats, chat) go through sqlx.
-pub(super) enum Step {
-    StartRound {
-        table: String,
-        round_no: i32,
-        seed_hex: String,
-        commitment: String,
-        started_at: i64,
-        ended_at: Option<i64>,
-        result: Option<String>,
-    },
-    EndRound {
-        table: String,
-        round_no: i32,
-        now: i64,
-        result: String,
-        totals: Vec<i64>,
-    },
-    SetClock {
-        table: String,
-        banks: String,
-    },
-    SetStatus {
-        table: String,
-        status: &'static str,
-    },
-}
-
 /// Why a group was refused, or what failed.
 pub(super) enum Refused {
     /// `(table, its epoch, the epoch the group holds)`.
@@ -141,99 +110,15 @@ const HEAD_NEW: &str = "INSERT INTO action_heads (table_id, round_no, seq, at) \
 const JOURNAL: &str = "INSERT INTO action_journal \
      (table_id, round_no, seq, seat, action, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
-/// `common::INSERT_ROUND` with SQLite's numbered parameters.
-const INSERT_ROUND: &str = "INSERT INTO rounds (table_id, round_no, seed_hex, commitment, \
-     started_at, ended_at, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-/// `common::END_ROUND`: a round not ended yet.
-const END_ROUND: &str = "UPDATE rounds SET ended_at = ?3, result = ?4 \
-     WHERE table_id = ?1 AND round_no = ?2 AND ended_at IS NULL";
-const ROUND_EXISTS: &str = "SELECT round_no FROM rounds WHERE table_id = ?1 AND round_no = ?2";
-const SEAT_SCORE: &str = "UPDATE table_seats SET score = ?3 WHERE table_id = ?1 AND seat = ?2";
-const SET_CLOCK: &str = "UPDATE game_tables SET clock = ?2 WHERE id = ?1";
-const SET_STATUS: &str = "UPDATE game_tables SET status = ?2 WHERE id = ?1";
-const TOUCH: &str = "UPDATE game_tables SET updated_at = ?2 WHERE id = ?1";
-
-/// A step's error as the sqlx path reports it.
-fn not_found(what: String) -> Refused {
-    Refused::Store(StoreError::NotFound(what))
-}
-
-/// Writes one step ([`Step`]), with the sqlx path's checks and errors.
-fn step(db: &Connection, step: &Step) -> Result<(), Refused> {
-    match step {
-        Step::StartRound {
-            table,
-            round_no,
-            seed_hex,
-            commitment,
-            started_at,
-            ended_at,
-            result,
-        } => {
-            let args = params![table, round_no, seed_hex, commitment, started_at, ended_at, result];
-            db.prepare(INSERT_ROUND)?
-                .execute(args)
-                .map_err(|e| Refused::Store(sqlite_error(e, || format!("table {table}"))))?;
-        }
-        Step::EndRound {
-            table,
-            round_no,
-            now,
-            result,
-            totals,
-        } => {
-            let ended = db
-                .prepare(END_ROUND)?
-                .execute(params![table, round_no, now, result])?;
-            if ended == 0 {
-                // Tell "already ended" (a result would be overwritten) from "unknown".
-                let what = format!("round {round_no} of table {table}");
-                let exists: Option<i32> = db
-                    .prepare(ROUND_EXISTS)?
-                    .query_row(params![table, round_no], |r| r.get(0))
-                    .optional()?;
-                return Err(Refused::Store(match exists {
-                    Some(_) => StoreError::Conflict(format!("{what} already ended")),
-                    None => StoreError::NotFound(what),
-                }));
-            }
-            let mut score = db.prepare(SEAT_SCORE)?;
-            for (seat, total) in totals.iter().enumerate() {
-                if score.execute(params![table, seat as i32, total])? == 0 {
-                    return Err(not_found(format!(
-                        "one of seats 0..{} of table {table}",
-                        totals.len()
-                    )));
-                }
-            }
-        }
-        Step::SetClock { table, banks } => {
-            if db.prepare(SET_CLOCK)?.execute(params![table, banks])? == 0 {
-                return Err(not_found(format!("table {table}")));
-            }
-        }
-        Step::SetStatus { table, status } => {
-            if db.prepare(SET_STATUS)?.execute(params![table, status])? == 0 {
-                return Err(not_found(format!("table {table}")));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The group as one transaction: the fences, then the steps in order, then each table's
-/// head (refusing an action at or before it), then the journal's rows (what migration
-/// 0014's trigger on `actions` does row by row), then the `updated_at` of the tables with
-/// steps (`touches`; a table's actions carry its time in its head). Durable on return
-/// (the connection's `synchronous=FULL`).
-fn group(db: &Connection, g: &Group) -> Result<(), Refused> {
-    let Group {
-        rows,
-        heads,
-        fences,
-        steps,
-        touches,
-    } = g;
+/// The group as one transaction: the fences, then each table's head (refusing an action
+/// at or before it), then the journal's rows; what migration 0014's trigger on `actions`
+/// does row by row. Durable on return (the connection's `synchronous=FULL`).
+fn group(
+    db: &Connection,
+    rows: &[Row],
+    heads: &[Head],
+    fences: &[(String, i64)],
+) -> Result<(), Refused> {
     db.execute_batch("BEGIN IMMEDIATE")?;
     if !fences.is_empty() {
         let mut epoch = db.prepare(EPOCH)?;
@@ -246,9 +131,6 @@ fn group(db: &Connection, g: &Group) -> Result<(), Refused> {
                 return Err(Refused::Fenced(table.clone(), at, *held));
             }
         }
-    }
-    for s in steps {
-        step(db, s)?;
     }
     {
         let (mut moved, mut new) = (db.prepare(HEAD_MOVE)?, db.prepare(HEAD_NEW)?);
@@ -267,35 +149,23 @@ fn group(db: &Connection, g: &Group) -> Result<(), Refused> {
             journal.execute(params![r.table, r.round_no, r.seq, r.seat, r.action, r.at])?;
         }
     }
-    if !touches.is_empty() {
-        let mut touch = db.prepare(TOUCH)?;
-        for (table, at) in touches {
-            touch.execute(params![table, at])?;
-        }
-    }
     db.execute_batch("COMMIT")?;
     Ok(())
-}
-
-/// What a group writes ([`group`]).
-pub(super) struct Group {
-    pub rows: Vec<Row>,
-    pub heads: Vec<Head>,
-    /// `(table, the epoch the group holds)`.
-    pub fences: Vec<(String, i64)>,
-    pub steps: Vec<Step>,
-    /// `(table, Unix ms)`: the tables of `steps`, at their last op's time.
-    pub touches: Vec<(String, i64)>,
 }
 
 /// Writes a group ([`group`]) on the store's [`Lane`] ([`run`]).
 pub(super) async fn write_group(
     lane: &Lane,
     conn: PoolConnection<Sqlite>,
-    g: Group,
+    rows: Vec<Row>,
+    heads: Vec<Head>,
+    fences: Vec<(String, i64)>,
     may_close: bool,
 ) -> Result<(), Refused> {
-    run(lane, conn, may_close, move |db| group(db, &g)).await
+    run(lane, conn, may_close, move |db| {
+        group(db, &rows, &heads, &fences)
+    })
+    .await
 }
 
 /// Moves the journal's oldest rows, at most `most`, into `action_chunks` (migration 0020):
