@@ -135,8 +135,9 @@ pub struct TrumpView {
     pub winners: Vec<Seat>,
 }
 
-/// A view as it is written on the wire (schema `games.trump.view`): [`TrumpView`] without
-/// what follows from the rest. Read into a [`TrumpView`] with everything derived.
+/// What one viewer may see, as it is written on the wire (protocol.md §6.4): the round's
+/// first leader and every card played in it, not the trick, turn, counts or last trick
+/// that follow from them. In Rust, read into a `TrumpView`, which derives them.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct TrumpViewWire {
     pub options: Options,
