@@ -474,6 +474,11 @@ impl Trump {
         let result = RoundResult {
             round: self.round_no,
             last_trick_winner: last_winner,
+            last_trick: r
+                .last_trick
+                .as_ref()
+                .map(|t| t.cards.iter().map(|p| p.card).collect())
+                .unwrap_or_default(),
             trump_colour: r.trump,
             symbol: r.symbol,
             won_counts: (0..n).map(|s| r.won[s].count_ones()).collect(),

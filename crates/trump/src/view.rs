@@ -31,6 +31,11 @@ pub struct RoundResult {
     pub round: u32,
     /// Winner of the last trick: took both indicators, deals and leads next.
     pub last_trick_winner: Seat,
+    /// The cards of the round's last trick, in playing order: the next round's deal,
+    /// usually in the same message, empties the view's `plays`, and this is where the
+    /// round's last card is said. Empty in results recorded before it was.
+    #[serde(default)]
+    pub last_trick: Vec<Card>,
     pub trump_colour: Colour,
     /// The symbol that scored.
     pub symbol: Symbol,
