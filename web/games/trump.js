@@ -89,13 +89,25 @@ export const mark = (view) => ({ round: view?.round, plays: view?.plays?.length 
  * The moves an update made, as events for the words and sounds of `describe` (the server
  * sends no event for a card played or a trick won: the patch's card says both):
  * `card_played` for each card added to the round's `plays` since `before` (`mark`), and
- * `trick_won` for each trick it completed.
+ * `trick_won` for each trick it completed (a round's last card, which the next deal in
+ * the same update clears from `plays`, from the round result's `last_trick`).
  */
 export function implied(before, view) {
   const v = derive(view);
-  if (!v?.plays || !before || v.round !== before.round) return [];
-  const out = [];
+  if (!v?.plays || !before) return [];
   const n = v.players;
+  if (v.round !== before.round) {
+    // The next deal came with the last card of the round before: `round_ended` has it.
+    const lr = v.last_round;
+    const cards = lr?.last_trick;
+    if (!lr || lr.round !== before.round || !cards?.length || before.plays % n !== n - 1) return [];
+    const leader = (lr.last_trick_winner - trickWinnerPos(cards, lr.trump_colour) + n) % n;
+    return [
+      { type: 'card_played', seat: (leader + n - 1) % n, card: cards[cards.length - 1] },
+      { type: 'trick_won', winner: lr.last_trick_winner },
+    ];
+  }
+  const out = [];
   for (let i = before.plays; i < v.plays.length; i++) {
     out.push({ type: 'card_played', seat: v.play_seats[i], card: v.plays[i] });
     if ((i + 1) % n === 0) {
