@@ -21,13 +21,16 @@
 //!   highest total wins; a tie for the highest plays another round.
 //!
 //! Visibility: a view shows the viewer's own hand, every hand's size, both
-//! indicators, the trick on the table, the last completed trick, the cards of the round's
-//! completed tricks (`played`, sorted), and per seat the number of tricks and cards won and
-//! how many of those bear the round's symbol. Won cards are a face-down pile in play, so
-//! the view never says which card is in whose pile; the played cards and the counts are
-//! shown because every won card was played face up in front of everybody (anyone could
-//! keep them in mind), and neither the browser nor a bot should have to. The round result
-//! lists every seat's symbol count and points.
+//! indicators, and every card played this round in playing order (`plays`): the trick on
+//! the table, the completed tricks, who played each card and who took each trick, all of
+//! which happened face up in front of everybody (anyone could keep them in mind, and
+//! neither the browser nor a bot should have to). Won piles are face down, but they hold
+//! exactly the tricks their seat was seen to take (and the indicators, taken in the open);
+//! no hand is ever shown but the viewer's. The Rust view also spells out what follows from
+//! those (the trick, the last trick, the sorted `played` cards, per seat the number of
+//! tricks and cards won and how many of those bear the round's symbol); the wire leaves it
+//! out ([`view::TrumpViewWire`]). The round result lists every seat's symbol count and
+//! points.
 //!
 //! Error codes (besides game-core's `bad_seat`, `not_your_turn`, `no_round_in_progress`,
 //! `bad_player_count`, `bad_options`, `wrong_phase`):
