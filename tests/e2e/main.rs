@@ -527,10 +527,7 @@ async fn reconnect_resyncs_and_keeps_the_seat() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let (ada, table, mut a) = trump_with_bots(&server, "Ada", 2).await;
-    let (st, _) = play_until(&mut a, first, |s| {
-        trump_tricks_played(&s["view"]) >= 3
-    })
-    .await;
+    let (st, _) = play_until(&mut a, first, |s| trump_tricks_played(&s["view"]) >= 3).await;
     drop(a);
     let mut again = ada.connect(&table).await;
     let resync = again.next_state().await;
@@ -540,10 +537,7 @@ async fn reconnect_resyncs_and_keeps_the_seat() {
         again.state.as_ref().unwrap()["view"]["hand"]
     );
     assert!(resync["version"].as_u64() >= st["version"].as_u64());
-    let (s2, _) = play_until(&mut again, first, |s| {
-        trump_tricks_played(&s["view"]) >= 5
-    })
-    .await;
+    let (s2, _) = play_until(&mut again, first, |s| trump_tricks_played(&s["view"]) >= 5).await;
     drop(again);
     server.stop().await;
 
@@ -554,7 +548,11 @@ async fn reconnect_resyncs_and_keeps_the_seat() {
     let st = back.next_state().await;
     assert_eq!(status(&st), "playing");
     assert_eq!(st["view"]["hand"], s2["view"]["hand"]);
-    assert_eq!(st["view"]["plays"], s2["view"]["plays"]);
+    // The bot may have led the next trick meanwhile: the tricks played are as they were.
+    assert_eq!(
+        trump_tricks_played(&st["view"]),
+        trump_tricks_played(&s2["view"])
+    );
     let (_, mine) = ada.get("/api/me/matches").await;
     assert_eq!(
         mine[0]["status"], "playing",

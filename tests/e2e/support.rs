@@ -676,7 +676,9 @@ pub fn my_turn(state: &Value) -> bool {
 /// `plays`, each trick from its leader (the first trick's `first_leader`, each next one's
 /// the winner of the trick before, R-32), as any client reads it (protocol.md §6.4).
 pub fn trump_plays(view: &Value) -> Vec<(u64, Value)> {
-    let n = view["players"].as_u64().unwrap();
+    let Some(n) = view["players"].as_u64() else {
+        return Vec::new();
+    };
     let plays = view["plays"].as_array().cloned().unwrap_or_default();
     let trump = view["trump_colour"].as_str().unwrap_or("").chars().next();
     // A code's colour letter and number.
@@ -713,10 +715,12 @@ pub fn trump_plays(view: &Value) -> Vec<(u64, Value)> {
     out
 }
 
-/// Tricks completed in a Trump view's round.
+/// Tricks completed in a Trump view's round (0 without a view).
 pub fn trump_tricks_played(view: &Value) -> u64 {
-    let n = view["players"].as_u64().unwrap();
-    view["plays"].as_array().map_or(0, |p| p.len() as u64 / n)
+    match (view["players"].as_u64(), view["plays"].as_array()) {
+        (Some(n), Some(p)) => p.len() as u64 / n,
+        _ => 0,
+    }
 }
 
 pub fn status(state: &Value) -> &str {

@@ -224,7 +224,9 @@ impl From<TrumpViewWire> for TrumpView {
         let mut last_trick = None;
         let complete = w.plays.len() / n;
         for cards in w.plays.chunks_exact(n) {
-            let pos = w.trump_colour.map_or(0, |t| Trump::trick_winner_pos(cards, t));
+            let pos = w
+                .trump_colour
+                .map_or(0, |t| Trump::trick_winner_pos(cards, t));
             let winner = (leader + pos) % n;
             tricks_won[winner] += 1;
             won[winner] |= cards.iter().fold(0, |a, c| a | c.bit());
