@@ -854,6 +854,8 @@ async function tablePage(visit, id, invite) {
           resync();
           return;
         }
+        // A game may say what a patch did that no event says (Trump: the cards played).
+        const before = mod?.mark?.(latest.view);
         try {
           applyPatch(latest, m.ops);
         } catch (e) {
@@ -862,7 +864,7 @@ async function tablePage(visit, id, invite) {
           return;
         }
         latest.version = m.version;
-        latest.events = m.events ?? [];
+        latest.events = [...(mod?.implied?.(before, latest.view) ?? []), ...(m.events ?? [])];
         everSynced = true;
         receivedAt = performance.now();
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };

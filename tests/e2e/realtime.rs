@@ -581,21 +581,52 @@ async fn a_client_that_stopped_reading_delays_a_shutdown_by_its_write_timeouts_a
 }
 
 /// The cards a spectator on `url` saw played, (seat, card) in order, until its socket
-/// ends: each was acknowledged (made durable, then broadcast).
+/// ends: each was acknowledged (made durable, then broadcast). Read from its document's
+/// `plays` (protocol.md §6.4) after each message, and a round's last card from the
+/// `round_ended` event that comes with the next round's deal.
 async fn watch_cards(url: String) -> Vec<(i64, Value)> {
     let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
         .await
         .unwrap();
+    let mut doc = protocol::client::TableDoc::default();
     let mut played = Vec::new();
-    while let Some(Ok(m)) = ws.next().await {
-        if let Message::Text(t) = m {
-            let v: Value = serde_json::from_str(&t).unwrap();
-            for e in v["events"].as_array().into_iter().flatten() {
-                if e["type"] == "card_played" {
-                    played.push((e["seat"].as_i64().unwrap(), e["card"].clone()));
-                }
-            }
+    // The view of the round last seen, and how many of its plays are recorded.
+    let mut round: Option<Value> = None;
+    let mut seen = 0;
+    let take = |view: &Value, seen: &mut usize, played: &mut Vec<(i64, Value)>| {
+        let plays = trump_plays(view);
+        for (seat, card) in &plays[*seen..] {
+            played.push((*seat as i64, card.clone()));
         }
+        *seen = plays.len();
+    };
+    while let Some(Ok(m)) = ws.next().await {
+        let Message::Text(t) = m else { continue };
+        let protocol::client::Incoming::Updated { .. } = doc.take(&t) else {
+            continue;
+        };
+        let msg: Value = serde_json::from_str(&t).unwrap();
+        let view = doc.doc.as_ref().unwrap().to_value().unwrap()["view"].clone();
+        if view.is_null() {
+            continue;
+        }
+        if let Some(old) = round.as_mut()
+            && old["round"] != view["round"]
+        {
+            // The round before ended in this message: its last card is in `round_ended`.
+            let ended = msg["events"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|e| e["type"] == "round_ended")
+                .expect("a new round comes with the end of the one before");
+            let last = ended["last_trick"].as_array().unwrap().last().unwrap();
+            old["plays"].as_array_mut().unwrap().push(last.clone());
+            take(old, &mut seen, &mut played);
+            seen = 0;
+        }
+        take(&view, &mut seen, &mut played);
+        round = Some(view);
     }
     played
 }
@@ -754,8 +785,12 @@ async fn a_write_with_an_unknown_outcome_reloads_the_table() {
             .contains("the table now shows what is stored"),
         "{refused}"
     );
-    // What is shown is what is stored: the first card is in the trick, the other in hand.
-    assert_eq!(reloaded["view"]["trick"][0]["card"], legal[0], "{reloaded}");
+    // What is shown is what is stored: the first card is played, the other in hand.
+    assert_eq!(
+        reloaded["view"]["plays"].as_array().unwrap().last(),
+        Some(&legal[0]),
+        "{reloaded}"
+    );
     assert!(
         reloaded["view"]["hand"]
             .as_array()
@@ -779,12 +814,16 @@ async fn a_write_with_an_unknown_outcome_reloads_the_table() {
         .await;
     let after = other.next_state_after_act().await;
     assert!(after["version"].as_u64() > st["version"].as_u64());
+    // Its card is the round's latest play (or the last of a round just ended).
+    let played = &st["legal"][0];
     assert!(
-        after["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["type"] == "card_played"),
+        after["view"]["plays"].as_array().unwrap().last() == Some(played)
+            || after["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["type"] == "round_ended"
+                    && e["last_trick"].as_array().unwrap().last() == Some(played)),
         "{after}"
     );
     server.stop().await;

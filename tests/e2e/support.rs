@@ -672,6 +672,57 @@ pub fn my_turn(state: &Value) -> bool {
     }
 }
 
+/// A Trump view's round as (seat, card) per card played, in playing order: the view's
+/// `plays`, each trick from its leader (the first trick's `first_leader`, each next one's
+/// the winner of the trick before, R-32), as any client reads it (protocol.md §6.4).
+pub fn trump_plays(view: &Value) -> Vec<(u64, Value)> {
+    let Some(n) = view["players"].as_u64() else {
+        return Vec::new();
+    };
+    let plays = view["plays"].as_array().cloned().unwrap_or_default();
+    let trump = view["trump_colour"].as_str().unwrap_or("").chars().next();
+    // A code's colour letter and number.
+    let card = |c: &Value| {
+        let s = c.as_str().unwrap();
+        (s.chars().next(), s[1..].parse::<u32>().unwrap())
+    };
+    let mut leader = view["first_leader"].as_u64().unwrap_or(0);
+    let mut out = Vec::new();
+    for trick in plays.chunks(n as usize) {
+        let mut best = 0;
+        for i in 1..trick.len() {
+            let ((c, x), (b, y)) = (card(&trick[i]), card(&trick[best]));
+            let led = card(&trick[0]).0;
+            let beats = if c == trump {
+                b != trump || x > y
+            } else {
+                c == led && b != trump && x > y
+            };
+            if beats {
+                best = i;
+            }
+        }
+        out.extend(
+            trick
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ((leader + i as u64) % n, c.clone())),
+        );
+        if trick.len() == n as usize {
+            leader = (leader + best as u64) % n;
+        }
+    }
+    out
+}
+
+/// Tricks completed in a Trump view's round (0 without a view).
+pub fn trump_tricks_played(view: &Value) -> u64 {
+    match (view["players"].as_u64(), view["plays"].as_array()) {
+        (Some(n), Some(p)) => p.len() as u64 / n,
+        _ => 0,
+    }
+}
+
 pub fn status(state: &Value) -> &str {
     state["table"]["status"].as_str().unwrap()
 }

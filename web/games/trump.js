@@ -1,10 +1,123 @@
 // Fibonacci's Trump at the table: seats with whose turn it is, the indicators (trump colour
 // and scoring symbol), the trick in progress and the last completed one, the viewer's hand
 // with the playable cards (taken from `legal`, never re-derived here), round results,
-// scores, and the final result. Rendered wholly from the latest state message.
+// scores, and the final result. Rendered wholly from the latest state message; the trick,
+// the turn and the counts are read from the round's `plays` (`derive`).
 
 import { flyTrick, h, morph, mount } from '../dom.js';
 import { cardEl, cardBack, cardCode, symbolGlyph, SYMBOL_NAMES, sameCard, toCard } from '../cards.js';
+
+/**
+ * The position in a trick of its winning card (R-32): the highest trump, else the highest
+ * card of the led colour. `cards` are codes, in playing order.
+ */
+export function trickWinnerPos(cards, trump) {
+  const led = toCard(cards[0])?.colour;
+  let best = 0;
+  for (let i = 1; i < cards.length; i++) {
+    const c = toCard(cards[i]);
+    const b = toCard(cards[best]);
+    const beats = c.colour === trump
+      ? b.colour !== trump || c.number > b.number
+      : c.colour === led && b.colour !== trump && c.number > b.number;
+    if (beats) best = i;
+  }
+  return best;
+}
+
+/**
+ * The view with what the server leaves out of it (protocol.md §6.4) filled in from the
+ * round's `plays` (every card played, in playing order) and `first_leader`: `trick` and
+ * `leader` (the trick on the table), `turn`, `led_colour`, `winning` (the seat winning the
+ * trick so far), `last_trick`, `tricks_played`, and per seat `hand_counts`, `tricks_won`,
+ * `won_counts`, `symbol_counts`; also `play_seats` (who played each of `plays`). A view
+ * that has no `plays` is returned as it is.
+ */
+export function derive(v) {
+  if (!v || !Array.isArray(v.plays)) return v;
+  const n = v.players;
+  const playing = v.phase === 'playing';
+  const inRound = v.first_leader !== null && v.first_leader !== undefined;
+  let leader = v.first_leader ?? 0;
+  const tricksWon = Array(n).fill(0);
+  const wonCounts = Array(n).fill(0);
+  const symbolCounts = Array(n).fill(0);
+  const playSeats = [];
+  const win = (s, card) => {
+    wonCounts[s] += 1;
+    if (toCard(card)?.symbol === v.symbol) symbolCounts[s] += 1;
+  };
+  let lastTrick = null;
+  const complete = Math.floor(v.plays.length / n);
+  for (let k = 0; k < complete; k++) {
+    const cards = v.plays.slice(k * n, k * n + n);
+    const winner = (leader + trickWinnerPos(cards, v.trump_colour)) % n;
+    tricksWon[winner] += 1;
+    for (const c of cards) win(winner, c);
+    lastTrick = { leader, winner, cards: cards.map((card, i) => ({ seat: (leader + i) % n, card })) };
+    cards.forEach((_, i) => playSeats.push((leader + i) % n));
+    leader = winner;
+  }
+  // A round over: its last trick's winner took both indicators (R-31).
+  if (inRound && !playing && lastTrick) {
+    for (const c of [v.trump_indicator, v.symbol_indicator]) if (c) win(lastTrick.winner, c);
+  }
+  const trick = v.plays.slice(complete * n).map((card, i) => ({ seat: (leader + i) % n, card }));
+  trick.forEach((p) => playSeats.push(p.seat));
+  return {
+    ...v,
+    leader: playing ? leader : null,
+    turn: playing ? (leader + trick.length) % n : null,
+    trick,
+    led_colour: trick.length ? toCard(trick[0].card)?.colour ?? null : null,
+    winning: trick.length ? trick[trickWinnerPos(trick.map((p) => p.card), v.trump_colour)].seat : null,
+    hand_counts: Array.from({ length: n }, (_, s) =>
+      (inRound ? v.hand_size - complete - (trick.some((p) => p.seat === s) ? 1 : 0) : 0)),
+    tricks_won: tricksWon,
+    won_counts: wonCounts,
+    symbol_counts: symbolCounts,
+    tricks_played: complete,
+    last_trick: lastTrick,
+    play_seats: playSeats,
+  };
+}
+
+/** What `implied` compares with: where the round's plays stood before an update. */
+export const mark = (view) => ({ round: view?.round, plays: view?.plays?.length ?? 0 });
+
+/**
+ * The moves an update made, as events for the words and sounds of `describe` (the server
+ * sends no event for a card played or a trick won: the patch's card says both):
+ * `card_played` for each card added to the round's `plays` since `before` (`mark`), and
+ * `trick_won` for each trick it completed (a round's last card, which the next deal in
+ * the same update clears from `plays`, from the round result's `last_trick`).
+ */
+export function implied(before, view) {
+  const v = derive(view);
+  if (!v?.plays || !before) return [];
+  const n = v.players;
+  if (v.round !== before.round) {
+    // The next deal came with the last card of the round before: `round_ended` has it.
+    const lr = v.last_round;
+    const cards = lr?.last_trick;
+    if (!lr || lr.round !== before.round || !cards?.length || before.plays % n !== n - 1) return [];
+    const leader = (lr.last_trick_winner - trickWinnerPos(cards, lr.trump_colour) + n) % n;
+    return [
+      { type: 'card_played', seat: (leader + n - 1) % n, card: cards[cards.length - 1] },
+      { type: 'trick_won', winner: lr.last_trick_winner },
+    ];
+  }
+  const out = [];
+  for (let i = before.plays; i < v.plays.length; i++) {
+    out.push({ type: 'card_played', seat: v.play_seats[i], card: v.plays[i] });
+    if ((i + 1) % n === 0) {
+      const k = (i + 1) / n - 1;
+      const cards = v.plays.slice(k * n, k * n + n);
+      out.push({ type: 'trick_won', winner: v.play_seats[k * n + trickWinnerPos(cards, v.trump_colour)] });
+    }
+  }
+  return out;
+}
 
 export const title = "Fibonacci's Trump";
 
@@ -24,7 +137,7 @@ export function createOptions(container) {
 }
 
 export function render(root, msg, ctx) {
-  const v = msg.view;
+  const v = derive(msg.view);
   if (!v) {
     mount(root, h('p', { class: 'muted' }, 'The match has not started yet.'));
     return;
@@ -223,7 +336,7 @@ export function describe(events, seatName, me) {
  */
 export function explainError(err, view) {
   if (err.code === 'must_follow_colour') {
-    const led = view?.led_colour;
+    const led = derive(view)?.led_colour;
     return led ? `You must follow ${led}: you hold a ${led} card, so play one of them.` : 'You must follow the colour that was led.';
   }
   if (err.code === 'not_your_turn') return 'It is not your turn yet.';

@@ -34,11 +34,13 @@ pub enum Incoming {
 }
 
 /// Who made a change, as far as its public events say: the `seat` of the first event that
-/// has one (`card_played`, `drew`, … name the acting seat first; a round's start or end
-/// that follows comes after it). `None` when no event names a seat (presence changes have
-/// no events at all). Games are free to shape their events, so this is a heuristic the
+/// has one (`drew`, `card_played` in Fibonachos, … name the acting seat first; a round's
+/// start or end that follows comes after it). `None` when no event names a seat: presence
+/// changes have no events at all, and a Trump move none (its patch's card says it,
+/// protocol.md §6.4). Games are free to shape their events, so this is a heuristic the
 /// players use only to tell their own move's result from another seat's move in games
-/// where several seats may act at once (rummy's off-turn moves).
+/// where several seats may act at once (rummy's off-turn moves); `None` is taken as
+/// anybody's.
 pub fn actor(events: &[Box<RawValue>]) -> Option<usize> {
     #[derive(serde::Deserialize)]
     struct Event {

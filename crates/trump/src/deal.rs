@@ -130,6 +130,7 @@ pub(crate) fn from_hands(
         trick_len: 0,
         tricks_played: 0,
         last_trick: None,
+        plays: [Card::from_index(0); DECK_SIZE - 2],
         deck,
         dealt: hands,
         dealer_draw,

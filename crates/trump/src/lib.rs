@@ -21,13 +21,16 @@
 //!   highest total wins; a tie for the highest plays another round.
 //!
 //! Visibility: a view shows the viewer's own hand, every hand's size, both
-//! indicators, the trick on the table, the last completed trick, the cards of the round's
-//! completed tricks (`played`, sorted), and per seat the number of tricks and cards won and
-//! how many of those bear the round's symbol. Won cards are a face-down pile in play, so
-//! the view never says which card is in whose pile; the played cards and the counts are
-//! shown because every won card was played face up in front of everybody (anyone could
-//! keep them in mind), and neither the browser nor a bot should have to. The round result
-//! lists every seat's symbol count and points.
+//! indicators, and every card played this round in playing order (`plays`): the trick on
+//! the table, the completed tricks, who played each card and who took each trick, all of
+//! which happened face up in front of everybody (anyone could keep them in mind, and
+//! neither the browser nor a bot should have to). Won piles are face down, but they hold
+//! exactly the tricks their seat was seen to take (and the indicators, taken in the open);
+//! no hand is ever shown but the viewer's. The Rust view also spells out what follows from
+//! those (the trick, the last trick, the sorted `played` cards, per seat the number of
+//! tricks and cards won and how many of those bear the round's symbol); the wire leaves it
+//! out ([`view::TrumpViewWire`]). The round result lists every seat's symbol count and
+//! points.
 //!
 //! Error codes (besides game-core's `bad_seat`, `not_your_turn`, `no_round_in_progress`,
 //! `bad_player_count`, `bad_options`, `wrong_phase`):
@@ -151,7 +154,9 @@ pub struct DealerDraw {
     pub card: Card,
 }
 
-/// Public records of what happened.
+/// Public records of what happened that the view does not say by itself: a card played
+/// and a trick won are no events, since the view's `plays` (every card of the round, in
+/// playing order) says both, and a patch carries that one card.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -170,14 +175,6 @@ pub enum Event {
         symbol_indicator: Card,
         trump_colour: Colour,
         symbol: Symbol,
-    },
-    CardPlayed {
-        seat: Seat,
-        card: Card,
-    },
-    /// A trick is complete; its cards are the view's `last_trick` (not repeated here).
-    TrickWon {
-        winner: Seat,
     },
     /// The round is over: the last trick's winner took the indicators and
     /// everybody scored.
@@ -213,6 +210,9 @@ pub(crate) struct Round {
     pub trick_len: u8,
     pub tricks_played: u8,
     pub last_trick: Option<CompletedTrick>,
+    /// Every card played this round, in playing order: the first `tricks_played × players
+    /// + trick_len` are set (the views' `plays`, from which the rest of a view follows).
+    pub plays: [Card; DECK_SIZE - 2],
     /// The deal as shuffled, for [`Game::deal_record`].
     pub deck: [Card; DECK_SIZE],
     pub dealt: [u64; MAX_PLAYERS],
@@ -415,10 +415,12 @@ impl Trump {
         let n = self.players;
         let r = self.round.as_mut().expect("checked: round in progress");
         r.hands[seat] &= !card.bit();
+        r.plays[r.tricks_played as usize * n + r.trick_len as usize] = card;
         r.trick[r.trick_len as usize] = card;
         r.trick_len += 1;
-        let mut events = Vec::with_capacity(2);
-        events.push(Event::CardPlayed { seat, card });
+        // The card played and a trick's winner are no events: the view's `plays` says
+        // both (protocol.md §6.4), and the patch carries that one card.
+        let mut events = Vec::new();
         if (r.trick_len as usize) < n {
             r.turn = (seat + 1) % n;
             return events;
@@ -450,7 +452,6 @@ impl Trump {
         r.trick_len = 0;
         r.leader = winner;
         r.turn = winner;
-        events.push(Event::TrickWon { winner });
         if r.hands[winner] == 0 {
             // All hands are the same size, so every hand is empty: the round is over.
             self.end_round(winner, &mut events);
@@ -476,6 +477,11 @@ impl Trump {
         let result = RoundResult {
             round: self.round_no,
             last_trick_winner: last_winner,
+            last_trick: r
+                .last_trick
+                .as_ref()
+                .map(|t| t.cards.iter().map(|p| p.card).collect())
+                .unwrap_or_default(),
             trump_colour: r.trump,
             symbol: r.symbol,
             won_counts: (0..n).map(|s| r.won[s].count_ones()).collect(),
@@ -512,7 +518,7 @@ impl Trump {
     /// seat's hand and won pile (the viewer's own hand must be its real one; counts must
     /// match the view's `hand_counts`, `won_counts` and `symbol_counts`, and the won piles
     /// together must be the view's `played` cards). The deal record of the result is
-    /// made up (it is never a real deal), and the first leader is taken to be the dealer.
+    /// made up (it is never a real deal).
     pub fn from_view_and_hidden(
         view: &TrumpView,
         hands: &[Vec<Card>],
@@ -569,6 +575,17 @@ impl Trump {
         if r_won.iter().fold(0, |a, w| a | w) != bits(&view.played) {
             return Err(bad("the won piles are not the cards played"));
         }
+        let mut plays = [Card::from_index(0); DECK_SIZE - 2];
+        let mut dealt = r_hands;
+        if view.plays.len() > plays.len() {
+            return Err(bad("more cards played than dealt"));
+        }
+        let first_leader = view.first_leader.unwrap_or(leader);
+        let seats = view::seats_of_plays(&view.plays, first_leader, trump_indicator.colour(), n);
+        for (i, (&card, seat)) in view.plays.iter().zip(seats).enumerate() {
+            plays[i] = card;
+            dealt[seat] |= card.bit();
+        }
         let round = Round {
             hands: r_hands,
             won: r_won,
@@ -585,10 +602,11 @@ impl Trump {
             trick_len: view.trick.len() as u8,
             tricks_played: view.tricks_played as u8,
             last_trick: view.last_trick.clone(),
+            plays,
             deck: Card::canonical_deck(),
-            dealt: r_hands,
+            dealt,
             dealer_draw: Vec::new(),
-            first_leader: view.dealer.unwrap_or(leader),
+            first_leader,
         };
         Ok(Trump {
             options: view.options.clone(),

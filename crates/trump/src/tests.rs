@@ -347,8 +347,9 @@ fn r32_highest_trump_wins_else_highest_of_led_colour() {
     ok(&mut g, 1, c(Yellow, 3)); // void in green, trumps
     // The view marks the trump as winning so far, for every viewer alike.
     assert_eq!(g.view_for(Viewer::Player(2)).winning, Some(1));
+    // A card played and a trick won are no events: the view's `plays` says both.
     let ev = ok(&mut g, 2, c(Green, 1));
-    assert!(ev.contains(&Event::TrickWon { winner: 1 }));
+    assert!(ev.is_empty(), "{ev:?}");
     assert_eq!(g.turn(), Some(1));
     let v = g.view_for(Viewer::Player(2));
     assert_eq!(v.last_trick.as_ref().unwrap().winner, 1);
@@ -400,7 +401,7 @@ fn r33_symbol_score_table() {
         r.won[1] = bits(&pool[k..]);
         ok(&mut g, 1, c(Red, 9));
         let ev = ok(&mut g, 0, c(Blue, 10));
-        let Some(Event::RoundEnded(res)) = ev.get(2) else {
+        let Some(Event::RoundEnded(res)) = ev.first() else {
             panic!("{ev:?}")
         };
         assert_eq!(res.symbol_counts, vec![k as u32, 10 - k as u32]);
