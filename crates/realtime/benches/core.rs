@@ -254,8 +254,9 @@ async fn seat(table: TableHandle, who: Who, seed: u64) {
 struct Cpu {
     /// The process's user and system time, threads that ended included.
     process: (u64, u64),
-    /// By thread id: its name, CPU ticks, voluntary and involuntary context switches.
-    threads: std::collections::HashMap<u32, (String, u64, u64, u64)>,
+    /// By thread id: its name, CPU ticks, voluntary and involuntary context switches, and
+    /// from the scheduler (`schedstat`): ns on a core, ns runnable waiting for one.
+    threads: std::collections::HashMap<u32, (String, u64, u64, u64, u64, u64)>,
 }
 
 impl Cpu {
@@ -291,7 +292,16 @@ impl Cpu {
                 switches("voluntary_ctxt_switches:"),
                 switches("nonvoluntary_ctxt_switches:"),
             );
-            cpu.threads.insert(tid, (name, user + system, vol, invol));
+            let sched: Vec<u64> = read("schedstat")
+                .split_whitespace()
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            let (run, wait) = (
+                sched.first().copied().unwrap_or(0),
+                sched.get(1).copied().unwrap_or(0),
+            );
+            cpu.threads
+                .insert(tid, (name, user + system, vol, invol, run, wait));
         }
         cpu
     }
@@ -311,20 +321,24 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) {
     let total = |c: &Cpu| c.process.0 + c.process.1;
     let used = (total(&after) - total(&before)) as f64 * tick;
     let system = (after.process.1 - before.process.1) as f64 * tick;
-    let mut by_name: std::collections::BTreeMap<String, (f64, u64, u64, usize)> =
+    // By kind of thread: cores on a core, switches (voluntary, not), threads, cores
+    // runnable but waiting for a core (the machine's other work, or the process's own
+    // threads on one core).
+    let mut by_name: std::collections::BTreeMap<String, (f64, u64, u64, usize, f64)> =
         std::collections::BTreeMap::new();
-    for (tid, (name, ticks, vol, invol)) in &after.threads {
-        let (t0, v0, i0) = before
+    for (tid, (name, _, vol, invol, run, wait)) in &after.threads {
+        let (v0, i0, r0, w0) = before
             .threads
             .get(tid)
-            .map(|b| (b.1, b.2, b.3))
+            .map(|b| (b.2, b.3, b.4, b.5))
             .unwrap_or_default();
         let kind = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
         let e = by_name.entry(kind.to_string()).or_default();
-        e.0 += (ticks - t0) as f64 * tick / wall;
+        e.0 += (run - r0) as f64 * 1e-9 / wall;
         e.1 += vol - v0;
         e.2 += invol - i0;
         e.3 += 1;
+        e.4 += (wait - w0) as f64 * 1e-9 / wall;
     }
     let switches: u64 = by_name.values().map(|e| e.1 + e.2).sum();
     println!(
@@ -336,10 +350,11 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) {
         used / moves * 1e6,
         switches as f64 / moves,
     );
-    for (name, (cores, vol, invol, n)) in by_name {
+    for (name, (cores, vol, invol, n, waiting)) in by_name {
         if cores > 0.0 || vol + invol > 0 {
             println!(
-                "    {name} ×{n}: {cores:.2} cores, {:.2} + {:.2} switches per move (voluntary + not)",
+                "    {name} ×{n}: {cores:.2} cores, {waiting:.2} waiting for one, \
+                 {:.2} + {:.2} switches per move (voluntary + not)",
                 vol as f64 / moves,
                 invol as f64 / moves
             );
