@@ -19,6 +19,12 @@
 //! pinned to the first core, and a runtime of two worker threads on two cores. The second
 //! against the first is how the core scales with cores: a serial part (the store writer,
 //! a lock, a channel) would hold it near 1.
+//!
+//! With `CORE_BENCH_CPU=SECONDS`, each configuration then plays that long more and prints
+//! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
+//! a core, and runnable but waiting for one) and context switches per move. On a busy
+//! machine the rates say little; CPU per move and switches per move still compare builds.
+//! The benchmark allocates with jemalloc, as the server does.
 
 use std::sync::Arc;
 

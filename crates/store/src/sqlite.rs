@@ -20,8 +20,9 @@
 //! Accepted actions are appended to a journal (migration 0014) and folded into the log
 //! clustered by table (in chunks, migration 0020) once the journal is long ([`folds`]): a
 //! commit then writes a few pages at the journal's end instead of one page per table of
-//! its group. Groups of plain actions and folds use the write connection's SQLite handle
-//! directly ([`raw`]).
+//! its group. Groups of plain actions, groups with other ops (a round's start or end, a
+//! seat, …; all but a match's finish, whose ratings go through sqlx) and folds use the write
+//! connection's SQLite handle directly ([`raw`]).
 
 use std::str::FromStr;
 use std::time::Duration;

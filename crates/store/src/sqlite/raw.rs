@@ -13,6 +13,13 @@
 //! caller holds the write pool's only connection. The action's JSON text is stored as the
 //! caller serialized it, never parsed here.
 //!
+//! A group with other ops than actions (a round's start or end, seats, status, clock,
+//! abandons, chat lines: [`Step`]) is written the same way, in one visit ([`mixed`]):
+//! under load nearly every group holds one, and through sqlx such a group cost a hand-off
+//! to sqlx's thread and back per statement, its actions going through the `actions` view's
+//! trigger (JSON parsed per row). Only a group that finishes a match (its ratings) still
+//! goes through sqlx.
+//!
 //! The writer alone (`write_bench … 1024 8 writer`) went from about 50k durable actions/s
 //! to 72-99k on this busy 2-core machine, at 7-8 µs of CPU per action in all instead of
 //! 21, of which 3.5-4 µs on this thread (docs/performance.md).
