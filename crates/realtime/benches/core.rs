@@ -19,8 +19,19 @@
 //! pinned to the first core, and a runtime of two worker threads on two cores. The second
 //! against the first is how the core scales with cores: a serial part (the store writer,
 //! a lock, a channel) would hold it near 1.
+//!
+//! With `CORE_BENCH_CPU=SECONDS`, each configuration then plays that long more and prints
+//! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
+//! a core, and runnable but waiting for one) and context switches per move. On a busy
+//! machine the rates say little; CPU per move and switches per move still compare builds.
+//! The benchmark allocates with jemalloc, as the server does.
 
 use std::sync::Arc;
+
+/// The server's allocator (`crates/server/src/main.rs`): the core is measured as it runs
+/// there. With glibc's malloc, a fifth of the benchmark's CPU was malloc and free.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -89,7 +100,9 @@ impl Tables {
                     let mut n = 0u64;
                     while !stop.load(Relaxed) {
                         n += 1;
-                        play_a_match(&core, &pair, n).await;
+                        if !play_a_match(&core, &pair, n).await {
+                            break;
+                        }
                     }
                 });
             }
@@ -146,8 +159,10 @@ async fn players(core: &Core, n: usize) -> Vec<Who> {
     v
 }
 
-/// One match of Trump for the two players `pair`, from a new table to its end.
-async fn play_a_match(core: &Core, pair: &[Who], n: u64) {
+/// One match of Trump for the two players `pair`, from a new table to its end; `false`
+/// once the configuration is stopping (the core makes no new table, or the table was
+/// handed over before its match started).
+async fn play_a_match(core: &Core, pair: &[Who], n: u64) -> bool {
     let record = realtime::table::open_record("trump", 2, pair[0].id).expect("a trump record");
     let seats = pair
         .iter()
@@ -156,17 +171,27 @@ async fn play_a_match(core: &Core, pair: &[Who], n: u64) {
             name: w.name.clone(),
         })
         .collect();
-    let table = core.create(record, seats).await.expect("a new table");
-    table
+    let table = match core.create(record, seats).await {
+        Ok(table) => table,
+        // The configuration is stopping: no new table, the player is done.
+        Err(realtime::TableError::Draining) => return false,
+        Err(e) => panic!("a new table: {e:?}"),
+    };
+    let started = table
         .ask(|reply| Cmd::Start {
             who: pair[0].clone(),
             reply,
         })
-        .await
-        .expect("the match starts");
+        .await;
+    match started {
+        Ok(_) => {}
+        Err(_) if core.draining() => return false,
+        Err(e) => panic!("the match starts: {e:?}"),
+    }
     let a = tokio::spawn(seat(table.clone(), pair[0].clone(), n * 2));
     let b = seat(table.clone(), pair[1].clone(), n * 2 + 1);
     let _ = tokio::join!(a, b);
+    true
 }
 
 /// One seat's client: reads what the table sends, and plays a random legal action at
@@ -229,19 +254,150 @@ async fn seat(table: TableHandle, who: Who, seed: u64) {
     let _ = table.send(Cmd::Disconnect { conn }).await;
 }
 
+/// What the process and each of its threads used so far: CPU time (Linux's `/proc`, in
+/// clock ticks of 10 ms) and context switches, by thread name.
+#[derive(Default)]
+struct Cpu {
+    /// The process's user and system time, threads that ended included.
+    process: (u64, u64),
+    /// By thread id: its name, CPU ticks, voluntary and involuntary context switches, and
+    /// from the scheduler (`schedstat`): ns on a core, ns runnable waiting for one.
+    threads: std::collections::HashMap<u32, (String, u64, u64, u64, u64, u64)>,
+}
+
+impl Cpu {
+    fn now() -> Cpu {
+        let ticks = |stat: &str| -> Option<(u64, u64)> {
+            // The fields after the name (which may hold spaces), from the state (3rd) on.
+            let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            Some((rest.get(11)?.parse().ok()?, rest.get(12)?.parse().ok()?))
+        };
+        let mut cpu = Cpu::default();
+        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
+            cpu.process = ticks(&stat).unwrap_or_default();
+        }
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return cpu;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            let read = |f: &str| std::fs::read_to_string(task.path().join(f)).unwrap_or_default();
+            let name = read("comm").trim().to_string();
+            let (user, system) = ticks(&read("stat")).unwrap_or_default();
+            let status = read("status");
+            let switches = |key: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0)
+            };
+            let (vol, invol) = (
+                switches("voluntary_ctxt_switches:"),
+                switches("nonvoluntary_ctxt_switches:"),
+            );
+            let sched: Vec<u64> = read("schedstat")
+                .split_whitespace()
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            let (run, wait) = (
+                sched.first().copied().unwrap_or(0),
+                sched.get(1).copied().unwrap_or(0),
+            );
+            cpu.threads
+                .insert(tid, (name, user + system, vol, invol, run, wait));
+        }
+        cpu
+    }
+}
+
+/// Plays `secs` seconds more of a running configuration and prints what it cost: moves/s,
+/// the cores the process used (CPU time over wall time), CPU per move, each kind of thread's
+/// share, and context switches per move (each one a thread that went to sleep: a wake-up
+/// handed across threads).
+fn cpu_window(running: &Tables, label: &str, secs: f64) {
+    let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let (after, moves_after, wall) = (Cpu::now(), running.moves(), start.elapsed());
+    let moves = (moves_after - moves_before).max(1) as f64;
+    let wall = wall.as_secs_f64();
+    let tick = 0.01;
+    let total = |c: &Cpu| c.process.0 + c.process.1;
+    let used = (total(&after) - total(&before)) as f64 * tick;
+    let system = (after.process.1 - before.process.1) as f64 * tick;
+    // By kind of thread: cores on a core, switches (voluntary, not), threads, cores
+    // runnable but waiting for a core (the machine's other work, or the process's own
+    // threads on one core).
+    let mut by_name: std::collections::BTreeMap<String, (f64, u64, u64, usize, f64)> =
+        std::collections::BTreeMap::new();
+    for (tid, (name, _, vol, invol, run, wait)) in &after.threads {
+        let (v0, i0, r0, w0) = before
+            .threads
+            .get(tid)
+            .map(|b| (b.2, b.3, b.4, b.5))
+            .unwrap_or_default();
+        let kind = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+        let e = by_name.entry(kind.to_string()).or_default();
+        e.0 += (run - r0) as f64 * 1e-9 / wall;
+        e.1 += vol - v0;
+        e.2 += invol - i0;
+        e.3 += 1;
+        e.4 += (wait - w0) as f64 * 1e-9 / wall;
+    }
+    let switches: u64 = by_name.values().map(|e| e.1 + e.2).sum();
+    println!(
+        "{label}: {:.1}k moves/s; the process used {:.2} cores ({:.2} in the kernel), \
+         {:.1} µs of CPU per move, {:.2} context switches per move",
+        moves / wall / 1e3,
+        used / wall,
+        system / wall,
+        used / moves * 1e6,
+        switches as f64 / moves,
+    );
+    for (name, (cores, vol, invol, n, waiting)) in by_name {
+        if cores > 0.0 || vol + invol > 0 {
+            println!(
+                "    {name} ×{n}: {cores:.2} cores, {waiting:.2} waiting for one, \
+                 {:.2} + {:.2} switches per move (voluntary + not)",
+                vol as f64 / moves,
+                invol as f64 / moves
+            );
+        }
+    }
+}
+
 fn flat_out(c: &mut Criterion) {
     let mut group = c.benchmark_group("trump_flat_out");
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
+    // Criterion's filter (its first argument that is neither an option nor an option's
+    // number), read as plain names between `|`: a configuration it leaves out is not
+    // started at all.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-') && a.parse::<f64>().is_err())
+        .map(|f| f.split('|').map(str::to_string).collect())
+        .unwrap_or_default();
     for tables in [64, 256, 1024] {
         for cores in [1, 2] {
+            let name = format!("{tables}_tables_{cores}_cores");
+            if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+                continue;
+            }
             let running = Tables::start(tables, cores);
             // Past the first deals and the store's first pages.
             running.time_moves(2_000);
-            group.bench_function(format!("{tables}_tables_{cores}_cores"), |b| {
-                b.iter_custom(|moves| running.time_moves(moves))
-            });
+            group.bench_function(&name, |b| b.iter_custom(|moves| running.time_moves(moves)));
+            // `CORE_BENCH_CPU=SECONDS`: then a window of that long, with what it cost.
+            if let Some(secs) = std::env::var("CORE_BENCH_CPU")
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+            {
+                cpu_window(&running, &name, secs);
+            }
             running.stop();
         }
     }

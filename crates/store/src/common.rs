@@ -2299,6 +2299,10 @@ macro_rules! impl_store {
                     let conn = self.write.acquire().await?;
                     return self.write_plain(conn, &plan).await;
                 }
+                // SQLite: steps and actions in one visit to the write connection's handle.
+                if let Some(r) = self.write_mixed(&plan).await {
+                    return r;
+                }
                 let mut tx = self.begin_write().await?;
                 Self::write_fence(&mut tx, &plan).await?;
                 for step in &plan.steps {

@@ -185,6 +185,11 @@ impl PgStore {
         Self::write_tail(&mut conn, plan).await
     }
 
+    /// See `impl_store!`: on Postgres a group with steps goes through its transaction.
+    async fn write_mixed(&self, _plan: &Plan<'_>) -> Option<Result<()>> {
+        None
+    }
+
     /// What `impl_store!` appends to a read it must keep until its commit: the rows stay
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
     const LOCK: &str = " FOR UPDATE";

@@ -20,8 +20,9 @@
 //! Accepted actions are appended to a journal (migration 0014) and folded into the log
 //! clustered by table (in chunks, migration 0020) once the journal is long ([`folds`]): a
 //! commit then writes a few pages at the journal's end instead of one page per table of
-//! its group. Groups of plain actions and folds use the write connection's SQLite handle
-//! directly ([`raw`]).
+//! its group. Groups of plain actions, groups with other ops (a round's start or end, a
+//! seat, …; all but a match's finish, whose ratings go through sqlx) and folds use the write
+//! connection's SQLite handle directly ([`raw`]).
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -388,9 +389,24 @@ impl SqliteStore {
         conn: sqlx::pool::PoolConnection<Sqlite>,
         plan: &Plan<'_>,
     ) -> Result<()> {
-        // Each table's first and last action of the group: the first must come after the
-        // table's head, the last becomes it. Within the group, each table's actions must
-        // follow one another, which is checked here.
+        let (rows, heads) = Self::rows_and_heads(plan)?;
+        // In memory, the connection is the database: closing it would lose everything.
+        raw::write_group(
+            &self.lane,
+            conn,
+            rows,
+            heads,
+            plan.fences.clone(),
+            !self.in_memory,
+        )
+        .await
+        .map_err(|e| e.into_store(|| plan.missing_round()))
+    }
+
+    /// A group's actions as the journal's rows, and each table's first and last action of
+    /// the group: the first must come after the table's head, the last becomes it. Within
+    /// the group, each table's actions must follow one another, which is checked here.
+    fn rows_and_heads(plan: &Plan<'_>) -> Result<(Vec<raw::Row>, Vec<raw::Head>)> {
         let mut heads: std::collections::BTreeMap<&str, raw::Head> =
             std::collections::BTreeMap::new();
         let mut rows = Vec::with_capacity(plan.appends.len());
@@ -423,18 +439,60 @@ impl SqliteStore {
                 at: a.now,
             });
         }
-        let heads = heads.into_values().collect();
-        // In memory, the connection is the database: closing it would lose everything.
-        raw::write_group(
-            &self.lane,
-            conn,
+        Ok((rows, heads.into_values().collect()))
+    }
+
+    /// See `impl_store!`: a group with steps (a round's end or start, a seat, the status,
+    /// the clock, an abandon, a chat line) in one visit to the write connection's handle,
+    /// like a group of plain actions ([`raw::write_mixed`]), instead of a hand-off to sqlx's
+    /// thread and back per statement and its actions through the `actions` view's trigger.
+    /// `None` for a group that finishes a match: its ratings are written through sqlx
+    /// (`rate`), so that group goes that way whole.
+    async fn write_mixed(&self, plan: &Plan<'_>) -> Option<Result<()>> {
+        let steps: Vec<raw::Step> = plan
+            .steps
+            .iter()
+            .map(|s| match s.op {
+                crate::WriteOp::FinishMatch { .. } | crate::WriteOp::AppendAction(_) => None,
+                op => Some(raw::Step {
+                    table: s.table,
+                    key: s.key.clone(),
+                    now: s.now,
+                    op: op.clone(),
+                }),
+            })
+            .collect::<Option<_>>()?;
+        Some(self.write_steps(plan, steps).await)
+    }
+
+    async fn write_steps(&self, plan: &Plan<'_>, steps: Vec<raw::Step>) -> Result<()> {
+        let (rows, heads) = Self::rows_and_heads(plan)?;
+        // The tables a step touched (a chat line touches none); a table's actions alone
+        // move its head, which reads take for its time.
+        let mut stepped: Vec<&str> = steps
+            .iter()
+            .filter(|s| !matches!(s.op, crate::WriteOp::Chat(_)))
+            .map(|s| s.key.as_str())
+            .collect();
+        stepped.sort_unstable();
+        stepped.dedup();
+        let touches = plan
+            .touches
+            .iter()
+            .filter(|(t, _)| stepped.binary_search(&t.as_str()).is_ok())
+            .cloned()
+            .collect();
+        let group = raw::Mixed {
+            steps,
             rows,
             heads,
-            plan.fences.clone(),
-            !self.in_memory,
-        )
-        .await
-        .map_err(|e| e.into_store(|| plan.missing_round()))
+            fences: plan.fences.clone(),
+            touches,
+        };
+        let conn = self.write.acquire().await?;
+        raw::write_mixed(&self.lane, conn, group, !self.in_memory)
+            .await
+            .map_err(|e| e.into_store(|| plan.missing_round()))
     }
 
     /// What `impl_store!` appends to a read it must keep until its commit: nothing, since

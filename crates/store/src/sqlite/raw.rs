@@ -13,6 +13,13 @@
 //! caller holds the write pool's only connection. The action's JSON text is stored as the
 //! caller serialized it, never parsed here.
 //!
+//! A group with other ops than actions (a round's start or end, seats, status, clock,
+//! abandons, chat lines: [`Step`]) is written the same way, in one visit ([`mixed`]):
+//! under load nearly every group holds one, and through sqlx such a group cost a hand-off
+//! to sqlx's thread and back per statement, its actions going through the `actions` view's
+//! trigger (JSON parsed per row). Only a group that finishes a match (its ratings) still
+//! goes through sqlx.
+//!
 //! The writer alone (`write_bench … 1024 8 writer`) went from about 50k durable actions/s
 //! to 72-99k on this busy 2-core machine, at 7-8 µs of CPU per action in all instead of
 //! 21, of which 3.5-4 µs on this thread (docs/performance.md).
@@ -23,7 +30,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sqlx::Sqlite;
 use sqlx::pool::PoolConnection;
 
-use crate::StoreError;
+use uuid::Uuid;
+
+use crate::{StoreError, WriteOp, common};
 
 /// An action of the group, as its journal row.
 pub(super) struct Row {
@@ -120,6 +129,14 @@ fn group(
     fences: &[(String, i64)],
 ) -> Result<(), Refused> {
     db.execute_batch("BEGIN IMMEDIATE")?;
+    fence(db, fences)?;
+    append(db, rows, heads)?;
+    db.execute_batch("COMMIT")?;
+    Ok(())
+}
+
+/// Refuses the group if a fenced table is at another epoch than the one it holds.
+fn fence(db: &Connection, fences: &[(String, i64)]) -> Result<(), Refused> {
     if !fences.is_empty() {
         let mut epoch = db.prepare(EPOCH)?;
         for (table, held) in fences {
@@ -132,6 +149,11 @@ fn group(
             }
         }
     }
+    Ok(())
+}
+
+/// Each table's head (refusing an action at or before it), then the journal's rows.
+fn append(db: &Connection, rows: &[Row], heads: &[Head]) -> Result<(), Refused> {
     {
         let (mut moved, mut new) = (db.prepare(HEAD_MOVE)?, db.prepare(HEAD_NEW)?);
         for h in heads {
@@ -143,14 +165,200 @@ fn group(
             }
         }
     }
+    let mut journal = db.prepare(JOURNAL)?;
+    for r in rows {
+        journal.execute(params![r.table, r.round_no, r.seq, r.seat, r.action, r.at])?;
+    }
+    Ok(())
+}
+
+/// An op of a group other than an action (a round's start or end, a seat, the status, the
+/// clock, an abandon, a chat line), with its table: what `impl_store!`'s `write_step`
+/// writes through sqlx, one hand-off to sqlx's thread and back per statement.
+pub(super) struct Step {
+    pub table: Uuid,
+    pub key: String,
+    pub now: i64,
+    /// Never `AppendAction` (the group's rows) nor `FinishMatch` (its ratings are written
+    /// through sqlx: such a group goes that way whole).
+    pub op: WriteOp,
+}
+
+/// A group with steps as one transaction: the fences, the steps in group order, each
+/// table's head and the journal's rows (as [`group`]), then `updated_at` of each table a
+/// step touched (`touches`; a table's actions alone move its head, which reads count as
+/// its time). Durable on return. Before, such a group went through sqlx, a statement at a
+/// time, its actions through the `actions` view's trigger: under load nearly every group
+/// holds a round's end or start, so nearly every group went that way.
+fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
+    db.execute_batch("BEGIN IMMEDIATE")?;
+    fence(db, &g.fences)?;
+    for s in &g.steps {
+        step(db, s)?;
+    }
+    append(db, &g.rows, &g.heads)?;
     {
-        let mut journal = db.prepare(JOURNAL)?;
-        for r in rows {
-            journal.execute(params![r.table, r.round_no, r.seq, r.seat, r.action, r.at])?;
+        let mut touch = db.prepare(TOUCH)?;
+        for (table, at) in &g.touches {
+            touch.execute(params![table, at])?;
         }
     }
     db.execute_batch("COMMIT")?;
     Ok(())
+}
+
+/// What [`mixed`] writes.
+pub(super) struct Mixed {
+    pub steps: Vec<Step>,
+    pub rows: Vec<Row>,
+    pub heads: Vec<Head>,
+    pub fences: Vec<(String, i64)>,
+    /// `(table, Unix ms)` of the tables a step touched.
+    pub touches: Vec<(String, i64)>,
+}
+
+const TOUCH: &str = "UPDATE game_tables SET updated_at = ?2 WHERE id = ?1";
+
+/// A statement of `common` (numbered `$n` parameters, as sqlx writes them) for rusqlite:
+/// `?n`, which SQLite binds by number whatever the order they appear in.
+fn numbered(sql: &str) -> String {
+    sql.replace('$', "?")
+}
+
+/// A foreign key refused `e`: `NotFound(what)` (as `common::fk_as_not_found`).
+fn fk(e: rusqlite::Error, what: impl FnOnce() -> String) -> Refused {
+    if let rusqlite::Error::SqliteFailure(f, _) = &e
+        && f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+    {
+        return Refused::Store(StoreError::NotFound(what()));
+    }
+    Refused::Sqlite(e)
+}
+
+/// `NotFound(what)` when an `UPDATE` matched no row (as `common::found`).
+fn found(rows: usize, what: impl FnOnce() -> String) -> Result<(), Refused> {
+    common::found(rows as u64, what).map_err(Refused::Store)
+}
+
+/// One step, as `impl_store!`'s `write_step` writes it, with the same statements and the
+/// same errors.
+fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
+    use rusqlite::types::Value;
+    let (table, key) = (s.table, s.key.as_str());
+    match &s.op {
+        WriteOp::SetSeat { seat, occupant } => {
+            let (kind, player_id, name, level) = common::seat_columns(occupant);
+            let done = db
+                .execute(
+                    &numbered(common::SET_SEAT),
+                    params![kind, player_id, name, level, key, seat],
+                )
+                .map_err(|e| fk(e, || format!("{occupant:?}")))?;
+            found(done, || format!("seat {seat} of table {table}"))
+        }
+        WriteOp::SetStatus(status) => {
+            let done = db.execute(&numbered(common::SET_STATUS), params![key, status.as_str()])?;
+            found(done, || format!("table {table}"))
+        }
+        WriteOp::StartRound(round) => {
+            db.execute(
+                &numbered(common::INSERT_ROUND),
+                params![
+                    key,
+                    round.round_no,
+                    round.seed_hex,
+                    round.commitment,
+                    round.started_at,
+                    round.ended_at,
+                    round.result.as_ref().map(|v| v.to_string())
+                ],
+            )
+            .map_err(|e| fk(e, || format!("table {table}")))?;
+            Ok(())
+        }
+        WriteOp::SetClock(banks) => {
+            let done = db.execute(&numbered(common::SET_CLOCK), params![key, banks.to_string()])?;
+            found(done, || format!("table {table}"))
+        }
+        WriteOp::Abandon { seats } => {
+            let mut abandon = db.prepare(&numbered(common::ABANDON_SEAT))?;
+            for seat in seats {
+                let done = abandon.execute(params![key, seat])?;
+                found(done, || format!("seat {seat} of table {table}"))?;
+            }
+            Ok(())
+        }
+        WriteOp::Chat(line) => {
+            db.execute(
+                &numbered(common::INSERT_CHAT),
+                params![
+                    key,
+                    line.seq,
+                    line.player_id.to_string(),
+                    line.name,
+                    line.spectator,
+                    line.text,
+                    line.emote,
+                    line.created_at
+                ],
+            )
+            .map_err(|e| {
+                fk(e, || {
+                    format!("table {table} or chat sender {}", line.player_id)
+                })
+            })?;
+            Ok(())
+        }
+        WriteOp::EndRound {
+            round_no,
+            result,
+            totals,
+        } => {
+            let done = db.execute(
+                &numbered(common::END_ROUND),
+                params![key, round_no, s.now, result.to_string()],
+            )?;
+            if done == 0 {
+                // Tell "already ended" (a result would be overwritten) from "unknown".
+                let exists: Option<i32> = db
+                    .query_row(&numbered(common::ROUND_EXISTS), params![key, round_no], |r| {
+                        r.get(0)
+                    })
+                    .optional()?;
+                let what = format!("round {round_no} of table {table}");
+                return Err(Refused::Store(match exists {
+                    Some(_) => StoreError::Conflict(format!("{what} already ended")),
+                    None => StoreError::NotFound(what),
+                }));
+            }
+            if totals.is_empty() {
+                return Ok(());
+            }
+            let mut args = vec![Value::Text(key.to_string())];
+            for (seat, total) in totals.iter().enumerate() {
+                args.push(Value::Integer(seat as i64));
+                args.push(Value::Integer(*total));
+            }
+            let done = db.execute(
+                &numbered(&common::seat_scores(totals.len())),
+                rusqlite::params_from_iter(args),
+            )?;
+            common::seats_found(done as u64, totals.len(), table).map_err(Refused::Store)
+        }
+        WriteOp::AppendAction(_) | WriteOp::FinishMatch { .. } => Err(Refused::Store(
+            StoreError::Corrupt("an action or a match's finish written as a raw step".into()),
+        )),
+    }
+}
+
+/// Writes a group with steps ([`mixed`]) on the store's [`Lane`] ([`run`]).
+pub(super) async fn write_mixed(
+    lane: &Lane,
+    conn: PoolConnection<Sqlite>,
+    group: Mixed,
+    may_close: bool,
+) -> Result<(), Refused> {
+    run(lane, conn, may_close, move |db| mixed(db, &group)).await
 }
 
 /// Writes a group ([`group`]) on the store's [`Lane`] ([`run`]).
