@@ -277,7 +277,10 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             Ok(())
         }
         WriteOp::SetClock(banks) => {
-            let done = db.execute(&numbered(common::SET_CLOCK), params![key, banks.to_string()])?;
+            let done = db.execute(
+                &numbered(common::SET_CLOCK),
+                params![key, banks.to_string()],
+            )?;
             found(done, || format!("table {table}"))
         }
         WriteOp::Abandon { seats } => {
@@ -321,9 +324,11 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             if done == 0 {
                 // Tell "already ended" (a result would be overwritten) from "unknown".
                 let exists: Option<i32> = db
-                    .query_row(&numbered(common::ROUND_EXISTS), params![key, round_no], |r| {
-                        r.get(0)
-                    })
+                    .query_row(
+                        &numbered(common::ROUND_EXISTS),
+                        params![key, round_no],
+                        |r| r.get(0),
+                    )
                     .optional()?;
                 let what = format!("round {round_no} of table {table}");
                 return Err(Refused::Store(match exists {
