@@ -157,7 +157,7 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Every write: one connection.
     write: SqlitePool,
-    /// The thread on which groups of plain actions and folds use that connection's handle.
+    /// The thread on which groups (all but a match's finish) and folds use that connection's handle.
     lane: raw::Lane,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,

@@ -225,14 +225,10 @@ fn numbered(sql: &str) -> String {
     sql.replace('$', "?")
 }
 
-/// A foreign key refused `e`: `NotFound(what)` (as `common::fk_as_not_found`).
+/// `e` as the store's error, a foreign key's refusal as `NotFound(what)` ([`sqlite_error`],
+/// as `common::fk_as_not_found` on the sqlx path).
 fn fk(e: rusqlite::Error, what: impl FnOnce() -> String) -> Refused {
-    if let rusqlite::Error::SqliteFailure(f, _) = &e
-        && f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
-    {
-        return Refused::Store(StoreError::NotFound(what()));
-    }
-    Refused::Sqlite(e)
+    Refused::Store(sqlite_error(e, what))
 }
 
 /// `NotFound(what)` when an `UPDATE` matched no row (as `common::found`).
