@@ -161,6 +161,10 @@ pub struct PlayReport {
     /// The server's own view (`/metrics` over the window): mean received → acknowledged
     /// time of an accepted action, ms.
     pub server_ack_mean_ms: Option<f64>,
+    /// The server's p99 of the same time, as the upper bound of its histogram's bucket
+    /// (ms): what of a move's p99 the server's table, writer and store account for, the
+    /// rest being sockets, the kernel and the load generator.
+    pub server_ack_p99_ms: Option<f64>,
     /// Durable group commits per second, their mean duration (ms) and mean size (table
     /// units per commit): where the time of a move goes when the CPU is not busy.
     pub commits_per_sec: Option<f64>,
@@ -667,6 +671,10 @@ async fn play(
         bot_wait: played.bot_wait.summary(),
         frames: played.frames.summary(),
         server_ack_mean_ms: mean("fib_action_seconds", 1e3),
+        server_ack_p99_ms: match (&m0, &m1) {
+            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_action_seconds", 0.99),
+            _ => None,
+        },
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
         units_per_commit: mean("fib_commit_group_units", 1.0),
@@ -776,6 +784,33 @@ fn problems(r: &Report) -> Vec<String> {
     out
 }
 
+/// The upper bound (ms) of the first bucket of histogram `family` holding the `q` quantile
+/// of what it counted between the snapshots `a` and `b`.
+fn bucket_quantile(a: &Metrics, b: &Metrics, family: &str, q: f64) -> Option<f64> {
+    let name = format!("{family}_bucket");
+    let before: std::collections::HashMap<String, f64> = a.labelled(&name).into_iter().collect();
+    let mut buckets: Vec<(f64, f64)> = b
+        .labelled(&name)
+        .into_iter()
+        .filter_map(|(labels, n)| {
+            let le = labels.strip_prefix("le=\"")?.strip_suffix('"')?;
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
+            Some((le, n - before.get(&labels).copied().unwrap_or(0.0)))
+        })
+        .collect();
+    buckets.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let total = buckets.last()?.1;
+    if total <= 0.0 {
+        return None;
+    }
+    let (le, _) = buckets.into_iter().find(|(_, n)| *n >= q * total)?;
+    Some(le * 1e3)
+}
+
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let opt = |v: Option<f64>, unit: &str| match v {
@@ -831,8 +866,10 @@ impl std::fmt::Display for Report {
             writeln!(f, "move round trip:     {}", lat(&p.move_rtt))?;
             writeln!(
                 f,
-                "server's view:       ack {} mean; {} commits/s of {} ms and {} units on average",
+                "server's view:       ack {} mean, p99 ≤ {}; {} commits/s of {} ms and {} units on average",
                 opt(p.server_ack_mean_ms.map(|m| m * 1000.0), " µs"),
+                p.server_ack_p99_ms
+                    .map_or("n/a".into(), |m| format!("{m} ms")),
                 opt(p.commits_per_sec, ""),
                 p.commit_mean_ms.map_or("n/a".into(), |m| format!("{m:.2}")),
                 opt(p.units_per_commit, "")

@@ -21,8 +21,9 @@
 //! clustered by table (in chunks, migration 0020) once the journal is long ([`folds`]): a
 //! commit then writes a few pages at the journal's end instead of one page per table of
 //! its group. Groups of plain actions, groups with other ops (a round's start or end, a
-//! seat, …; all but a match's finish, whose ratings go through sqlx) and folds use the write
-//! connection's SQLite handle directly ([`raw`]).
+//! seat, …; all but a match's finish, whose ratings go through sqlx) and folds are written
+//! by the store's own thread, through a connection of its own to the file, while the write
+//! pool's connection is held ([`raw`]).
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -140,9 +141,11 @@ async fn fold(lane: &raw::Lane, write: &SqlitePool, may_close: bool) -> Result<u
     let mut moved = 0;
     loop {
         let conn = write.acquire().await?;
+        let started = std::time::Instant::now();
         let (rows, more) = raw::fold_some(lane, conn, FOLD_ROWS, may_close)
             .await
             .map_err(|e| e.into_store(|| "a round of the journal's actions".into()))?;
+        tracing::debug!(rows, took = ?started.elapsed(), "folded the action journal");
         moved += rows;
         if !more {
             return Ok(moved);
@@ -200,7 +203,7 @@ impl SqliteStore {
                 .await?;
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
             let alive = std::sync::Arc::new(());
-            let lane = raw::Lane::start().map_err(sqlx::Error::Io)?;
+            let lane = raw::Lane::start(None).map_err(sqlx::Error::Io)?;
             tokio::spawn(folds(
                 lane.clone(),
                 pool.clone(),
@@ -234,7 +237,9 @@ impl SqliteStore {
             // not by whichever commit crosses the threshold; this only bounds the WAL
             // should that task ever stop.
             .pragma("wal_autocheckpoint", CHECKPOINT_FALLBACK_PAGES);
-        if let Some(dir) = write_options.get_filename().parent()
+        // The lane's own connection opens the same file ([`raw::Lane`]).
+        let file = write_options.get_filename().to_path_buf();
+        if let Some(dir) = file.parent()
             && !dir.as_os_str().is_empty()
         {
             std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
@@ -270,7 +275,7 @@ impl SqliteStore {
             std::sync::Arc::downgrade(&alive),
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
-        let lane = raw::Lane::start().map_err(sqlx::Error::Io)?;
+        let lane = raw::Lane::start(Some(file)).map_err(sqlx::Error::Io)?;
         fold(&lane, &write, true).await?;
         tokio::spawn(folds(
             lane.clone(),
@@ -305,6 +310,8 @@ impl SqliteStore {
             tracing::warn!("folding the action journal at close: {e}");
         }
         self.pool.close().await;
+        // The lane's connection before the pool's, which is then the file's last.
+        self.lane.close().await;
         self.write.close().await;
     }
 
@@ -610,6 +617,45 @@ mod tests {
         assert!(refused.to_string().contains("readonly"), "{refused}");
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The store's write thread writes a file through a connection of its own, with the
+    /// settings durability depends on; in memory it borrows the one connection. Closing
+    /// the store closes both, the pool's last: the WAL is then checkpointed and removed.
+    #[tokio::test]
+    async fn the_write_thread_has_its_own_durable_connection_to_a_file() {
+        let (store, _url, dir) = file_store().await;
+        let mut conn = store.write.acquire().await.unwrap();
+        sqlx::query("CREATE TEMP TABLE probe (x)")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let got = raw::settings(&store.lane, conn)
+            .await
+            .unwrap_or_else(|_| panic!("the lane answers"));
+        assert_eq!(got, ("wal".into(), 2, 1, 10_000, false));
+        // What it writes is there for every other connection.
+        let table = playing_table(&store, 1).await;
+        use crate::Store;
+        store.write_group(&[act(table, 0, 0, 5)]).await.unwrap();
+        assert_eq!(log_of(&store, table).await.0, vec![(0, 0)]);
+        store.close().await;
+        assert!(
+            !dir.join("fib.db-wal").exists(),
+            "the WAL is removed at close"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+
+        let memory = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        let mut conn = memory.write.acquire().await.unwrap();
+        sqlx::query("CREATE TEMP TABLE probe (x)")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let got = raw::settings(&memory.lane, conn)
+            .await
+            .unwrap_or_else(|_| panic!("the lane answers"));
+        assert!(got.4, "in memory, the pool's one connection is borrowed");
     }
 
     /// Commits do not checkpoint the WAL themselves (below the fallback size): the

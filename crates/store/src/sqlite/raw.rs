@@ -1,17 +1,19 @@
-//! A group of plain actions, and the fold of the journal, written through the write
-//! connection's SQLite handle itself, with prepared statements and bound values, on a
-//! thread of the store's own ([`Lane`]) (issue #30).
+//! A group of plain actions, and the fold of the journal, written straight through
+//! SQLite, with prepared statements and bound values, on a thread of the store's own
+//! ([`Lane`]) (issue #30).
 //!
 //! Through sqlx, each statement is a message to the connection's thread and back, so a
 //! group was one script of a few statements reading its rows from JSON arrays
 //! (`json_each`): SQLite then parsed every row's JSON, and the journal's rows were built
 //! from text. Here the group's rows are bound as values, one prepared statement per kind
-//! of row, all in one visit to the connection: sqlx's thread hands the handle over
-//! ([`sqlx::sqlite::SqliteConnection::lock_handle`]) and takes it back when the group is
-//! done. It is the same connection (its settings, `synchronous=FULL` among them, its page
-//! cache, its place as the process's one writer): nothing else writes meanwhile, since the
-//! caller holds the write pool's only connection. The action's JSON text is stored as the
-//! caller serialized it, never parsed here.
+//! of row, all in one visit of the lane. For a database file the lane has a connection of
+//! its own, opened with the write connection's settings (`synchronous=FULL` among them),
+//! which keeps its prepared statements from one group to the next; the caller holds the
+//! write pool's only connection meanwhile, so nothing else of the store writes at the same
+//! time. In memory, the pool's one connection is the database: sqlx's thread hands its
+//! handle over ([`sqlx::sqlite::SqliteConnection::lock_handle`]) and takes it back when
+//! the group is done. The action's JSON text is stored as the caller serialized it, never
+//! parsed here.
 //!
 //! A group with other ops than actions (a round's start or end, seats, status, clock,
 //! abandons, chat lines: [`Step`]) is written the same way, in one visit ([`mixed`]):
@@ -22,7 +24,9 @@
 //!
 //! The writer alone (`write_bench … 1024 8 writer`) went from about 50k durable actions/s
 //! to 72-99k on this busy 2-core machine, at 7-8 µs of CPU per action in all instead of
-//! 21, of which 3.5-4 µs on this thread (docs/performance.md).
+//! 21, of which 3.5-4 µs on this thread (docs/performance.md). Its own connection took two
+//! wake-ups of sqlx's thread out of every group: at a human pace (500 tables) a move's
+//! server CPU went down by a tenth and its round trip's p50 by a sixth.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -128,17 +132,17 @@ fn group(
     heads: &[Head],
     fences: &[(String, i64)],
 ) -> Result<(), Refused> {
-    db.execute_batch("BEGIN IMMEDIATE")?;
+    cached(db, "BEGIN IMMEDIATE")?.execute([])?;
     fence(db, fences)?;
     append(db, rows, heads)?;
-    db.execute_batch("COMMIT")?;
+    cached(db, "COMMIT")?.execute([])?;
     Ok(())
 }
 
 /// Refuses the group if a fenced table is at another epoch than the one it holds.
 fn fence(db: &Connection, fences: &[(String, i64)]) -> Result<(), Refused> {
     if !fences.is_empty() {
-        let mut epoch = db.prepare(EPOCH)?;
+        let mut epoch = cached(db, EPOCH)?;
         for (table, held) in fences {
             // An unknown table is refused below, by its actions' foreign key.
             let at: Option<i64> = epoch.query_row([table], |r| r.get(0)).optional()?;
@@ -155,7 +159,7 @@ fn fence(db: &Connection, fences: &[(String, i64)]) -> Result<(), Refused> {
 /// Each table's head (refusing an action at or before it), then the journal's rows.
 fn append(db: &Connection, rows: &[Row], heads: &[Head]) -> Result<(), Refused> {
     {
-        let (mut moved, mut new) = (db.prepare(HEAD_MOVE)?, db.prepare(HEAD_NEW)?);
+        let (mut moved, mut new) = (cached(db, HEAD_MOVE)?, cached(db, HEAD_NEW)?);
         for h in heads {
             let (round, seq) = h.last;
             let (first_round, first_seq) = h.first;
@@ -165,7 +169,7 @@ fn append(db: &Connection, rows: &[Row], heads: &[Head]) -> Result<(), Refused> 
             }
         }
     }
-    let mut journal = db.prepare(JOURNAL)?;
+    let mut journal = cached(db, JOURNAL)?;
     for r in rows {
         journal.execute(params![r.table, r.round_no, r.seq, r.seat, r.action, r.at])?;
     }
@@ -191,19 +195,19 @@ pub(super) struct Step {
 /// time, its actions through the `actions` view's trigger: under load nearly every group
 /// holds a round's end or start, so nearly every group went that way.
 fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
-    db.execute_batch("BEGIN IMMEDIATE")?;
+    cached(db, "BEGIN IMMEDIATE")?.execute([])?;
     fence(db, &g.fences)?;
     for s in &g.steps {
         step(db, s)?;
     }
     append(db, &g.rows, &g.heads)?;
     {
-        let mut touch = db.prepare(TOUCH)?;
+        let mut touch = cached(db, TOUCH)?;
         for (table, at) in &g.touches {
             touch.execute(params![table, at])?;
         }
     }
-    db.execute_batch("COMMIT")?;
+    cached(db, "COMMIT")?.execute([])?;
     Ok(())
 }
 
@@ -218,6 +222,17 @@ pub(super) struct Mixed {
 }
 
 const TOUCH: &str = "UPDATE game_tables SET updated_at = ?2 WHERE id = ?1";
+
+/// `sql` prepared once per connection: the lane's own connection keeps its statements
+/// between groups (a borrowed handle's cache goes with the visit).
+fn cached<'c>(db: &'c Connection, sql: &str) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
+    db.prepare_cached(sql)
+}
+
+/// Runs `sql` ([`cached`]) with `args`: the rows it changed.
+fn exec(db: &Connection, sql: &str, args: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    cached(db, sql)?.execute(args)
+}
 
 /// A statement of `common` (numbered `$n` parameters, as sqlx writes them) for rusqlite:
 /// `?n`, which SQLite binds by number whatever the order they appear in.
@@ -244,20 +259,25 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
     match &s.op {
         WriteOp::SetSeat { seat, occupant } => {
             let (kind, player_id, name, level) = common::seat_columns(occupant);
-            let done = db
-                .execute(
-                    &numbered(common::SET_SEAT),
-                    params![kind, player_id, name, level, key, seat],
-                )
-                .map_err(|e| fk(e, || format!("{occupant:?}")))?;
+            let done = exec(
+                db,
+                &numbered(common::SET_SEAT),
+                params![kind, player_id, name, level, key, seat],
+            )
+            .map_err(|e| fk(e, || format!("{occupant:?}")))?;
             found(done, || format!("seat {seat} of table {table}"))
         }
         WriteOp::SetStatus(status) => {
-            let done = db.execute(&numbered(common::SET_STATUS), params![key, status.as_str()])?;
+            let done = exec(
+                db,
+                &numbered(common::SET_STATUS),
+                params![key, status.as_str()],
+            )?;
             found(done, || format!("table {table}"))
         }
         WriteOp::StartRound(round) => {
-            db.execute(
+            exec(
+                db,
                 &numbered(common::INSERT_ROUND),
                 params![
                     key,
@@ -273,14 +293,15 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             Ok(())
         }
         WriteOp::SetClock(banks) => {
-            let done = db.execute(
+            let done = exec(
+                db,
                 &numbered(common::SET_CLOCK),
                 params![key, banks.to_string()],
             )?;
             found(done, || format!("table {table}"))
         }
         WriteOp::Abandon { seats } => {
-            let mut abandon = db.prepare(&numbered(common::ABANDON_SEAT))?;
+            let mut abandon = cached(db, &numbered(common::ABANDON_SEAT))?;
             for seat in seats {
                 let done = abandon.execute(params![key, seat])?;
                 found(done, || format!("seat {seat} of table {table}"))?;
@@ -288,7 +309,8 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             Ok(())
         }
         WriteOp::Chat(line) => {
-            db.execute(
+            exec(
+                db,
                 &numbered(common::INSERT_CHAT),
                 params![
                     key,
@@ -313,18 +335,15 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             result,
             totals,
         } => {
-            let done = db.execute(
+            let done = exec(
+                db,
                 &numbered(common::END_ROUND),
                 params![key, round_no, s.now, result.to_string()],
             )?;
             if done == 0 {
                 // Tell "already ended" (a result would be overwritten) from "unknown".
-                let exists: Option<i32> = db
-                    .query_row(
-                        &numbered(common::ROUND_EXISTS),
-                        params![key, round_no],
-                        |r| r.get(0),
-                    )
+                let exists: Option<i32> = cached(db, &numbered(common::ROUND_EXISTS))?
+                    .query_row(params![key, round_no], |r| r.get(0))
                     .optional()?;
                 let what = format!("round {round_no} of table {table}");
                 return Err(Refused::Store(match exists {
@@ -340,7 +359,8 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
                 args.push(Value::Integer(seat as i64));
                 args.push(Value::Integer(*total));
             }
-            let done = db.execute(
+            let done = exec(
+                db,
                 &numbered(&common::seat_scores(totals.len())),
                 rusqlite::params_from_iter(args),
             )?;
@@ -454,26 +474,103 @@ pub(super) async fn fold_some(
 /// serial part of every write is on one thread, whose time a profile can tell apart. It
 /// ends once the store is gone (its last clone dropped).
 ///
-/// (A connection of its own, so that a group needs no handover from sqlx's thread, made
-/// the writer slower in turns on this machine: 70-79k actions/s against 78-91k.)
+/// For a database file the thread writes through a connection of its own ([`Own`]), with
+/// its prepared statements kept from one group to the next; the caller still holds the
+/// write pool's one connection meanwhile, so that nothing else of the store writes at the
+/// same time (the pool is the store's order of writes). Borrowing the pool connection's
+/// handle instead ([`sqlx::sqlite::SqliteConnection::lock_handle`]) costs two wake-ups of
+/// sqlx's thread per group, one of them before the group can begin, and prepares every
+/// statement again: at a human pace, where a group is one or two moves, those wake-ups are
+/// a good part of a move's round trip (docs/performance.md). In memory, the pool's one
+/// connection is the database, so its handle is borrowed.
 #[derive(Clone, Debug)]
 pub(super) struct Lane(std::sync::mpsc::Sender<Job>);
 
-type Job = Box<dyn FnOnce() + Send>;
+type Job = Box<dyn FnOnce(&mut Own) + Send>;
+
+/// The lane's own connection to a database file (none in memory).
+pub(super) struct Own {
+    /// The file, with the settings of the write pool's connection.
+    file: Option<std::path::PathBuf>,
+    /// Opened at the first write, again after one that could not roll back.
+    db: Option<Connection>,
+    /// The store is closed: the connection too, for good (so that the pool's connection,
+    /// closed last, checkpoints the WAL and removes it).
+    closed: bool,
+}
+
+/// How long the lane's connection waits for another process's write (as the pool's).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Own {
+    /// The file's connection, opened with the write pool's settings (`sqlite.rs`).
+    fn connection(&mut self) -> Result<Option<&Connection>, Refused> {
+        let Some(file) = &self.file else {
+            return Ok(None);
+        };
+        if self.closed {
+            return Err(Refused::Store(StoreError::Unavailable(
+                "the SQLite store is closed".into(),
+            )));
+        }
+        if self.db.is_none() {
+            use rusqlite::OpenFlags;
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let db = Connection::open_with_flags(file, flags)?;
+            db.busy_timeout(BUSY_TIMEOUT)?;
+            // Durable on COMMIT (the WAL fsynced), as the pool's connection; the journal
+            // mode is the file's, set to WAL by that connection when the store opened.
+            db.execute_batch(
+                "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; \
+                 PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
+            )?;
+            db.pragma_update(None, "wal_autocheckpoint", super::CHECKPOINT_FALLBACK_PAGES)?;
+            let mode: String = db.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(Refused::Store(StoreError::Corrupt(format!(
+                    "the SQLite file's journal mode is {mode}, not WAL"
+                ))));
+            }
+            db.set_prepared_statement_cache_capacity(64);
+            self.db = Some(db);
+        }
+        Ok(self.db.as_ref())
+    }
+}
 
 impl Lane {
-    pub fn start() -> std::io::Result<Lane> {
+    /// The thread of a store of `file` (its own connection), or in memory (`None`).
+    pub fn start(file: Option<std::path::PathBuf>) -> std::io::Result<Lane> {
         let (jobs, queue) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("fib-sqlite-write".into())
             .spawn(move || {
+                let mut own = Own {
+                    file,
+                    db: None,
+                    closed: false,
+                };
                 while let Ok(job) = queue.recv() {
                     // A job catches its own write's panics; this keeps the thread for
                     // the next ones whatever else panics.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    let _ =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut own)));
                 }
             })?;
         Ok(Lane(jobs))
+    }
+
+    /// Closes the lane's own connection for good, once the writes before have ended.
+    pub async fn close(&self) {
+        let (done, closed) = tokio::sync::oneshot::channel();
+        let job = move |own: &mut Own| {
+            own.closed = true;
+            own.db = None;
+            let _ = done.send(());
+        };
+        if self.0.send(Box::new(job)).is_ok() {
+            let _ = closed.await;
+        }
     }
 }
 
@@ -511,10 +608,23 @@ async fn run<T: Send + 'static>(
 ) -> Result<T, Refused> {
     let runtime = tokio::runtime::Handle::current();
     let (answer, answered) = tokio::sync::oneshot::channel();
-    let job = move || {
+    let job = move |own: &mut Own| {
         // The connection goes back to its pool through the runtime (a task sqlx spawns).
         let _runtime = runtime.enter();
         let mut conn = conn;
+        // A file: the lane's own connection, while `conn` is held (nothing else writes).
+        match own.connection() {
+            Ok(Some(db)) => {
+                let (result, broken) = ended(db, write);
+                if broken {
+                    // Opened afresh for the next group: closing this one rolls back.
+                    own.db = None;
+                }
+                return result;
+            }
+            Ok(None) => {}
+            Err(e) => return Err(e),
+        }
         let (result, broken) = {
             // The handover needs no timer or I/O of the runtime's: blocking on it here is
             // waiting for sqlx's thread to let go of the handle.
@@ -537,8 +647,8 @@ async fn run<T: Send + 'static>(
         }
         result
     };
-    let job = move || {
-        let _ = answer.send(job());
+    let job = move |own: &mut Own| {
+        let _ = answer.send(job(own));
     };
     let gone = || {
         Refused::Store(StoreError::Unavailable(
@@ -547,4 +657,27 @@ async fn run<T: Send + 'static>(
     };
     lane.0.send(Box::new(job)).map_err(|_| gone())?;
     answered.await.map_err(|_| gone())?
+}
+
+/// The connection the lane writes through, as `(journal_mode, synchronous, foreign_keys,
+/// busy_timeout ms, whether it sees the temporary table `probe`)`: the last is true only
+/// on the write pool's own connection, where a test made it.
+#[cfg(test)]
+pub(super) async fn settings(
+    lane: &Lane,
+    conn: PoolConnection<Sqlite>,
+) -> Result<(String, i64, i64, i64, bool), Refused> {
+    run(lane, conn, false, |db| {
+        let get = |sql: &str| -> rusqlite::Result<i64> { db.query_row(sql, [], |r| r.get(0)) };
+        let journal: String = db.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        let probe = get("SELECT count(*) FROM temp.sqlite_master WHERE name = 'probe'")?;
+        Ok((
+            journal,
+            get("PRAGMA synchronous")?,
+            get("PRAGMA foreign_keys")?,
+            get("PRAGMA busy_timeout")?,
+            probe == 1,
+        ))
+    })
+    .await
 }
