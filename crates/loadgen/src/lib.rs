@@ -165,6 +165,9 @@ pub struct PlayReport {
     /// (ms): what of a move's p99 the server's table, writer and store account for, the
     /// rest being sockets, the kernel and the load generator.
     pub server_ack_p99_ms: Option<f64>,
+    /// The p99 of a group commit's time (its histogram's bucket, ms): what of the above
+    /// the durable write alone accounts for.
+    pub commit_p99_ms: Option<f64>,
     /// Durable group commits per second, their mean duration (ms) and mean size (table
     /// units per commit): where the time of a move goes when the CPU is not busy.
     pub commits_per_sec: Option<f64>,
@@ -675,6 +678,10 @@ async fn play(
             (Some(a), Some(b)) => bucket_quantile(a, b, "fib_action_seconds", 0.99),
             _ => None,
         },
+        commit_p99_ms: match (&m0, &m1) {
+            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_commit_seconds", 0.99),
+            _ => None,
+        },
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
         units_per_commit: mean("fib_commit_group_units", 1.0),
@@ -866,12 +873,13 @@ impl std::fmt::Display for Report {
             writeln!(f, "move round trip:     {}", lat(&p.move_rtt))?;
             writeln!(
                 f,
-                "server's view:       ack {} mean, p99 ≤ {}; {} commits/s of {} ms and {} units on average",
+                "server's view:       ack {} mean, p99 ≤ {}; {} commits/s of {} ms (p99 ≤ {}) and {} units on average",
                 opt(p.server_ack_mean_ms.map(|m| m * 1000.0), " µs"),
                 p.server_ack_p99_ms
                     .map_or("n/a".into(), |m| format!("{m} ms")),
                 opt(p.commits_per_sec, ""),
                 p.commit_mean_ms.map_or("n/a".into(), |m| format!("{m:.2}")),
+                p.commit_p99_ms.map_or("n/a".into(), |m| format!("{m} ms")),
                 opt(p.units_per_commit, "")
             )?;
             if self.mode != Mode::Bots {
