@@ -154,6 +154,9 @@ pub struct PlayReport {
     pub move_rtt: Option<Latency>,
     /// My act → another seat's socket gets that version.
     pub opponent_sees: Option<Latency>,
+    /// (think) A move sent after its think time was up → how late (the load generator's
+    /// own stalls).
+    pub send_late: Option<Latency>,
     /// (bots) My move's acknowledgement → the bot's move.
     pub bot_wait: Option<Latency>,
     /// Sizes of the frames the players' sockets received in the window.
@@ -671,6 +674,7 @@ async fn play(
         ratio_to_echo: None,
         move_rtt: played.move_rtt.summary(),
         opponent_sees: played.opponent_sees.summary(),
+        send_late: played.send_late.summary(),
         bot_wait: played.bot_wait.summary(),
         frames: played.frames.summary(),
         server_ack_mean_ms: mean("fib_action_seconds", 1e3),
@@ -884,6 +888,9 @@ impl std::fmt::Display for Report {
             )?;
             if self.mode != Mode::Bots {
                 writeln!(f, "opponent sees move:  {}", lat(&p.opponent_sees))?;
+                if p.send_late.is_some() {
+                    writeln!(f, "sent late by:        {}", lat(&p.send_late))?;
+                }
             }
             if let Some(frames) = &p.frames {
                 writeln!(f, "frames received:     {frames}")?;

@@ -51,6 +51,10 @@ pub struct Played {
     pub move_rtt: Samples,
     pub opponent_sees: Samples,
     pub bot_wait: Samples,
+    /// (think) How late each move went out after its think time was up: the load
+    /// generator's own stalls (its runtime, timers, the machine), which a move's round trip
+    /// cannot tell from the server's.
+    pub send_late: Samples,
     /// Our own moves acknowledged inside the window.
     pub moves: u64,
     pub matches_finished: u64,
@@ -65,6 +69,7 @@ impl Played {
         self.move_rtt.extend(o.move_rtt);
         self.opponent_sees.extend(o.opponent_sees);
         self.bot_wait.extend(o.bot_wait);
+        self.send_late.extend(o.send_late);
         self.moves += o.moves;
         self.matches_finished += o.matches_finished;
         self.tables_started += o.tables_started;
@@ -312,7 +317,9 @@ impl Seat {
                 st.inflight = None;
             }
             if let Some(at) = st.act_at.filter(|at| *at <= now) {
-                let _ = at;
+                if self.window.contains(at) {
+                    out.send_late.push(Instant::now() - at);
+                }
                 st.act_at = None;
                 if !self.act(ws, st).await {
                     return Next::Lost;

@@ -641,15 +641,19 @@ mod tests {
     /// the store closes both, the pool's last: the WAL is then checkpointed and removed.
     #[tokio::test]
     async fn the_write_thread_has_its_own_durable_connection_to_a_file() {
+        /// The write thread's connection's settings, `probe` made on the pool's first.
+        async fn lane_settings(store: &SqliteStore) -> (String, i64, i64, i64, bool) {
+            let mut conn = store.write.acquire().await.unwrap();
+            sqlx::query("CREATE TEMP TABLE probe (x)")
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+            raw::settings(&store.lane, conn)
+                .await
+                .unwrap_or_else(|_| panic!("the lane answers"))
+        }
         let (store, _url, dir) = file_store().await;
-        let mut conn = store.write.acquire().await.unwrap();
-        sqlx::query("CREATE TEMP TABLE probe (x)")
-            .execute(&mut *conn)
-            .await
-            .unwrap();
-        let got = raw::settings(&store.lane, conn)
-            .await
-            .unwrap_or_else(|_| panic!("the lane answers"));
+        let got = lane_settings(&store).await;
         assert_eq!(got, ("wal".into(), 2, 1, 10_000, false));
         // What it writes is there for every other connection.
         let table = playing_table(&store, 1).await;
@@ -664,14 +668,7 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
 
         let memory = SqliteStore::connect("sqlite::memory:").await.unwrap();
-        let mut conn = memory.write.acquire().await.unwrap();
-        sqlx::query("CREATE TEMP TABLE probe (x)")
-            .execute(&mut *conn)
-            .await
-            .unwrap();
-        let got = raw::settings(&memory.lane, conn)
-            .await
-            .unwrap_or_else(|_| panic!("the lane answers"));
+        let got = lane_settings(&memory).await;
         assert!(got.4, "in memory, the pool's one connection is borrowed");
     }
 
