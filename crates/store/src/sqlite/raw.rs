@@ -132,17 +132,17 @@ fn group(
     heads: &[Head],
     fences: &[(String, i64)],
 ) -> Result<(), Refused> {
-    cached(db, "BEGIN IMMEDIATE")?.execute([])?;
+    db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     fence(db, fences)?;
     append(db, rows, heads)?;
-    cached(db, "COMMIT")?.execute([])?;
+    db.prepare_cached("COMMIT")?.execute([])?;
     Ok(())
 }
 
 /// Refuses the group if a fenced table is at another epoch than the one it holds.
 fn fence(db: &Connection, fences: &[(String, i64)]) -> Result<(), Refused> {
     if !fences.is_empty() {
-        let mut epoch = cached(db, EPOCH)?;
+        let mut epoch = db.prepare_cached(EPOCH)?;
         for (table, held) in fences {
             // An unknown table is refused below, by its actions' foreign key.
             let at: Option<i64> = epoch.query_row([table], |r| r.get(0)).optional()?;
@@ -159,7 +159,7 @@ fn fence(db: &Connection, fences: &[(String, i64)]) -> Result<(), Refused> {
 /// Each table's head (refusing an action at or before it), then the journal's rows.
 fn append(db: &Connection, rows: &[Row], heads: &[Head]) -> Result<(), Refused> {
     {
-        let (mut moved, mut new) = (cached(db, HEAD_MOVE)?, cached(db, HEAD_NEW)?);
+        let (mut moved, mut new) = (db.prepare_cached(HEAD_MOVE)?, db.prepare_cached(HEAD_NEW)?);
         for h in heads {
             let (round, seq) = h.last;
             let (first_round, first_seq) = h.first;
@@ -169,7 +169,7 @@ fn append(db: &Connection, rows: &[Row], heads: &[Head]) -> Result<(), Refused> 
             }
         }
     }
-    let mut journal = cached(db, JOURNAL)?;
+    let mut journal = db.prepare_cached(JOURNAL)?;
     for r in rows {
         journal.execute(params![r.table, r.round_no, r.seq, r.seat, r.action, r.at])?;
     }
@@ -195,19 +195,19 @@ pub(super) struct Step {
 /// time, its actions through the `actions` view's trigger: under load nearly every group
 /// holds a round's end or start, so nearly every group went that way.
 fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
-    cached(db, "BEGIN IMMEDIATE")?.execute([])?;
+    db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     fence(db, &g.fences)?;
     for s in &g.steps {
         step(db, s)?;
     }
     append(db, &g.rows, &g.heads)?;
     {
-        let mut touch = cached(db, TOUCH)?;
+        let mut touch = db.prepare_cached(TOUCH)?;
         for (table, at) in &g.touches {
             touch.execute(params![table, at])?;
         }
     }
-    cached(db, "COMMIT")?.execute([])?;
+    db.prepare_cached("COMMIT")?.execute([])?;
     Ok(())
 }
 
@@ -223,15 +223,11 @@ pub(super) struct Mixed {
 
 const TOUCH: &str = "UPDATE game_tables SET updated_at = ?2 WHERE id = ?1";
 
-/// `sql` prepared once per connection: the lane's own connection keeps its statements
-/// between groups (a borrowed handle's cache goes with the visit).
-fn cached<'c>(db: &'c Connection, sql: &str) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
-    db.prepare_cached(sql)
-}
-
-/// Runs `sql` ([`cached`]) with `args`: the rows it changed.
+/// Runs `sql` with `args`: the rows it changed. Statements are prepared once per
+/// connection (`prepare_cached`): the lane's own connection keeps them between groups (a
+/// borrowed handle's cache goes with the visit).
 fn exec(db: &Connection, sql: &str, args: impl rusqlite::Params) -> rusqlite::Result<usize> {
-    cached(db, sql)?.execute(args)
+    db.prepare_cached(sql)?.execute(args)
 }
 
 /// A statement of `common` (numbered `$n` parameters, as sqlx writes them) for rusqlite:
@@ -301,7 +297,7 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             found(done, || format!("table {table}"))
         }
         WriteOp::Abandon { seats } => {
-            let mut abandon = cached(db, &numbered(common::ABANDON_SEAT))?;
+            let mut abandon = db.prepare_cached(&numbered(common::ABANDON_SEAT))?;
             for seat in seats {
                 let done = abandon.execute(params![key, seat])?;
                 found(done, || format!("seat {seat} of table {table}"))?;
@@ -342,7 +338,8 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
             )?;
             if done == 0 {
                 // Tell "already ended" (a result would be overwritten) from "unknown".
-                let exists: Option<i32> = cached(db, &numbered(common::ROUND_EXISTS))?
+                let exists: Option<i32> = db
+                    .prepare_cached(&numbered(common::ROUND_EXISTS))?
                     .query_row(params![key, round_no], |r| r.get(0))
                     .optional()?;
                 let what = format!("round {round_no} of table {table}");
