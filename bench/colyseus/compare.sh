@@ -12,8 +12,11 @@
 #
 # Usage: bash bench/colyseus/compare.sh [SECONDS (10)] [TABLES (64)]
 #
-# BENCH_PROFILE=debug uses (and builds) target/debug instead: for a smoke test where the
-# debug build exists already (CI); its figures for our server mean nothing.
+# BENCH_PROFILE=debug uses target/debug instead, for a smoke test where the debug build
+# exists already (CI); its figures for our server mean nothing. It builds with the same
+# selection as `cargo build --workspace --all-targets`, so that after that build it is a
+# no-op: `-p server -p loadgen` alone unifies features differently and would compile
+# axum, sqlx and the rest a second time (1-2 GB more of target/, which once filled CI's disk).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -21,15 +24,15 @@ secs=${1:-10}
 tables=${2:-64}
 profile=${BENCH_PROFILE:-release}
 case "$profile" in
-    release) build=(--release) ;;
-    debug) build=() ;;
+    release) build=(--release -p server -p loadgen) ;;
+    debug) build=(--workspace --all-targets) ;;
     *) echo "compare.sh: BENCH_PROFILE is release or debug" >&2; exit 2 ;;
 esac
 
 if [ ! -d "$here/node_modules" ]; then
     npm ci --prefix "$here" --no-audit --no-fund >&2
 fi
-(cd "$root" && cargo build "${build[@]}" -q -p server -p loadgen >&2)
+(cd "$root" && cargo build "${build[@]}" -q >&2)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
