@@ -171,6 +171,12 @@ pub struct PlayReport {
     /// The p99 of a group commit's time (its histogram's bucket, ms): what of the above
     /// the durable write alone accounts for.
     pub commit_p99_ms: Option<f64>,
+    /// Two stages of the server's p99 (its histograms' buckets, ms): an action from its
+    /// socket to its table's task taking it up (queues and the runtime), and a table's
+    /// durable write as the table waits for it (the writer's queue, the commit, the way
+    /// back). Where a tail that the commits do not explain comes from.
+    pub queue_p99_ms: Option<f64>,
+    pub table_write_p99_ms: Option<f64>,
     /// Durable group commits per second, their mean duration (ms) and mean size (table
     /// units per commit): where the time of a move goes when the CPU is not busy.
     pub commits_per_sec: Option<f64>,
@@ -686,6 +692,14 @@ async fn play(
             (Some(a), Some(b)) => bucket_quantile(a, b, "fib_commit_seconds", 0.99),
             _ => None,
         },
+        queue_p99_ms: match (&m0, &m1) {
+            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_action_queue_seconds", 0.99),
+            _ => None,
+        },
+        table_write_p99_ms: match (&m0, &m1) {
+            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_table_write_seconds", 0.99),
+            _ => None,
+        },
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
         units_per_commit: mean("fib_commit_group_units", 1.0),
@@ -885,6 +899,13 @@ impl std::fmt::Display for Report {
                 p.commit_mean_ms.map_or("n/a".into(), |m| format!("{m:.2}")),
                 p.commit_p99_ms.map_or("n/a".into(), |m| format!("{m} ms")),
                 opt(p.units_per_commit, "")
+            )?;
+            writeln!(
+                f,
+                "server's stages:     p99 ≤ {} from socket to table, p99 ≤ {} a table's write",
+                p.queue_p99_ms.map_or("n/a".into(), |m| format!("{m} ms")),
+                p.table_write_p99_ms
+                    .map_or("n/a".into(), |m| format!("{m} ms")),
             )?;
             if self.mode != Mode::Bots {
                 writeln!(f, "opponent sees move:  {}", lat(&p.opponent_sees))?;

@@ -93,6 +93,12 @@ pub struct Metrics {
     closes: Labelled,
     /// Received → acknowledged (durable and sent) for accepted actions.
     action: Histogram<17>,
+    /// Two stages of the above, so that a slow tail can be placed: received → the table's
+    /// task taking the action up (its queue and the runtime's), and the durable write as
+    /// the table waits for it (the writer's queue, the group's commit, the answer's trip
+    /// back; every table write, not only actions'). The rest is the rules and the fan-out.
+    action_queue: Histogram<17>,
+    table_write: Histogram<17>,
     /// One group commit: how long, and how many table units.
     commit: Histogram<17>,
     group: Histogram<9>,
@@ -122,6 +128,8 @@ impl Default for Metrics {
             rejected: Labelled::default(),
             closes: Labelled::default(),
             action: Histogram::new(&SECONDS),
+            action_queue: Histogram::new(&SECONDS),
+            table_write: Histogram::new(&SECONDS),
             commit: Histogram::new(&SECONDS),
             group: Histogram::new(&UNITS),
             write_retries: AtomicU64::new(0),
@@ -174,6 +182,17 @@ impl Metrics {
     /// `forwarded_http`, `forwarded_ws` (to the table's owner), `forward_failures`.
     pub fn cluster(&self, event: &str) {
         self.cluster.add(event);
+    }
+
+    /// An action a player sent, from the socket reading it to its table's task taking it up.
+    pub fn action_taken_up(&self, took: Duration) {
+        self.action_queue.observe(took.as_secs_f64());
+    }
+
+    /// A table's durable write (an action's, or any other), from the table handing it to
+    /// the writer to the answer.
+    pub fn table_write(&self, took: Duration) {
+        self.table_write.observe(took.as_secs_f64());
     }
 
     /// An accepted action, from the socket reading it to its patches being queued.
@@ -247,6 +266,16 @@ impl Metrics {
             &mut s,
             "fib_action_seconds",
             "Accepted actions, from the socket reading them to their result being queued for every viewer (includes the durable write).",
+        );
+        self.action_queue.render(
+            &mut s,
+            "fib_action_queue_seconds",
+            "Actions players sent, from the socket reading them to their table's task taking them up (the table's queue and the runtime's).",
+        );
+        self.table_write.render(
+            &mut s,
+            "fib_table_write_seconds",
+            "Tables' durable writes as the table waits for them: the writer's queue, the group commit and the answer's way back.",
         );
         self.commit.render(
             &mut s,
@@ -347,6 +376,8 @@ mod tests {
         m.acknowledged(Duration::from_millis(2));
         m.committed(5, Duration::from_micros(300));
         m.committed(1, Duration::from_millis(3));
+        m.action_taken_up(Duration::from_micros(80));
+        m.table_write(Duration::from_millis(7));
         let t = m.render();
         assert!(t.contains("fib_actions_accepted_total 3"));
         assert!(t.contains("fib_actions_rejected_total{code=\"not_your_turn\"} 2"));
@@ -360,5 +391,8 @@ mod tests {
         assert!(t.contains("fib_commit_group_units_bucket{le=\"8\"} 2"));
         assert!(t.contains("fib_commit_seconds_bucket{le=\"0.0005\"} 1"));
         assert!(t.contains("fib_commit_seconds_count 2"));
+        assert!(t.contains("fib_action_queue_seconds_bucket{le=\"0.0001\"} 1"));
+        assert!(t.contains("fib_table_write_seconds_bucket{le=\"0.005\"} 0"));
+        assert!(t.contains("fib_table_write_seconds_bucket{le=\"0.0075\"} 1"));
     }
 }

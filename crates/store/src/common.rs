@@ -1521,7 +1521,7 @@ macro_rules! impl_store {
                     .bind(token_hash)
                     .bind(label)
                     .bind(now)
-                    .execute(&self.write)
+                    .execute(&mut *self.write_conn().await?)
                     .await?;
                 Ok($crate::SessionRecord {
                     id,
@@ -1539,7 +1539,7 @@ macro_rules! impl_store {
                 )
                 .bind(id)
                 .bind(now)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(())
             }
@@ -1569,7 +1569,7 @@ macro_rules! impl_store {
                     sqlx::query("DELETE FROM player_sessions WHERE id = $1 AND player_id = $2")
                         .bind(id)
                         .bind(player.to_string())
-                        .execute(&self.write)
+                        .execute(&mut *self.write_conn().await?)
                         .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -1792,7 +1792,7 @@ macro_rules! impl_store {
                 .bind(worker)
                 .bind(now + lease_ms)
                 .bind(now)
-                .fetch_optional(&self.write)
+                .fetch_optional(&mut *self.write_conn().await?)
                 .await?;
                 row.map(c::analysis_job).transpose()
             }
@@ -1815,7 +1815,7 @@ macro_rules! impl_store {
                 .bind(done)
                 .bind(total)
                 .bind(now + lease_ms)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(r.rows_affected() == 1)
             }
@@ -1843,7 +1843,7 @@ macro_rules! impl_store {
                 .bind(result)
                 .bind(error)
                 .bind(now)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(r.rows_affected() == 1)
             }
@@ -1859,7 +1859,7 @@ macro_rules! impl_store {
                 )
                 .bind(job.to_string())
                 .bind(worker)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(r.rows_affected() == 1)
             }
@@ -1877,7 +1877,7 @@ macro_rules! impl_store {
                 .bind(e.rating)
                 .bind(&e.conn)
                 .bind(e.joined_at)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(())
             }
@@ -1890,7 +1890,7 @@ macro_rules! impl_store {
                 let done = sqlx::query("DELETE FROM queue_entries WHERE player_id = $1 AND conn = $2")
                     .bind(player.to_string())
                     .bind(conn)
-                    .execute(&self.write)
+                    .execute(&mut *self.write_conn().await?)
                     .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -1932,7 +1932,7 @@ macro_rules! impl_store {
 
             async fn queue_clear(&self) -> $crate::Result<u64> {
                 let done = sqlx::query("DELETE FROM queue_entries")
-                    .execute(&self.write)
+                    .execute(&mut *self.write_conn().await?)
                     .await?;
                 Ok(done.rows_affected())
             }
@@ -1944,7 +1944,7 @@ macro_rules! impl_store {
                      AND substr(queue_entries.conn, 1, length(n.id) + 1) = n.id || '/')",
                     now = Self::NOW_MS
                 )))
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(done.rows_affected())
             }
@@ -1967,10 +1967,10 @@ macro_rules! impl_store {
                 .bind(address)
                 .bind(lease_ms)
                 .bind(draining)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM nodes WHERE expires_at < {now} - 3600000")))
-                    .execute(&self.write)
+                    .execute(&mut *self.write_conn().await?)
                     .await?;
                 Ok(())
             }
@@ -1978,7 +1978,7 @@ macro_rules! impl_store {
             async fn node_gone(&self, id: &str) -> $crate::Result<()> {
                 sqlx::query("DELETE FROM nodes WHERE id = $1")
                     .bind(id)
-                    .execute(&self.write)
+                    .execute(&mut *self.write_conn().await?)
                     .await?;
                 Ok(())
             }
@@ -2018,7 +2018,7 @@ macro_rules! impl_store {
                 )))
                 .bind(table.to_string())
                 .bind(node)
-                .fetch_optional(&self.write)
+                .fetch_optional(&mut *self.write_conn().await?)
                 .await?;
                 Ok(row.map(|(e,)| e))
             }
@@ -2036,7 +2036,7 @@ macro_rules! impl_store {
                 .bind(table.to_string())
                 .bind(node)
                 .bind(epoch)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(done.rows_affected() > 0)
             }
@@ -2057,7 +2057,7 @@ macro_rules! impl_store {
                 .bind(from)
                 .bind(epoch)
                 .bind(to)
-                .fetch_optional(&self.write)
+                .fetch_optional(&mut *self.write_conn().await?)
                 .await?;
                 Ok(row.map(|(e,)| e))
             }
@@ -2104,7 +2104,7 @@ macro_rules! impl_store {
                 .bind(node)
                 .bind(limit)
                 .bind(mine_too)
-                .fetch_all(&self.write)
+                .fetch_all(&mut *self.write_conn().await?)
                 .await?;
                 rows.into_iter()
                     .map(|(id, epoch)| Ok(($crate::common::uuid(&id, "table id")?, epoch)))
@@ -2140,11 +2140,11 @@ macro_rules! impl_store {
                      ON CONFLICT (id) DO NOTHING",
                 )
                 .bind(fresh)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 let (secret,): (String,) =
                     sqlx::query_as("SELECT secret FROM cluster_secret WHERE id = 1")
-                        .fetch_one(&self.write)
+                        .fetch_one(&mut *self.write_conn().await?)
                         .await?;
                 Ok(secret)
             }
@@ -2296,8 +2296,7 @@ macro_rules! impl_store {
                 if plan.steps.is_empty() && plan.fences_touched() {
                     // Actions alone: one call, no separate BEGIN, fence and COMMIT (each a
                     // round trip on Postgres, a hand-off to another thread on SQLite).
-                    let conn = self.write.acquire().await?;
-                    return self.write_plain(conn, &plan).await;
+                    return self.write_plain(&plan).await;
                 }
                 // SQLite: steps and actions in one visit to the write connection's handle.
                 if let Some(r) = self.write_mixed(&plan).await {
@@ -2562,7 +2561,7 @@ macro_rules! impl_store {
                         .bind(player.to_string())
                         .bind(target.to_string())
                 };
-                q.execute(&self.write).await.map_err(|e| {
+                q.execute(&mut *self.write_conn().await?).await.map_err(|e| {
                     $crate::common::fk_as_not_found(e, || format!("player {target} or {player}"))
                 })?;
                 Ok(())
@@ -2640,7 +2639,7 @@ macro_rules! impl_store {
                 .bind(&t.schedule_key)
                 .bind(t.updated_at)
                 .bind(&t.cancelled)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await
                 .map_err(|e| {
                     $crate::common::fk_as_not_found(e, || format!("player {:?}", t.created_by))
@@ -2739,7 +2738,7 @@ macro_rules! impl_store {
                 .bind(id.to_string())
                 .bind(reason)
                 .bind(now)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(done.rows_affected() == 1)
             }
@@ -2751,7 +2750,7 @@ macro_rules! impl_store {
                 )
                 .bind(table.to_string())
                 .bind(now)
-                .execute(&self.write)
+                .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(())
             }
@@ -2791,7 +2790,7 @@ macro_rules! impl_store {
                 .bind(node)
                 .bind(limit)
                 .bind(mine_too)
-                .fetch_all(&self.write)
+                .fetch_all(&mut *self.write_conn().await?)
                 .await?;
                 rows.into_iter()
                     .map(|(id, epoch)| Ok(($crate::common::uuid(&id, "tournament id")?, epoch)))

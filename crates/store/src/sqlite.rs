@@ -104,6 +104,7 @@ async fn folds(
     lane: raw::Lane,
     read: SqlitePool,
     write: SqlitePool,
+    kept: std::sync::Arc<Kept>,
     may_close: bool,
     alive: std::sync::Weak<()>,
 ) {
@@ -130,7 +131,7 @@ async fn folds(
                 continue;
             }
         }
-        match fold(&lane, &write, may_close).await {
+        match fold(&lane, &write, &kept, may_close).await {
             Ok(_) => {}
             Err(_) if closed() => break,
             Err(e) => tracing::warn!("folding the action journal: {e}"),
@@ -154,18 +155,155 @@ async fn journal_span(read: &SqlitePool) -> std::result::Result<Option<(i64, i64
 
 /// Moves the journal's rows into the clustered log (`action_chunks`, migration 0020), at
 /// most [`FOLD_ROWS`] per transaction, until it is empty. Returns the rows moved.
-async fn fold(lane: &raw::Lane, write: &SqlitePool, may_close: bool) -> Result<u64> {
+async fn fold(lane: &raw::Lane, write: &SqlitePool, kept: &Kept, may_close: bool) -> Result<u64> {
     let mut moved = 0;
     loop {
-        let conn = write.acquire().await?;
+        let conn = kept.take(write).await?;
         let started = std::time::Instant::now();
-        let (rows, more) = raw::fold_some(lane, conn, FOLD_ROWS, may_close)
-            .await
-            .map_err(|e| e.into_store(|| "a round of the journal's actions".into()))?;
+        let (done, conn) = raw::fold_some(lane, conn, FOLD_ROWS, may_close).await;
+        // In memory (`may_close` false) the connection is the readers' too: not kept.
+        if let Some(conn) = conn.filter(|_| may_close) {
+            kept.put(conn);
+        }
+        let (rows, more) =
+            done.map_err(|e| e.into_store(|| "a round of the journal's actions".into()))?;
         tracing::debug!(rows, took = ?started.elapsed(), "folded the action journal");
         moved += rows;
         if !more {
             return Ok(moved);
+        }
+    }
+}
+
+/// How long the kept write connection ([`Kept`]) may sit unused before it goes back to
+/// its pool anyway: only a use of the write pool that does not say so first
+/// ([`Kept::want`]; a test's, say) waits for this.
+const KEEP_UNUSED: Duration = Duration::from_millis(20);
+
+/// The write pool's one connection, kept between the groups of the store's own thread
+/// ([`raw::Lane`]). Handing it back to its pool after every group made the next group
+/// wait for it: sqlx tests a connection as it comes back (a hand-off to the connection's
+/// thread and back, in a task of its own), and at 5,000 moves a second that wait was most
+/// of the writer's time (0.7 s of every second), enough to queue moves behind it for tens
+/// of milliseconds (docs/performance.md). The lane's groups and folds take it from here
+/// and put it back. Every other write of the store (through sqlx) says first that it wants
+/// the connection ([`Kept::want`]): a kept connection then goes back to the pool at once,
+/// and one in use at the end of its group, so that the pool's queue decides who is next.
+/// Not used in memory, where the connection is also the readers'.
+#[derive(Debug, Default)]
+struct Kept {
+    slot: std::sync::Mutex<Slot>,
+    /// Told when the connection is put back, for [`release_unused`].
+    put: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    held: Option<Held>,
+    /// Writes through sqlx waiting for the pool's connection: while there are any, none
+    /// is kept.
+    wanted: usize,
+}
+
+#[derive(Debug)]
+struct Held {
+    conn: sqlx::pool::PoolConnection<Sqlite>,
+    /// Put back after its last group at.
+    used: std::time::Instant,
+}
+
+/// A write through sqlx waiting for the write connection ([`Kept::want`]); dropped once it
+/// has it (or gave up).
+struct Wanted<'a>(&'a Kept);
+
+impl Drop for Wanted<'_> {
+    fn drop(&mut self) {
+        self.0.slot().wanted -= 1;
+    }
+}
+
+impl Kept {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The kept connection, or the pool's (waiting in line for it) when none is kept or a
+    /// write through sqlx waits for it.
+    async fn take(
+        &self,
+        pool: &SqlitePool,
+    ) -> std::result::Result<sqlx::pool::PoolConnection<Sqlite>, sqlx::Error> {
+        let held = self.slot().held.take();
+        if let Some(h) = held {
+            return Ok(h.conn);
+        }
+        pool.acquire().await
+    }
+
+    /// Keeps `conn` for the next group, unless a write through sqlx waits for it: then it
+    /// goes back to its pool.
+    fn put(&self, conn: sqlx::pool::PoolConnection<Sqlite>) {
+        let mut slot = self.slot();
+        if slot.wanted > 0 {
+            drop(slot);
+            drop(conn);
+            return;
+        }
+        let before = slot.held.replace(Held {
+            conn,
+            used: std::time::Instant::now(),
+        });
+        drop(slot);
+        drop(before);
+        self.put.notify_one();
+    }
+
+    /// Says that a write through sqlx is about to wait for the pool's connection: the
+    /// kept one goes back to the pool now, and none is kept until the returned guard is
+    /// dropped (once the write has its connection).
+    fn want(&self) -> Wanted<'_> {
+        let mut slot = self.slot();
+        slot.wanted += 1;
+        let held = slot.held.take();
+        drop(slot);
+        drop(held);
+        Wanted(self)
+    }
+
+    /// The kept connection goes back to its pool now.
+    fn release(&self) {
+        let held = self.slot().held.take();
+        drop(held);
+    }
+}
+
+/// Hands the kept connection back to its pool once it has sat unused for [`KEEP_UNUSED`].
+/// Stops once the store is gone or its write pool closed.
+async fn release_unused(kept: std::sync::Arc<Kept>, write: SqlitePool, alive: std::sync::Weak<()>) {
+    loop {
+        tokio::select! {
+            _ = kept.put.notified() => {}
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                if alive.upgrade().is_none() || write.is_closed() {
+                    kept.release();
+                    return;
+                }
+                continue;
+            }
+        }
+        loop {
+            tokio::time::sleep(KEEP_UNUSED).await;
+            let mut slot = kept.slot();
+            match &slot.held {
+                None => break,
+                Some(h) if h.used.elapsed() >= KEEP_UNUSED => {
+                    let held = slot.held.take();
+                    drop(slot);
+                    drop(held);
+                    break;
+                }
+                Some(_) => {}
+            }
         }
     }
 }
@@ -179,6 +317,8 @@ pub struct SqliteStore {
     write: SqlitePool,
     /// The thread on which groups (all but a match's finish) and folds use that connection's handle.
     lane: raw::Lane,
+    /// `write`'s connection between the lane's groups (a file only).
+    kept: std::sync::Arc<Kept>,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,
     /// The connection of the checkpointer task ([`checkpoints`]), closed first by
@@ -221,10 +361,12 @@ impl SqliteStore {
             sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
             let alive = std::sync::Arc::new(());
             let lane = raw::Lane::start(None).map_err(sqlx::Error::Io)?;
+            let kept = std::sync::Arc::new(Kept::default());
             tokio::spawn(folds(
                 lane.clone(),
                 pool.clone(),
                 pool.clone(),
+                kept.clone(),
                 false,
                 std::sync::Arc::downgrade(&alive),
             ));
@@ -232,6 +374,7 @@ impl SqliteStore {
                 pool: pool.clone(),
                 write: pool,
                 lane,
+                kept,
                 in_memory: true,
                 checkpointer: None,
                 _alive: alive,
@@ -293,18 +436,26 @@ impl SqliteStore {
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
         let lane = raw::Lane::start(Some(file)).map_err(sqlx::Error::Io)?;
-        fold(&lane, &write, true).await?;
+        let kept = std::sync::Arc::new(Kept::default());
+        fold(&lane, &write, &kept, true).await?;
         tokio::spawn(folds(
             lane.clone(),
             pool.clone(),
             write.clone(),
+            kept.clone(),
             true,
+            std::sync::Arc::downgrade(&alive),
+        ));
+        tokio::spawn(release_unused(
+            kept.clone(),
+            write.clone(),
             std::sync::Arc::downgrade(&alive),
         ));
         let store = Self {
             pool,
             write,
             lane,
+            kept,
             in_memory: false,
             checkpointer: Some(checkpointer),
             _alive: alive,
@@ -323,9 +474,11 @@ impl SqliteStore {
         }
         // The journal into the clustered log, so that the file a tool opens next has it all
         // in one place (the `actions` view would show it anyway).
-        if let Err(e) = fold(&self.lane, &self.write, !self.in_memory).await {
+        if let Err(e) = fold(&self.lane, &self.write, &self.kept, !self.in_memory).await {
             tracing::warn!("folding the action journal at close: {e}");
         }
+        // Back to its pool, which waits for it as it closes.
+        self.kept.release();
         self.pool.close().await;
         // The lane's connection before the pool's, which is then the file's last.
         self.lane.close().await;
@@ -408,14 +561,11 @@ impl SqliteStore {
     /// up on an attempt after a while), so that its transaction always ends, committed or
     /// rolled back, before the connection serves anything else; a connection that cannot
     /// roll back is closed (a file's pool opens another).
-    async fn write_plain(
-        &self,
-        conn: sqlx::pool::PoolConnection<Sqlite>,
-        plan: &Plan<'_>,
-    ) -> Result<()> {
+    async fn write_plain(&self, plan: &Plan<'_>) -> Result<()> {
         let (rows, heads) = Self::rows_and_heads(plan)?;
+        let conn = self.take_write().await?;
         // In memory, the connection is the database: closing it would lose everything.
-        raw::write_group(
+        let (done, conn) = raw::write_group(
             &self.lane,
             conn,
             rows,
@@ -423,8 +573,35 @@ impl SqliteStore {
             plan.fences.clone(),
             !self.in_memory,
         )
-        .await
-        .map_err(|e| e.into_store(|| plan.missing_round()))
+        .await;
+        self.keep_write(conn);
+        done.map_err(|e| e.into_store(|| plan.missing_round()))
+    }
+
+    /// The write connection for a group of the lane's: the one kept since the last group
+    /// ([`Kept`]), or the pool's.
+    async fn take_write(&self) -> Result<sqlx::pool::PoolConnection<Sqlite>> {
+        if self.in_memory {
+            return Ok(self.write.acquire().await?);
+        }
+        Ok(self.kept.take(&self.write).await?)
+    }
+
+    /// The write connection for one write through sqlx (`impl_store!`), once the lane
+    /// lets go of it ([`Kept::want`]).
+    async fn write_conn(&self) -> Result<sqlx::pool::PoolConnection<Sqlite>> {
+        let _wanted = self.kept.want();
+        Ok(self.write.acquire().await?)
+    }
+
+    /// After a group of the lane's: its connection kept for the next (a file), or back to
+    /// its pool (in memory; or none, closed after a failed rollback).
+    fn keep_write(&self, conn: Option<sqlx::pool::PoolConnection<Sqlite>>) {
+        if let Some(conn) = conn
+            && !self.in_memory
+        {
+            self.kept.put(conn);
+        }
     }
 
     /// A group's actions as the journal's rows, and each table's first and last action of
@@ -513,10 +690,10 @@ impl SqliteStore {
             fences: plan.fences.clone(),
             touches,
         };
-        let conn = self.write.acquire().await?;
-        raw::write_mixed(&self.lane, conn, group, !self.in_memory)
-            .await
-            .map_err(|e| e.into_store(|| plan.missing_round()))
+        let conn = self.take_write().await?;
+        let (done, conn) = raw::write_mixed(&self.lane, conn, group, !self.in_memory).await;
+        self.keep_write(conn);
+        done.map_err(|e| e.into_store(|| plan.missing_round()))
     }
 
     /// What `impl_store!` appends to a read it must keep until its commit: nothing, since
@@ -530,6 +707,7 @@ impl SqliteStore {
     /// A write transaction on the write connection, holding SQLite's write lock from its
     /// first statement.
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
+        let _wanted = self.kept.want();
         Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
     }
 
@@ -672,6 +850,64 @@ mod tests {
         assert!(got.4, "in memory, the pool's one connection is borrowed");
     }
 
+    /// The write connection stays with the lane from one group to the next, gives way at
+    /// once to a write through sqlx (which would otherwise wait on a busy server for as
+    /// long as groups keep coming), and goes back to its pool once unused.
+    #[tokio::test]
+    async fn the_lane_keeps_the_write_connection_and_gives_way_to_sqlx() {
+        use crate::Store;
+        let (store, _url, dir) = file_store().await;
+        let table = playing_table(&store, 1).await;
+        store.write_group(&[act(table, 0, 0, 1)]).await.unwrap();
+        assert!(store.kept.slot().held.is_some(), "kept after a group");
+        // Taken again by the next group, and put back.
+        store.write_group(&[act(table, 0, 1, 2)]).await.unwrap();
+        assert!(store.kept.slot().held.is_some());
+        assert_eq!(store.write.num_idle(), 0, "not in its pool meanwhile");
+
+        // Groups back to back on one task, a write through sqlx on another: the sqlx
+        // write is served between two groups (the pool's queue), not after all of them.
+        let groups = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for seq in 2..400 {
+                    store
+                        .write_group(&[act(table, 0, seq, 10 + seq)])
+                        .await
+                        .unwrap();
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        while store.kept.slot().held.is_none() && started.elapsed() < Duration::from_secs(5) {
+            tokio::task::yield_now().await;
+        }
+        let id = uuid::Uuid::new_v4();
+        let wrote = tokio::time::timeout(
+            Duration::from_secs(20),
+            store.create_player(id, "sqlx-write", "hash", "guest", 0),
+        )
+        .await
+        .expect("a write through sqlx is served while groups keep coming");
+        wrote.unwrap();
+        assert!(
+            !groups.is_finished(),
+            "the sqlx write got the connection before the groups were done"
+        );
+        groups.await.unwrap();
+        assert_eq!(log_of(&store, table).await.0.len(), 400);
+        assert_eq!(store.kept.slot().wanted, 0, "nothing waits any more");
+
+        // Unused, it goes back to its pool: a plain acquire gets it.
+        let conn = tokio::time::timeout(Duration::from_secs(5), store.write.acquire())
+            .await
+            .expect("the kept connection went back to its pool")
+            .unwrap();
+        drop(conn);
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// The folder's look at the journal: nothing when it is empty, else its length and its
     /// oldest row's time, also once its first rows were folded.
     #[tokio::test]
@@ -687,7 +923,9 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(journal_span(&store.pool).await.unwrap(), Some((3, 100)));
-        fold(&store.lane, &store.write, true).await.unwrap();
+        fold(&store.lane, &store.write, &store.kept, true)
+            .await
+            .unwrap();
         assert_eq!(journal_span(&store.pool).await.unwrap(), None);
         store.write_group(&[act(table, 0, 3, 200)]).await.unwrap();
         store.write_group(&[act(table, 0, 4, 201)]).await.unwrap();
@@ -931,7 +1169,9 @@ mod tests {
         );
         assert_eq!(log_of(&store, ids[2]).await, (want(2), 4));
 
-        fold(&store.lane, &store.write, true).await.unwrap();
+        fold(&store.lane, &store.write, &store.kept, true)
+            .await
+            .unwrap();
         assert_eq!(parts(&store).await, (0, 18), "all folded");
         for (t, &id) in ids.iter().enumerate() {
             assert_eq!(
@@ -998,7 +1238,9 @@ mod tests {
                 store.write_group(&[unit(round_no, seq)]).await.unwrap();
                 want.push(unit(round_no, seq));
             }
-            fold(&store.lane, &store.write, true).await.unwrap();
+            fold(&store.lane, &store.write, &store.kept, true)
+                .await
+                .unwrap();
         }
         store.write_group(&[unit(1, 3)]).await.unwrap();
         want.push(unit(1, 3));
@@ -1052,7 +1294,9 @@ mod tests {
                 (0..5).map(|q| (0, q)).collect::<Vec<_>>()
             );
             assert_eq!(log_of(&store, u).await.0, [(1, 0)]);
-            fold(&store.lane, &store.write, true).await.unwrap();
+            fold(&store.lane, &store.write, &store.kept, true)
+                .await
+                .unwrap();
         }
         store.write_group(&[act(t, 1, 0, 30)]).await.unwrap();
         store.close().await;

@@ -565,6 +565,7 @@ impl Table {
                 action,
                 received,
             } => {
+                self.core.metrics.action_taken_up(received.elapsed());
                 let Some(who) = self.fan.who(conn) else {
                     return;
                 };

@@ -72,6 +72,7 @@ impl Table {
         if ops.is_empty() {
             return Ok(());
         }
+        let asked = std::time::Instant::now();
         let written = self
             .core
             .writer
@@ -85,6 +86,7 @@ impl Table {
         if let Err(e) = &written {
             self.note_fenced(e);
         }
+        self.core.metrics.table_write(asked.elapsed());
         written
     }
 

@@ -375,7 +375,7 @@ pub(super) async fn write_mixed(
     conn: PoolConnection<Sqlite>,
     group: Mixed,
     may_close: bool,
-) -> Result<(), Refused> {
+) -> (Result<(), Refused>, Option<PoolConnection<Sqlite>>) {
     run(lane, conn, may_close, move |db| mixed(db, &group)).await
 }
 
@@ -387,7 +387,7 @@ pub(super) async fn write_group(
     heads: Vec<Head>,
     fences: Vec<(String, i64)>,
     may_close: bool,
-) -> Result<(), Refused> {
+) -> (Result<(), Refused>, Option<PoolConnection<Sqlite>>) {
     run(lane, conn, may_close, move |db| {
         group(db, &rows, &heads, &fences)
     })
@@ -411,6 +411,7 @@ fn fold(db: &Connection, most: i64) -> Result<(u64, bool), Refused> {
         return Ok((0, false));
     };
     let upto = hi.min(lo + most - 1);
+    let started = std::time::Instant::now();
     // Each table's chunks by round: the first seq and the JSON array so far (unclosed).
     let mut chunks: HashMap<String, BTreeMap<i32, (i64, String)>> = HashMap::new();
     let mut moved = 0;
@@ -437,6 +438,8 @@ fn fold(db: &Connection, most: i64) -> Result<(u64, bool), Refused> {
             moved += 1;
         }
     }
+    let read = started.elapsed();
+    let n_chunks: usize = chunks.values().map(|r| r.len()).sum();
     {
         let mut insert = db.prepare(
             "INSERT INTO action_chunks (table_id, round_no, first_seq, actions) \
@@ -452,8 +455,19 @@ fn fold(db: &Connection, most: i64) -> Result<(u64, bool), Refused> {
             }
         }
     }
+    let inserted = started.elapsed();
     db.execute("DELETE FROM action_journal WHERE rowid <= ?1", [upto])?;
+    let deleted = started.elapsed();
     db.execute_batch("COMMIT")?;
+    tracing::debug!(
+        moved,
+        chunks = n_chunks,
+        ?read,
+        ?inserted,
+        ?deleted,
+        committed = ?started.elapsed(),
+        "fold: its stages"
+    );
     Ok((moved, upto < hi))
 }
 
@@ -463,7 +477,7 @@ pub(super) async fn fold_some(
     conn: PoolConnection<Sqlite>,
     most: i64,
     may_close: bool,
-) -> Result<(u64, bool), Refused> {
+) -> (Result<(u64, bool), Refused>, Option<PoolConnection<Sqlite>>) {
     run(lane, conn, may_close, move |db| fold(db, most)).await
 }
 
@@ -602,12 +616,10 @@ async fn run<T: Send + 'static>(
     conn: PoolConnection<Sqlite>,
     may_close: bool,
     write: impl FnOnce(&Connection) -> Result<T, Refused> + Send + 'static,
-) -> Result<T, Refused> {
+) -> (Result<T, Refused>, Option<PoolConnection<Sqlite>>) {
     let runtime = tokio::runtime::Handle::current();
     let (answer, answered) = tokio::sync::oneshot::channel();
-    let job = move |own: &mut Own| {
-        // The connection goes back to its pool through the runtime (a task sqlx spawns).
-        let _runtime = runtime.enter();
+    let job = move |own: &mut Own, conn: PoolConnection<Sqlite>| {
         let mut conn = conn;
         // A file: the lane's own connection, while `conn` is held (nothing else writes).
         match own.connection() {
@@ -617,17 +629,17 @@ async fn run<T: Send + 'static>(
                     // Opened afresh for the next group: closing this one rolls back.
                     own.db = None;
                 }
-                return result;
+                return (result, Some(conn));
             }
             Ok(None) => {}
-            Err(e) => return Err(e),
+            Err(e) => return (Err(e), Some(conn)),
         }
-        let (result, broken) = {
+        let (result, broken) = 'borrowed: {
             // The handover needs no timer or I/O of the runtime's: blocking on it here is
             // waiting for sqlx's thread to let go of the handle.
             let mut locked = match runtime.block_on(conn.lock_handle()) {
                 Ok(locked) => locked,
-                Err(e) => return Err(Refused::Store(e.into())),
+                Err(e) => break 'borrowed (Err(Refused::Store(e.into())), false),
             };
             let handle = locked.as_raw_handle().as_ptr();
             // SAFETY: `locked` guarantees that sqlx's thread makes no call on this handle
@@ -636,24 +648,39 @@ async fn run<T: Send + 'static>(
             // leaves the connection open); and the handle is used from this one thread
             // meanwhile (SQLite allows a connection to move between threads).
             #[allow(unsafe_code)]
-            let db = unsafe { Connection::from_handle(handle) }?;
+            let db = match unsafe { Connection::from_handle(handle) } {
+                Ok(db) => db,
+                Err(e) => break 'borrowed (Err(e.into()), false),
+            };
             ended(&db, write)
         };
         if broken && may_close {
+            // Closed as it is dropped here (its pool opens another), never kept.
             conn.close_on_drop();
+            return (result, None);
         }
-        result
+        (result, Some(conn))
     };
+    let runtime = tokio::runtime::Handle::current();
     let job = move |own: &mut Own| {
-        let _ = answer.send(job(own));
+        // A connection dropped here (the answer's receiver gone, or closed above) goes back
+        // to its pool through the runtime (a task sqlx spawns).
+        let _runtime = runtime.enter();
+        let _ = answer.send(job(own, conn));
     };
     let gone = || {
         Refused::Store(StoreError::Unavailable(
             "the SQLite write thread is gone".into(),
         ))
     };
-    lane.0.send(Box::new(job)).map_err(|_| gone())?;
-    answered.await.map_err(|_| gone())?
+    if lane.0.send(Box::new(job)).is_err() {
+        // The job, and the connection in it, were dropped: back to the pool.
+        return (Err(gone()), None);
+    }
+    match answered.await {
+        Ok(done) => done,
+        Err(_) => (Err(gone()), None),
+    }
 }
 
 /// The connection the lane writes through, as `(journal_mode, synchronous, foreign_keys,
@@ -677,4 +704,5 @@ pub(super) async fn settings(
         ))
     })
     .await
+    .0
 }
