@@ -105,7 +105,7 @@ async fn folds(
     read: SqlitePool,
     write: SqlitePool,
     kept: std::sync::Arc<Kept>,
-    may_close: bool,
+    file: Option<std::path::PathBuf>,
     alive: std::sync::Weak<()>,
 ) {
     let mut tick = tokio::time::interval(FOLD_CHECK);
@@ -131,7 +131,7 @@ async fn folds(
                 continue;
             }
         }
-        match fold(&lane, &write, &kept, may_close).await {
+        match fold(&lane, &write, &kept, file.as_deref()).await {
             Ok(_) => {}
             Err(_) if closed() => break,
             Err(e) => tracing::warn!("folding the action journal: {e}"),
@@ -155,18 +155,48 @@ async fn journal_span(read: &SqlitePool) -> std::result::Result<Option<(i64, i64
 
 /// Moves the journal's rows into the clustered log (`action_chunks`, migration 0020), at
 /// most [`FOLD_ROWS`] per transaction, until it is empty. Returns the rows moved.
-async fn fold(lane: &raw::Lane, write: &SqlitePool, kept: &Kept, may_close: bool) -> Result<u64> {
+async fn fold(
+    lane: &raw::Lane,
+    write: &SqlitePool,
+    kept: &Kept,
+    file: Option<&std::path::Path>,
+) -> Result<u64> {
+    let what = || "a round of the journal's actions".to_string();
+    let _one = kept.folding.lock().await;
     let mut moved = 0;
     loop {
-        let conn = kept.take(write).await?;
         let started = std::time::Instant::now();
-        let (done, conn) = raw::fold_some(lane, conn, FOLD_ROWS, may_close).await;
-        // In memory (`may_close` false) the connection is the readers' too: not kept.
-        if let Some(conn) = conn.filter(|_| may_close) {
-            kept.put(conn);
-        }
-        let (rows, more) =
-            done.map_err(|e| e.into_store(|| "a round of the journal's actions".into()))?;
+        let (rows, more) = match file {
+            // In memory the one connection is the database: read and write on it.
+            None => {
+                let conn = write.acquire().await?;
+                let (done, _) = raw::fold_some(lane, conn, FOLD_ROWS, false).await;
+                done.map_err(|e| e.into_store(what))?
+            }
+            // A file: the rows read (and their chunks made) outside the write lock, on a
+            // blocking thread; written and removed under it, on the lane.
+            Some(file) => {
+                let file = file.to_path_buf();
+                let read = tokio::task::spawn_blocking(move || raw::read_journal(&file, FOLD_ROWS))
+                    .await
+                    .map_err(|e| {
+                        crate::StoreError::Unavailable(format!(
+                            "reading the journal to fold it: {e}"
+                        ))
+                    })?
+                    .map_err(|e| e.into_store(what))?;
+                let Some(chunks) = read else {
+                    return Ok(moved);
+                };
+                let more = chunks.more();
+                let conn = kept.take(write).await?;
+                let (done, conn) = raw::fold_write(lane, conn, chunks).await;
+                if let Some(conn) = conn {
+                    kept.put(conn);
+                }
+                (done.map_err(|e| e.into_store(what))?, more)
+            }
+        };
         tracing::debug!(rows, took = ?started.elapsed(), "folded the action journal");
         moved += rows;
         if !more {
@@ -193,6 +223,9 @@ const KEEP_UNUSED: Duration = Duration::from_millis(20);
 #[derive(Debug, Default)]
 struct Kept {
     slot: std::sync::Mutex<Slot>,
+    /// Held through a fold, its reading and its writing: one fold at a time (the folder's
+    /// and the one at close), so that no rows leave the journal between the two.
+    folding: tokio::sync::Mutex<()>,
     /// Told when the connection is put back, for [`release_unused`].
     put: tokio::sync::Notify,
 }
@@ -319,6 +352,8 @@ pub struct SqliteStore {
     lane: raw::Lane,
     /// `write`'s connection between the lane's groups (a file only).
     kept: std::sync::Arc<Kept>,
+    /// The database file (`None` in memory), which folds read outside the write lock.
+    file: Option<std::path::PathBuf>,
     /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
     in_memory: bool,
     /// The connection of the checkpointer task ([`checkpoints`]), closed first by
@@ -367,7 +402,7 @@ impl SqliteStore {
                 pool.clone(),
                 pool.clone(),
                 kept.clone(),
-                false,
+                None,
                 std::sync::Arc::downgrade(&alive),
             ));
             let store = Self {
@@ -375,6 +410,7 @@ impl SqliteStore {
                 write: pool,
                 lane,
                 kept,
+                file: None,
                 in_memory: true,
                 checkpointer: None,
                 _alive: alive,
@@ -435,15 +471,15 @@ impl SqliteStore {
             std::sync::Arc::downgrade(&alive),
         ));
         // What a crash left in the journal goes to the clustered log before anything else.
-        let lane = raw::Lane::start(Some(file)).map_err(sqlx::Error::Io)?;
+        let lane = raw::Lane::start(Some(file.clone())).map_err(sqlx::Error::Io)?;
         let kept = std::sync::Arc::new(Kept::default());
-        fold(&lane, &write, &kept, true).await?;
+        fold(&lane, &write, &kept, Some(&file)).await?;
         tokio::spawn(folds(
             lane.clone(),
             pool.clone(),
             write.clone(),
             kept.clone(),
-            true,
+            Some(file.clone()),
             std::sync::Arc::downgrade(&alive),
         ));
         tokio::spawn(release_unused(
@@ -456,6 +492,7 @@ impl SqliteStore {
             write,
             lane,
             kept,
+            file: Some(file),
             in_memory: false,
             checkpointer: Some(checkpointer),
             _alive: alive,
@@ -474,7 +511,7 @@ impl SqliteStore {
         }
         // The journal into the clustered log, so that the file a tool opens next has it all
         // in one place (the `actions` view would show it anyway).
-        if let Err(e) = fold(&self.lane, &self.write, &self.kept, !self.in_memory).await {
+        if let Err(e) = fold(&self.lane, &self.write, &self.kept, self.file.as_deref()).await {
             tracing::warn!("folding the action journal at close: {e}");
         }
         // Back to its pool, which waits for it as it closes.
@@ -908,6 +945,60 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// A fold reads the journal outside the write lock, then writes what it read: if the
+    /// rows it read were folded meanwhile and new rows took their rowids (the journal
+    /// emptied), it writes nothing and removes nothing.
+    #[tokio::test]
+    async fn a_fold_of_rows_folded_meanwhile_changes_nothing() {
+        use crate::Store;
+        let (store, _url, dir) = file_store().await;
+        let table = playing_table(&store, 1).await;
+        for seq in 0..3 {
+            store
+                .write_group(&[act(table, 0, seq, 10 + seq)])
+                .await
+                .unwrap();
+        }
+        let file = store.file.clone().unwrap();
+        let Ok(Some(stale)) = raw::read_journal(&file, FOLD_ROWS) else {
+            panic!("the journal is read")
+        };
+        assert_eq!(
+            fold(&store.lane, &store.write, &store.kept, Some(&file))
+                .await
+                .unwrap(),
+            3
+        );
+        // Three new rows, at the rowids of the three folded.
+        for seq in 3..6 {
+            store
+                .write_group(&[act(table, 0, seq, 10 + seq)])
+                .await
+                .unwrap();
+        }
+        assert_eq!(parts(&store).await.0, 3);
+        let conn = store.kept.take(&store.write).await.unwrap();
+        let (done, conn) = raw::fold_write(&store.lane, conn, stale).await;
+        store.kept.put(conn.unwrap());
+        assert!(done.is_err(), "stale chunks are refused");
+        assert_eq!(
+            parts(&store).await.0,
+            3,
+            "the new rows are still in the journal"
+        );
+        let want: Vec<(i32, i64)> = (0..6).map(|seq| (0, seq)).collect();
+        assert_eq!(log_of(&store, table).await.0, want, "each action once");
+        assert_eq!(
+            fold(&store.lane, &store.write, &store.kept, Some(&file))
+                .await
+                .unwrap(),
+            3
+        );
+        assert_eq!(log_of(&store, table).await.0, want);
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// The folder's look at the journal: nothing when it is empty, else its length and its
     /// oldest row's time, also once its first rows were folded.
     #[tokio::test]
@@ -923,9 +1014,14 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(journal_span(&store.pool).await.unwrap(), Some((3, 100)));
-        fold(&store.lane, &store.write, &store.kept, true)
-            .await
-            .unwrap();
+        fold(
+            &store.lane,
+            &store.write,
+            &store.kept,
+            store.file.as_deref(),
+        )
+        .await
+        .unwrap();
         assert_eq!(journal_span(&store.pool).await.unwrap(), None);
         store.write_group(&[act(table, 0, 3, 200)]).await.unwrap();
         store.write_group(&[act(table, 0, 4, 201)]).await.unwrap();
@@ -1169,9 +1265,14 @@ mod tests {
         );
         assert_eq!(log_of(&store, ids[2]).await, (want(2), 4));
 
-        fold(&store.lane, &store.write, &store.kept, true)
-            .await
-            .unwrap();
+        fold(
+            &store.lane,
+            &store.write,
+            &store.kept,
+            store.file.as_deref(),
+        )
+        .await
+        .unwrap();
         assert_eq!(parts(&store).await, (0, 18), "all folded");
         for (t, &id) in ids.iter().enumerate() {
             assert_eq!(
@@ -1238,9 +1339,14 @@ mod tests {
                 store.write_group(&[unit(round_no, seq)]).await.unwrap();
                 want.push(unit(round_no, seq));
             }
-            fold(&store.lane, &store.write, &store.kept, true)
-                .await
-                .unwrap();
+            fold(
+                &store.lane,
+                &store.write,
+                &store.kept,
+                store.file.as_deref(),
+            )
+            .await
+            .unwrap();
         }
         store.write_group(&[unit(1, 3)]).await.unwrap();
         want.push(unit(1, 3));
@@ -1294,9 +1400,14 @@ mod tests {
                 (0..5).map(|q| (0, q)).collect::<Vec<_>>()
             );
             assert_eq!(log_of(&store, u).await.0, [(1, 0)]);
-            fold(&store.lane, &store.write, &store.kept, true)
-                .await
-                .unwrap();
+            fold(
+                &store.lane,
+                &store.write,
+                &store.kept,
+                store.file.as_deref(),
+            )
+            .await
+            .unwrap();
         }
         store.write_group(&[act(t, 1, 0, 30)]).await.unwrap();
         store.close().await;
