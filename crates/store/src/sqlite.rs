@@ -42,6 +42,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a write waits in line for the write connection. Each transaction holds it for
 /// milliseconds; the [`Writer`](crate::Writer) retries a timeout like any transient error.
 const WRITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+/// A wait for the write connection that sqlx logs as a warning (2 s by default). Writes
+/// queue for it by design (a burst of 5,000 new tables waits seconds at its end, and each
+/// wait logged a warning); a wait this long is worth a look.
+const WRITE_ACQUIRE_SLOW: Duration = Duration::from_secs(10);
 /// Read-only connections of a file database.
 const READ_CONNECTIONS: u32 = 8;
 
@@ -448,6 +452,7 @@ impl SqliteStore {
             .idle_timeout(None)
             .max_lifetime(None)
             .acquire_timeout(WRITE_ACQUIRE_TIMEOUT)
+            .acquire_slow_threshold(WRITE_ACQUIRE_SLOW)
             .connect_with(write_options)
             .await?;
         sqlx::migrate!("../../migrations/sqlite")
