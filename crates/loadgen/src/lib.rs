@@ -666,6 +666,11 @@ async fn play(
         (Some(a), Some(b)) => a.value(name).zip(b.value(name)).map(|(x, y)| y - x),
         _ => None,
     };
+    // A histogram's p99 over the window, as its bucket's upper bound (ms).
+    let p99 = |family: &str| match (&m0, &m1) {
+        (Some(a), Some(b)) => bucket_quantile(a, b, family, 0.99),
+        _ => None,
+    };
     let mean = |family: &str, scale: f64| {
         let n = delta(&format!("{family}_count")).filter(|n| *n > 0.0)?;
         Some(delta(&format!("{family}_sum"))? * scale / n)
@@ -684,22 +689,10 @@ async fn play(
         bot_wait: played.bot_wait.summary(),
         frames: played.frames.summary(),
         server_ack_mean_ms: mean("fib_action_seconds", 1e3),
-        server_ack_p99_ms: match (&m0, &m1) {
-            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_action_seconds", 0.99),
-            _ => None,
-        },
-        commit_p99_ms: match (&m0, &m1) {
-            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_commit_seconds", 0.99),
-            _ => None,
-        },
-        queue_p99_ms: match (&m0, &m1) {
-            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_action_queue_seconds", 0.99),
-            _ => None,
-        },
-        table_write_p99_ms: match (&m0, &m1) {
-            (Some(a), Some(b)) => bucket_quantile(a, b, "fib_table_write_seconds", 0.99),
-            _ => None,
-        },
+        server_ack_p99_ms: p99("fib_action_seconds"),
+        commit_p99_ms: p99("fib_commit_seconds"),
+        queue_p99_ms: p99("fib_action_queue_seconds"),
+        table_write_p99_ms: p99("fib_table_write_seconds"),
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
         units_per_commit: mean("fib_commit_group_units", 1.0),
