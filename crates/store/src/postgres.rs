@@ -175,15 +175,15 @@ impl PgStore {
         Ok(())
     }
 
-    /// See `impl_store!`: [`APPEND_AND_TOUCH`] is one statement, atomic and durable when
-    /// it returns by itself, and it carries the fence: no BEGIN and COMMIT round trips.
     /// A connection for one write outside a group (`impl_store!`): the pool's.
     async fn write_conn(&self) -> Result<sqlx::pool::PoolConnection<Postgres>> {
         Ok(self.write.acquire().await?)
     }
 
+    /// See `impl_store!`: [`APPEND_AND_TOUCH`] is one statement, atomic and durable when
+    /// it returns by itself, and it carries the fence: no BEGIN and COMMIT round trips.
     async fn write_plain(&self, plan: &Plan<'_>) -> Result<()> {
-        let mut conn = self.write.acquire().await?;
+        let mut conn = self.write_conn().await?;
         Self::write_tail(&mut conn, plan).await
     }
 

@@ -174,7 +174,7 @@ async fn fold(
             // In memory the one connection is the database: read and write on it.
             None => {
                 let conn = write.acquire().await?;
-                let (done, _) = raw::fold_some(lane, conn, FOLD_ROWS, false).await;
+                let (done, _) = raw::fold_some(lane, conn, FOLD_ROWS).await;
                 done.map_err(|e| e.into_store(what))?
             }
             // A file: the rows read (and their chunks made) outside the write lock, on a
@@ -192,7 +192,7 @@ async fn fold(
                 let Some(chunks) = read else {
                     return Ok(moved);
                 };
-                let more = chunks.more();
+                let more = chunks.more;
                 let conn = kept.take(write).await?;
                 let (done, conn) = raw::fold_write(lane, conn, chunks).await;
                 if let Some(conn) = conn {
@@ -217,9 +217,8 @@ const KEEP_UNUSED: Duration = Duration::from_millis(20);
 /// The write pool's one connection, kept between the groups of the store's own thread
 /// ([`raw::Lane`]). Handing it back to its pool after every group made the next group
 /// wait for it: sqlx tests a connection as it comes back (a hand-off to the connection's
-/// thread and back, in a task of its own), and at 5,000 moves a second that wait was most
-/// of the writer's time (0.7 s of every second), enough to queue moves behind it for tens
-/// of milliseconds (docs/performance.md). The lane's groups and folds take it from here
+/// thread and back, in a task of its own): at 5,000 moves a second, 70-230 ms of every
+/// second of the writer's time, up to 30 waits a second over 1 ms (docs/performance.md). The lane's groups and folds take it from here
 /// and put it back. Every other write of the store (through sqlx) says first that it wants
 /// the connection ([`Kept::want`]): a kept connection then goes back to the pool at once,
 /// and one in use at the end of its group, so that the pool's queue decides who is next.
@@ -356,10 +355,10 @@ pub struct SqliteStore {
     lane: raw::Lane,
     /// `write`'s connection between the lane's groups (a file only).
     kept: std::sync::Arc<Kept>,
-    /// The database file (`None` in memory), which folds read outside the write lock.
+    /// The database file, which folds read outside the write lock; `None` for
+    /// `sqlite::memory:`, where `pool` and `write` are the one connection that holds the
+    /// data.
     file: Option<std::path::PathBuf>,
-    /// `sqlite::memory:`: `pool` and `write` are the one connection that holds the data.
-    in_memory: bool,
     /// The connection of the checkpointer task ([`checkpoints`]), closed first by
     /// [`Self::close`] (a file database only).
     checkpointer: Option<SqlitePool>,
@@ -415,7 +414,6 @@ impl SqliteStore {
                 lane,
                 kept,
                 file: None,
-                in_memory: true,
                 checkpointer: None,
                 _alive: alive,
             };
@@ -498,7 +496,6 @@ impl SqliteStore {
             lane,
             kept,
             file: Some(file),
-            in_memory: false,
             checkpointer: Some(checkpointer),
             _alive: alive,
         };
@@ -613,7 +610,7 @@ impl SqliteStore {
             rows,
             heads,
             plan.fences.clone(),
-            !self.in_memory,
+            self.file.is_some(),
         )
         .await;
         self.keep_write(conn);
@@ -623,7 +620,7 @@ impl SqliteStore {
     /// The write connection for a group of the lane's: the one kept since the last group
     /// ([`Kept`]), or the pool's.
     async fn take_write(&self) -> Result<sqlx::pool::PoolConnection<Sqlite>> {
-        if self.in_memory {
+        if self.file.is_none() {
             return Ok(self.write.acquire().await?);
         }
         Ok(self.kept.take(&self.write).await?)
@@ -640,7 +637,7 @@ impl SqliteStore {
     /// its pool (in memory; or none, closed after a failed rollback).
     fn keep_write(&self, conn: Option<sqlx::pool::PoolConnection<Sqlite>>) {
         if let Some(conn) = conn
-            && !self.in_memory
+            && self.file.is_some()
         {
             self.kept.put(conn);
         }
@@ -733,7 +730,7 @@ impl SqliteStore {
             touches,
         };
         let conn = self.take_write().await?;
-        let (done, conn) = raw::write_mixed(&self.lane, conn, group, !self.in_memory).await;
+        let (done, conn) = raw::write_mixed(&self.lane, conn, group, self.file.is_some()).await;
         self.keep_write(conn);
         done.map_err(|e| e.into_store(|| plan.missing_round()))
     }

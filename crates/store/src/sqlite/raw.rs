@@ -402,7 +402,7 @@ pub(super) struct Chunks {
     lo: i64,
     upto: i64,
     /// Whether rows after `upto` were there too.
-    more: bool,
+    pub(super) more: bool,
     /// The rows read.
     moved: u64,
     /// The last row read: its rowid, table, round and seq (which no other row can have).
@@ -437,8 +437,6 @@ fn read_chunks(db: &Connection, most: i64) -> Result<Option<Chunks>, Refused> {
         let (round, seq, seat, at): (i32, i64, i64, i64) =
             (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
         let action = r.get_ref(5)?.as_str().map_err(rusqlite::Error::from)?;
-        last.0 = r.get(6)?;
-        (last.2, last.3) = (round, seq);
         let rounds = match by_table.get_mut(table) {
             Some(rounds) => rounds,
             None => by_table.entry(table.to_string()).or_default(),
@@ -452,6 +450,7 @@ fn read_chunks(db: &Connection, most: i64) -> Result<Option<Chunks>, Refused> {
         if last.1 != table {
             last.1 = table.to_string();
         }
+        (last.0, last.2, last.3) = (r.get(6)?, round, seq);
     }
     // In the index's order, so that neighbouring entries go in together.
     let mut tables: Vec<_> = by_table.into_iter().collect();
@@ -572,21 +571,14 @@ pub(super) async fn fold_write(
     .await
 }
 
-impl Chunks {
-    /// Whether rows were left after these chunks.
-    pub(super) fn more(&self) -> bool {
-        self.more
-    }
-}
-
-/// Folds at most `most` of the journal's rows ([`fold`]) on `conn`'s handle ([`run`]).
+/// Folds at most `most` of the journal's rows ([`fold`]) on `conn`'s handle ([`run`]): an
+/// in-memory database's fold (`conn` is the database, never closed).
 pub(super) async fn fold_some(
     lane: &Lane,
     conn: PoolConnection<Sqlite>,
     most: i64,
-    may_close: bool,
 ) -> (Result<(u64, bool), Refused>, Option<PoolConnection<Sqlite>>) {
-    run(lane, conn, may_close, move |db| fold(db, most)).await
+    run(lane, conn, false, move |db| fold(db, most)).await
 }
 
 /// The thread that runs the store's raw writes ([`run`]): one per store, so that the
@@ -726,6 +718,7 @@ async fn run<T: Send + 'static>(
     write: impl FnOnce(&Connection) -> Result<T, Refused> + Send + 'static,
 ) -> (Result<T, Refused>, Option<PoolConnection<Sqlite>>) {
     let runtime = tokio::runtime::Handle::current();
+    let entered = runtime.clone();
     let (answer, answered) = tokio::sync::oneshot::channel();
     let job = move |own: &mut Own, conn: PoolConnection<Sqlite>| {
         let mut conn = conn;
@@ -769,11 +762,10 @@ async fn run<T: Send + 'static>(
         }
         (result, Some(conn))
     };
-    let runtime = tokio::runtime::Handle::current();
     let job = move |own: &mut Own| {
         // A connection dropped here (the answer's receiver gone, or closed above) goes back
         // to its pool through the runtime (a task sqlx spawns).
-        let _runtime = runtime.enter();
+        let _runtime = entered.enter();
         let _ = answer.send(job(own, conn));
     };
     let gone = || {
