@@ -135,7 +135,7 @@ async fn folds(
                 continue;
             }
         }
-        match fold(&lane, &write, &kept, file.as_deref()).await {
+        match fold(&lane, &write, &kept, file.as_deref(), false).await {
             Ok(_) => {}
             Err(_) if closed() => break,
             Err(e) => tracing::warn!("folding the action journal: {e}"),
@@ -143,67 +143,140 @@ async fn folds(
     }
 }
 
-/// The journal's length (its last rowid less its first, plus one: rows are only removed
-/// from its start) and its oldest row's time; `None` when it is empty. Two seeks (the
-/// first row and the last), not a count of every row: the folder asks ten times a second,
-/// however long the journal is.
+/// The visible journal's length (its last id less its first visible one, plus one: rows
+/// are only removed from its start) and its oldest visible row's time; `None` when no row
+/// is visible (rows a fold hid and has not removed yet are not counted: they are folded).
+/// Two seeks (the first row and the last), not a count of every row: the folder asks ten
+/// times a second, however long the journal is.
 async fn journal_span(read: &SqlitePool) -> std::result::Result<Option<(i64, i64)>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT (SELECT rowid FROM action_journal ORDER BY rowid DESC LIMIT 1) \
-                - j.rowid + 1, j.created_at \
-         FROM action_journal j ORDER BY j.rowid LIMIT 1",
+        "SELECT (SELECT id FROM action_journal ORDER BY id DESC LIMIT 1) - j.id + 1, \
+                j.created_at \
+         FROM action_journal j WHERE j.id > (SELECT journal_upto FROM fold_state) \
+         ORDER BY j.id LIMIT 1",
     )
     .fetch_optional(read)
     .await
 }
 
-/// Moves the journal's rows into the clustered log (`action_chunks`, migration 0020), at
-/// most [`FOLD_ROWS`] per transaction, until it is empty. Returns the rows moved.
+/// How long one slice of a fold holds the write lock, about: the writer's groups go on
+/// between two slices. One transaction for the whole fold held it 55-70 ms at 5,000
+/// tables, every 13 s, while about 300 moves waited behind it (docs/performance.md).
+const FOLD_SLICE: Duration = Duration::from_millis(3);
+/// Most hidden journal rows one transaction removes (about 2 ms at 5,000 tables).
+const TRIM_ROWS: i64 = 8_192;
+
+/// Moves the journal's rows into the clustered log (`action_chunks`, migrations 0020 and
+/// 0021), at most [`FOLD_ROWS`] at a time, again while [`FOLD_AT`] rows or more are left
+/// (or, with `all`, until none is). Returns the rows moved.
+///
+/// A database file's fold is a few steps, each a short transaction of its own on the
+/// lane, in turn with the writer's groups: the rows are read (and made chunks) outside
+/// the write lock, on a blocking thread; the chunks go in, invisible, about
+/// [`FOLD_SLICE`] at a time; one small transaction shows them and hides their rows; the
+/// hidden rows leave the journal [`TRIM_ROWS`] at a time. A crash between two steps
+/// leaves every action seen once: invisible chunks are removed by the next fold, hidden
+/// rows by its trim. In memory, a fold is one transaction.
 async fn fold(
     lane: &raw::Lane,
     write: &SqlitePool,
     kept: &Kept,
     file: Option<&std::path::Path>,
+    all: bool,
 ) -> Result<u64> {
     let what = || "a round of the journal's actions".to_string();
     let _one = kept.folding.lock().await;
+    let until = if all { 1 } else { FOLD_AT };
     let mut moved = 0;
+    let Some(file) = file else {
+        // In memory the one connection is the database: read and write on it.
+        loop {
+            let conn = write.acquire().await?;
+            let (done, _) = raw::fold_some(lane, conn, FOLD_ROWS).await;
+            let (rows, left) = done.map_err(|e| e.into_store(what))?;
+            moved += rows;
+            if rows == 0 || left < until {
+                return Ok(moved);
+            }
+        }
+    };
+    // Each step: the write connection in its turn, back to its pool after.
+    async fn step<T>(
+        write: &SqlitePool,
+        kept: &Kept,
+        longest: &mut Duration,
+        run: impl AsyncFnOnce(
+            sqlx::pool::PoolConnection<Sqlite>,
+        ) -> (
+            std::result::Result<T, raw::Refused>,
+            Option<sqlx::pool::PoolConnection<Sqlite>>,
+        ),
+    ) -> Result<T> {
+        let conn = kept.take_turn(write).await?;
+        let started = std::time::Instant::now();
+        let (done, conn) = run(conn).await;
+        *longest = (*longest).max(started.elapsed());
+        drop(conn);
+        done.map_err(|e| e.into_store(|| "a round of the journal's actions".to_string()))
+    }
+    let mut longest = Duration::ZERO;
+    // Rows an earlier fold hid and did not remove (a crash between its steps).
+    while step(write, kept, &mut longest, async |c| {
+        raw::fold_trim(lane, c, TRIM_ROWS).await
+    })
+    .await?
+    {}
     loop {
         let started = std::time::Instant::now();
-        let (rows, more) = match file {
-            // In memory the one connection is the database: read and write on it.
-            None => {
-                let conn = write.acquire().await?;
-                let (done, _) = raw::fold_some(lane, conn, FOLD_ROWS).await;
-                done.map_err(|e| e.into_store(what))?
-            }
-            // A file: the rows read (and their chunks made) outside the write lock, on a
-            // blocking thread; written and removed under it, on the lane.
-            Some(file) => {
-                let file = file.to_path_buf();
-                let read = tokio::task::spawn_blocking(move || raw::read_journal(&file, FOLD_ROWS))
-                    .await
-                    .map_err(|e| {
-                        crate::StoreError::Unavailable(format!(
-                            "reading the journal to fold it: {e}"
-                        ))
-                    })?
-                    .map_err(|e| e.into_store(what))?;
-                let Some(chunks) = read else {
-                    return Ok(moved);
-                };
-                let more = chunks.more;
-                let conn = kept.take(write).await?;
-                let (done, conn) = raw::fold_write(lane, conn, chunks).await;
-                if let Some(conn) = conn {
-                    kept.put(conn);
-                }
-                (done.map_err(|e| e.into_store(what))?, more)
-            }
+        let path = file.to_path_buf();
+        let read = tokio::task::spawn_blocking(move || raw::read_journal(&path, FOLD_ROWS))
+            .await
+            .map_err(|e| {
+                crate::StoreError::Unavailable(format!("reading the journal to fold it: {e}"))
+            })?
+            .map_err(|e| e.into_store(what))?;
+        let Some(chunks) = read else {
+            return Ok(moved);
         };
-        tracing::debug!(rows, took = ?started.elapsed(), "folded the action journal");
-        moved += rows;
-        if !more {
+        let read = started.elapsed();
+        let chunks = std::sync::Arc::new(chunks);
+        let (mut next, mut slices) = (0, 0);
+        loop {
+            let (c, from) = (chunks.clone(), next);
+            next = step(write, kept, &mut longest, async move |conn| {
+                raw::fold_slice(lane, conn, c, from, FOLD_SLICE).await
+            })
+            .await?;
+            slices += 1;
+            if next >= chunks.len() {
+                break;
+            }
+        }
+        let c = chunks.clone();
+        step(write, kept, &mut longest, async move |conn| {
+            raw::fold_flip(lane, conn, c).await
+        })
+        .await?;
+        let mut trims = 0;
+        while step(write, kept, &mut longest, async |c| {
+            raw::fold_trim(lane, c, TRIM_ROWS).await
+        })
+        .await?
+        {
+            trims += 1;
+        }
+        tracing::debug!(
+            rows = chunks.moved,
+            chunks = chunks.len(),
+            slices,
+            trims = trims + 1,
+            ?read,
+            ?longest,
+            took = ?started.elapsed(),
+            "folded the action journal"
+        );
+        moved += chunks.moved;
+        if chunks.left < until {
             return Ok(moved);
         }
     }
@@ -273,6 +346,18 @@ impl Kept {
         if let Some(h) = held {
             return Ok(h.conn);
         }
+        pool.acquire().await
+    }
+
+    /// The pool's connection for one step of a fold: asked for as a write through sqlx
+    /// asks ([`Kept::want`]), so that the lane's group in progress gives it up at its end.
+    /// The step then drops it (back to its pool), and the groups that waited meanwhile
+    /// have it before the fold's next step.
+    async fn take_turn(
+        &self,
+        pool: &SqlitePool,
+    ) -> std::result::Result<sqlx::pool::PoolConnection<Sqlite>, sqlx::Error> {
+        let _wanted = self.want();
         pool.acquire().await
     }
 
@@ -476,7 +561,7 @@ impl SqliteStore {
         // What a crash left in the journal goes to the clustered log before anything else.
         let lane = raw::Lane::start(Some(file.clone())).map_err(sqlx::Error::Io)?;
         let kept = std::sync::Arc::new(Kept::default());
-        fold(&lane, &write, &kept, Some(&file)).await?;
+        fold(&lane, &write, &kept, Some(&file), true).await?;
         tokio::spawn(folds(
             lane.clone(),
             pool.clone(),
@@ -513,7 +598,15 @@ impl SqliteStore {
         }
         // The journal into the clustered log, so that the file a tool opens next has it all
         // in one place (the `actions` view would show it anyway).
-        if let Err(e) = fold(&self.lane, &self.write, &self.kept, self.file.as_deref()).await {
+        if let Err(e) = fold(
+            &self.lane,
+            &self.write,
+            &self.kept,
+            self.file.as_deref(),
+            true,
+        )
+        .await
+        {
             tracing::warn!("folding the action journal at close: {e}");
         }
         // Back to its pool, which waits for it as it closes.
@@ -947,9 +1040,9 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
-    /// A fold reads the journal outside the write lock, then writes what it read: if the
-    /// rows it read were folded meanwhile and new rows took their rowids (the journal
-    /// emptied), it writes nothing and removes nothing.
+    /// A fold reads the journal outside the write lock, then writes what it read in steps:
+    /// if another fold went through meanwhile, every later step of this one is refused and
+    /// changes nothing.
     #[tokio::test]
     async fn a_fold_of_rows_folded_meanwhile_changes_nothing() {
         use crate::Store;
@@ -965,38 +1058,135 @@ mod tests {
         let Ok(Some(stale)) = raw::read_journal(&file, FOLD_ROWS) else {
             panic!("the journal is read")
         };
+        let stale = std::sync::Arc::new(stale);
         assert_eq!(
-            fold(&store.lane, &store.write, &store.kept, Some(&file))
+            fold(&store.lane, &store.write, &store.kept, Some(&file), true)
                 .await
                 .unwrap(),
             3
         );
-        // Three new rows, at the rowids of the three folded.
         for seq in 3..6 {
             store
                 .write_group(&[act(table, 0, seq, 10 + seq)])
                 .await
                 .unwrap();
         }
-        assert_eq!(parts(&store).await.0, 3);
-        let conn = store.kept.take(&store.write).await.unwrap();
-        let (done, conn) = raw::fold_write(&store.lane, conn, stale).await;
-        store.kept.put(conn.unwrap());
+        assert_eq!(parts(&store).await, (3, 3));
+        let conn = store.kept.take_turn(&store.write).await.unwrap();
+        let (done, conn) =
+            raw::fold_slice(&store.lane, conn, stale.clone(), 0, Duration::from_secs(1)).await;
         assert!(done.is_err(), "stale chunks are refused");
+        let (done, conn) = raw::fold_flip(&store.lane, conn.unwrap(), stale).await;
+        assert!(done.is_err(), "a stale flip is refused");
+        drop(conn);
         assert_eq!(
-            parts(&store).await.0,
-            3,
-            "the new rows are still in the journal"
+            parts(&store).await,
+            (3, 3),
+            "the new rows are still in the journal, no chunk was added"
         );
         let want: Vec<(i32, i64)> = (0..6).map(|seq| (0, seq)).collect();
         assert_eq!(log_of(&store, table).await.0, want, "each action once");
         assert_eq!(
-            fold(&store.lane, &store.write, &store.kept, Some(&file))
+            fold(&store.lane, &store.write, &store.kept, Some(&file), true)
                 .await
                 .unwrap(),
             3
         );
         assert_eq!(log_of(&store, table).await.0, want);
+        assert_eq!(
+            parts(&store).await,
+            (0, 6),
+            "two chunks, six actions in all"
+        );
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Migration 0021: a fold is steps in turn with the writer's groups (chunks in,
+    /// invisible, a slice at a time; shown with their rows hidden, at once; the rows
+    /// removed). After each step every action is read exactly once, a crash between any two
+    /// leaves it so, and the next fold finishes the job.
+    #[tokio::test]
+    async fn every_step_of_a_fold_shows_each_action_once() {
+        use crate::Store;
+        let (store, url, dir) = file_store().await;
+        let tables = [
+            playing_table(&store, 1).await,
+            playing_table(&store, 1).await,
+            playing_table(&store, 1).await,
+        ];
+        for seq in 0..4 {
+            for t in tables {
+                store
+                    .write_group(&[act(t, 0, seq, 10 + seq)])
+                    .await
+                    .unwrap();
+            }
+        }
+        let want: Vec<(i32, i64)> = (0..4).map(|seq| (0, seq)).collect();
+        let each_once = async |store: &SqliteStore, step: &str| {
+            for t in tables {
+                assert_eq!(log_of(store, t).await.0, want, "{step}: table {t}");
+            }
+        };
+        let file = store.file.clone().unwrap();
+        let chunks = std::sync::Arc::new(raw::read_journal(&file, FOLD_ROWS).unwrap().unwrap());
+        assert_eq!((chunks.len(), chunks.moved, chunks.left), (3, 12, 0));
+        // A slice of no time at all writes at least one chunk: three slices.
+        let mut next = 0;
+        for slice in 1..=3 {
+            let conn = store.kept.take_turn(&store.write).await.unwrap();
+            let (done, _) =
+                raw::fold_slice(&store.lane, conn, chunks.clone(), next, Duration::ZERO).await;
+            next = done.unwrap();
+            assert_eq!(next, slice);
+            assert_eq!(parts(&store).await, (12, 4 * slice as i64), "slice {slice}");
+            each_once(&store, "invisible chunks").await;
+        }
+        let conn = store.kept.take_turn(&store.write).await.unwrap();
+        raw::fold_flip(&store.lane, conn, chunks.clone())
+            .await
+            .0
+            .unwrap();
+        assert_eq!(
+            parts(&store).await,
+            (12, 12),
+            "rows hidden, not removed yet"
+        );
+        each_once(&store, "shown and hidden").await;
+        let conn = store.kept.take_turn(&store.write).await.unwrap();
+        assert!(
+            raw::fold_trim(&store.lane, conn, 5).await.0.unwrap(),
+            "rows left"
+        );
+        assert_eq!(parts(&store).await, (7, 12));
+        each_once(&store, "partly removed").await;
+        // A "crash" here, with another fold half written: its chunks are invisible.
+        store
+            .write_group(&[act(tables[0], 0, 4, 20)])
+            .await
+            .unwrap();
+        let half = std::sync::Arc::new(raw::read_journal(&file, FOLD_ROWS).unwrap().unwrap());
+        assert_eq!((half.len(), half.moved), (1, 1));
+        let conn = store.kept.take_turn(&store.write).await.unwrap();
+        raw::fold_slice(&store.lane, conn, half, 0, Duration::ZERO)
+            .await
+            .0
+            .unwrap();
+        assert_eq!(parts(&store).await, (8, 13));
+        drop(store);
+        let store = SqliteStore::connect(&url).await.unwrap();
+        assert_eq!(
+            parts(&store).await,
+            (0, 13),
+            "the start folds it all: the hidden rows removed, the half fold's chunk replaced"
+        );
+        let mut first = want.clone();
+        first.push((0, 4));
+        assert_eq!(log_of(&store, tables[0]).await.0, first);
+        for t in &tables[1..] {
+            assert_eq!(log_of(&store, *t).await.0, want);
+        }
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -1021,6 +1211,7 @@ mod tests {
             &store.write,
             &store.kept,
             store.file.as_deref(),
+            true,
         )
         .await
         .unwrap();
@@ -1272,6 +1463,7 @@ mod tests {
             &store.write,
             &store.kept,
             store.file.as_deref(),
+            true,
         )
         .await
         .unwrap();
@@ -1346,6 +1538,7 @@ mod tests {
                 &store.write,
                 &store.kept,
                 store.file.as_deref(),
+                true,
             )
             .await
             .unwrap();
@@ -1407,6 +1600,7 @@ mod tests {
                 &store.write,
                 &store.kept,
                 store.file.as_deref(),
+                true,
             )
             .await
             .unwrap();

@@ -59,6 +59,7 @@ pub(super) struct Head {
 }
 
 /// Why a group was refused, or what failed.
+#[derive(Debug)]
 pub(super) enum Refused {
     /// `(table, its epoch, the epoch the group holds)`.
     Fenced(String, i64, i64),
@@ -394,29 +395,56 @@ pub(super) async fn write_group(
     .await
 }
 
-/// The journal's rows from `lo` to `upto` (rowids), as chunks: one per table and round, its
-/// actions in order (a table's rows are in the journal in its order, which its head
-/// enforces), sorted by table. Reads only.
+/// The journal's visible rows from the first to `upto` (ids), as chunks: one per table
+/// and round, its actions in order (a table's rows are in the journal in its order, which
+/// its head enforces), sorted by table. Reads only. A fold writes them in slices
+/// ([`fold_slice`]), invisible until [`fold_flip`] shows them and hides their rows at once
+/// (migration 0021), then removes those rows ([`fold_trim`]).
 pub(super) struct Chunks {
-    /// The journal's first rowid and the last one folded.
-    lo: i64,
+    /// `fold_state` when the rows were read: `(chunks_upto, journal_upto)`. Every step of
+    /// the fold refuses to go on if it changed (another fold went through meanwhile).
+    state: (i64, i64),
+    /// The last journal id folded.
     upto: i64,
-    /// Whether rows after `upto` were there too.
-    pub(super) more: bool,
+    /// Visible rows after `upto` when the rows were read.
+    pub(super) left: i64,
     /// The rows read.
-    moved: u64,
-    /// The last row read: its rowid, table, round and seq (which no other row can have).
-    last: (i64, String, i32, i64),
+    pub(super) moved: u64,
     /// (table, round, first seq, JSON array of `[seq, seat, created_at, action]`).
     chunks: Vec<(String, i32, i64, String)>,
 }
 
-/// Reads the journal's oldest rows, at most `most`, as [`Chunks`]; `None` when it is empty.
+impl Chunks {
+    /// How many chunks (one per table and round).
+    pub(super) fn len(&self) -> usize {
+        self.chunks.len()
+    }
+}
+
+/// `fold_state` (migration 0021): `(chunks_upto, journal_upto)`.
+fn fold_state(db: &Connection) -> Result<(i64, i64), Refused> {
+    Ok(db
+        .prepare_cached("SELECT chunks_upto, journal_upto FROM fold_state")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
+/// Refused, nothing changed by the caller's rollback: another fold went through since the
+/// chunks were read (the store lets one fold run at a time), or a table went (its chunks
+/// and rows with it) in the middle of this one.
+fn changed() -> Refused {
+    Refused::Store(StoreError::Unavailable(
+        "the action journal changed while it was being folded; folded again later".into(),
+    ))
+}
+
+/// Reads the journal's oldest visible rows, at most `most`, as [`Chunks`]; `None` when
+/// none is visible.
 fn read_chunks(db: &Connection, most: i64) -> Result<Option<Chunks>, Refused> {
     use std::fmt::Write;
+    let state = fold_state(db)?;
     let (lo, hi): (Option<i64>, Option<i64>) = db.query_row(
-        "SELECT MIN(rowid), MAX(rowid) FROM action_journal",
-        [],
+        "SELECT MIN(id), MAX(id) FROM action_journal WHERE id > ?1",
+        [state.1],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let (Some(lo), Some(hi)) = (lo, hi) else {
@@ -426,12 +454,11 @@ fn read_chunks(db: &Connection, most: i64) -> Result<Option<Chunks>, Refused> {
     // Each table's chunks by round: the first seq and the JSON array so far (unclosed).
     let mut by_table: HashMap<String, BTreeMap<i32, (i64, String)>> = HashMap::new();
     let mut moved = 0;
-    let mut last = (0, String::new(), 0, 0);
     let mut select = db.prepare_cached(
-        "SELECT table_id, round_no, seq, seat, created_at, action, rowid FROM action_journal \
-         WHERE rowid <= ?1 ORDER BY rowid",
+        "SELECT table_id, round_no, seq, seat, created_at, action FROM action_journal \
+         WHERE id > ?1 AND id <= ?2 ORDER BY id",
     )?;
-    let mut rows = select.query([upto])?;
+    let mut rows = select.query([state.1, upto])?;
     while let Some(r) = rows.next()? {
         let table = r.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
         let (round, seq, seat, at): (i32, i64, i64, i64) =
@@ -447,12 +474,9 @@ fn read_chunks(db: &Connection, most: i64) -> Result<Option<Chunks>, Refused> {
         text.push(if text.is_empty() { '[' } else { ',' });
         let _ = write!(text, "[{seq},{seat},{at},{action}]");
         moved += 1;
-        if last.1 != table {
-            last.1 = table.to_string();
-        }
-        (last.0, last.2, last.3) = (r.get(6)?, round, seq);
     }
-    // In the index's order, so that neighbouring entries go in together.
+    // In the index's order, so that neighbouring entries go in together (and a slice of
+    // the fold touches its own few pages of the index).
     let mut tables: Vec<_> = by_table.into_iter().collect();
     tables.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut chunks = Vec::with_capacity(tables.len());
@@ -463,121 +487,180 @@ fn read_chunks(db: &Connection, most: i64) -> Result<Option<Chunks>, Refused> {
         }
     }
     Ok(Some(Chunks {
-        lo,
+        state,
         upto,
-        more: upto < hi,
+        left: hi - upto,
         moved,
-        last,
         chunks,
     }))
 }
 
-/// Writes `c` into `action_chunks` and removes its rows from the journal, in the caller's
-/// transaction; refused (nothing changed by the caller's rollback) if the journal no
-/// longer starts at `c.lo`, its last row read is not the same action any more, or it holds
-/// another number of rows up to `c.upto`: as if another fold moved them meanwhile (only
-/// folds remove rows, from the start; the store lets one fold run at a time) and, the
-/// journal emptied, new rows took the same rowids.
-fn write_chunks(db: &Connection, c: &Chunks) -> Result<(), Refused> {
-    let first: Option<i64> =
-        db.query_row("SELECT MIN(rowid) FROM action_journal", [], |r| r.get(0))?;
-    let last: Option<(String, i32, i64)> = db
-        .query_row(
-            "SELECT table_id, round_no, seq FROM action_journal WHERE rowid = ?1",
-            [c.last.0],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    let changed = || {
-        Refused::Store(StoreError::Unavailable(
-            "the action journal changed while it was being folded; folded again later".into(),
-        ))
-    };
-    let same_last =
-        last.is_some_and(|(t, round, seq)| t == c.last.1 && (round, seq) == (c.last.2, c.last.3));
-    if first != Some(c.lo) || !same_last {
+/// Inserts `c`'s chunks from `from` on, invisible (after `chunks_upto`, at the rowids
+/// [`fold_flip`] will show), in the caller's transaction, until `budget` has passed (at
+/// least one); returns the index after the last one inserted. The first slice first
+/// removes what an unfinished fold left invisible (a crash, or a fold refused halfway).
+fn insert_chunks(
+    db: &Connection,
+    c: &Chunks,
+    from: usize,
+    budget: Option<std::time::Duration>,
+) -> Result<usize, Refused> {
+    let started = std::time::Instant::now();
+    if fold_state(db)? != c.state {
         return Err(changed());
     }
-    {
-        let mut insert = db.prepare_cached(
-            "INSERT INTO action_chunks (table_id, round_no, first_seq, actions) \
-             VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        for (table, round, first, text) in &c.chunks {
-            insert.execute(params![table, round, first, text])?;
+    if from == 0 {
+        db.prepare_cached("DELETE FROM action_chunks WHERE rowid > ?1")?
+            .execute([c.state.0])?;
+    }
+    let mut insert = db.prepare_cached(
+        "INSERT INTO action_chunks (rowid, table_id, round_no, first_seq, actions) \
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut next = from;
+    while let Some((table, round, first, text)) = c.chunks.get(next) {
+        insert.execute(params![
+            c.state.0 + 1 + next as i64,
+            table,
+            round,
+            first,
+            text
+        ])?;
+        next += 1;
+        if budget.is_some_and(|b| started.elapsed() >= b) {
+            break;
         }
     }
-    let deleted = db.execute("DELETE FROM action_journal WHERE rowid <= ?1", [c.upto])?;
-    if deleted as u64 != c.moved {
+    Ok(next)
+}
+
+/// Shows `c`'s chunks and hides the journal rows they hold, at once, in the caller's
+/// transaction: refused if another fold went through since they were read, or if not all
+/// of them are there (a table went meanwhile, its chunks with it).
+fn flip(db: &Connection, c: &Chunks) -> Result<(), Refused> {
+    if fold_state(db)? != c.state {
         return Err(changed());
     }
+    let n = c.chunks.len() as i64;
+    let written: i64 = db
+        .prepare_cached("SELECT COUNT(*) FROM action_chunks WHERE rowid > ?1")?
+        .query_row([c.state.0], |r| r.get(0))?;
+    if written != n {
+        return Err(changed());
+    }
+    db.prepare_cached("UPDATE fold_state SET chunks_upto = ?1, journal_upto = ?2")?
+        .execute([c.state.0 + n, c.upto])?;
     Ok(())
 }
 
-/// Moves the journal's oldest rows, at most `most`, into `action_chunks` (migration 0020)
-/// in one transaction: reading them included. Returns the rows moved and whether rows are
-/// left. (A file's folds read outside the write lock: [`read_journal`], [`fold_write`].)
-fn fold(db: &Connection, most: i64) -> Result<(u64, bool), Refused> {
-    db.execute_batch("BEGIN IMMEDIATE")?;
-    let Some(c) = read_chunks(db, most)? else {
-        db.execute_batch("COMMIT")?;
-        return Ok((0, false));
+/// Removes at most `most` hidden journal rows (folded: at or below `journal_upto`), in
+/// the caller's transaction; whether hidden rows are left.
+fn trim(db: &Connection, most: i64) -> Result<bool, Refused> {
+    let (_, upto) = fold_state(db)?;
+    let first: Option<i64> = db
+        .prepare_cached("SELECT MIN(id) FROM action_journal")?
+        .query_row([], |r| r.get(0))?;
+    let Some(first) = first.filter(|f| *f <= upto) else {
+        return Ok(false);
     };
-    write_chunks(db, &c)?;
-    db.execute_batch("COMMIT")?;
-    Ok((c.moved, c.more))
+    let end = upto.min(first.saturating_add(most - 1));
+    db.prepare_cached("DELETE FROM action_journal WHERE id <= ?1")?
+        .execute([end])?;
+    Ok(end < upto)
 }
 
-/// Reads the journal's oldest rows, at most `most`, as [`Chunks`] through a read-only
-/// connection of its own to `file`, on the calling thread (a blocking one): the first half
-/// of a fold, outside the write lock. A fold of 64k rows at 5,000 tables spent 44 ms of its
-/// 110 ms reading them and making the chunks, while every group waited
-/// (docs/performance.md). The rows cannot change meanwhile: the journal only grows at its
-/// end, and only folds remove rows ([`write_chunks`] checks it).
+/// Folds at most `most` of the journal's rows in one transaction ([`fold_some`]): reads
+/// them, writes their chunks, shows them, removes the rows. Returns the rows moved and the
+/// visible rows left.
+fn fold(db: &Connection, most: i64) -> Result<(u64, i64), Refused> {
+    db.execute_batch("BEGIN IMMEDIATE")?;
+    while trim(db, i64::MAX)? {}
+    let Some(c) = read_chunks(db, most)? else {
+        db.execute_batch("COMMIT")?;
+        return Ok((0, 0));
+    };
+    insert_chunks(db, &c, 0, None)?;
+    flip(db, &c)?;
+    while trim(db, i64::MAX)? {}
+    db.execute_batch("COMMIT")?;
+    Ok((c.moved, c.left))
+}
+
+/// Reads the journal's oldest visible rows, at most `most`, as [`Chunks`] through a
+/// read-only connection of its own to `file`, on the calling thread (a blocking one): the
+/// first step of a file's fold, outside the write lock. A fold of 64k rows at 5,000 tables
+/// spent 44 ms of its 110 ms reading them and making the chunks, while every group waited
+/// (docs/performance.md).
 pub(super) fn read_journal(file: &std::path::Path, most: i64) -> Result<Option<Chunks>, Refused> {
     use rusqlite::OpenFlags;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_with_flags(file, flags)?;
     db.busy_timeout(BUSY_TIMEOUT)?;
-    // One read transaction: MIN, MAX and the rows from one snapshot.
+    // One read transaction: the state, MIN, MAX and the rows from one snapshot.
     db.execute_batch("BEGIN")?;
     let read = read_chunks(&db, most);
     let _ = db.execute_batch("COMMIT");
     read
 }
 
-/// The second half of a file's fold, on the store's [`Lane`] ([`run`]): writes chunks read
-/// by [`read_journal`] and removes their rows, in one transaction. Returns the rows moved.
-pub(super) async fn fold_write(
+/// One slice of a file's fold, on the store's [`Lane`] ([`run`]): `c`'s chunks from `from`
+/// on, invisible, in one transaction of about `budget` ([`insert_chunks`]). Returns the
+/// index after the last one written.
+pub(super) async fn fold_slice(
     lane: &Lane,
     conn: PoolConnection<Sqlite>,
-    chunks: Chunks,
-) -> (Result<u64, Refused>, Option<PoolConnection<Sqlite>>) {
+    c: std::sync::Arc<Chunks>,
+    from: usize,
+    budget: std::time::Duration,
+) -> (Result<usize, Refused>, Option<PoolConnection<Sqlite>>) {
     run(lane, conn, true, move |db| {
-        let started = std::time::Instant::now();
         db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-        write_chunks(db, &chunks)?;
-        let written = started.elapsed();
+        let next = insert_chunks(db, &c, from, Some(budget))?;
         db.prepare_cached("COMMIT")?.execute([])?;
-        tracing::debug!(
-            moved = chunks.moved,
-            chunks = chunks.chunks.len(),
-            ?written,
-            committed = ?started.elapsed(),
-            "fold: written under the write lock"
-        );
-        Ok(chunks.moved)
+        Ok(next)
     })
     .await
 }
 
-/// Folds at most `most` of the journal's rows ([`fold`]) on `conn`'s handle ([`run`]): an
-/// in-memory database's fold (`conn` is the database, never closed).
+/// Once every slice is in: shows `c`'s chunks and hides their journal rows, in one small
+/// transaction ([`flip`]).
+pub(super) async fn fold_flip(
+    lane: &Lane,
+    conn: PoolConnection<Sqlite>,
+    c: std::sync::Arc<Chunks>,
+) -> (Result<(), Refused>, Option<PoolConnection<Sqlite>>) {
+    run(lane, conn, true, move |db| {
+        db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+        flip(db, &c)?;
+        db.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    })
+    .await
+}
+
+/// Removes at most `most` hidden journal rows in one transaction ([`trim`]); whether
+/// hidden rows are left.
+pub(super) async fn fold_trim(
+    lane: &Lane,
+    conn: PoolConnection<Sqlite>,
+    most: i64,
+) -> (Result<bool, Refused>, Option<PoolConnection<Sqlite>>) {
+    run(lane, conn, true, move |db| {
+        db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+        let left = trim(db, most)?;
+        db.prepare_cached("COMMIT")?.execute([])?;
+        Ok(left)
+    })
+    .await
+}
+
+/// Folds at most `most` of the journal's rows in one transaction ([`fold`]) on `conn`'s
+/// handle ([`run`]): an in-memory database's fold (`conn` is the database, never closed).
 pub(super) async fn fold_some(
     lane: &Lane,
     conn: PoolConnection<Sqlite>,
     most: i64,
-) -> (Result<(u64, bool), Refused>, Option<PoolConnection<Sqlite>>) {
+) -> (Result<(u64, i64), Refused>, Option<PoolConnection<Sqlite>>) {
     run(lane, conn, false, move |db| fold(db, most)).await
 }
 
