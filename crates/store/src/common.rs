@@ -1388,6 +1388,10 @@ macro_rules! impl_store {
                 $backend
             }
 
+            fn writer_runtime(&self) -> Option<::tokio::runtime::Handle> {
+                <$store>::writer_runtime(self)
+            }
+
             async fn close(&self) {
                 <$store>::close(self).await
             }

@@ -786,6 +786,13 @@ pub trait Store: Send + Sync + 'static {
     /// `"sqlite"` or `"postgres"`.
     fn backend(&self) -> &'static str;
 
+    /// The runtime on which the process's [`Writer`] task should run, when the store has
+    /// one of its own; `None`: the caller's. A SQLite file's store writes on a thread of
+    /// its own, whose runtime this is: the writer's groups are then written where it runs.
+    fn writer_runtime(&self) -> Option<tokio::runtime::Handle> {
+        None
+    }
+
     /// A cheap round trip, for `/healthz`.
     async fn ping(&self) -> Result<()>;
 

@@ -175,6 +175,11 @@ impl PgStore {
         Ok(())
     }
 
+    /// See [`crate::Store::writer_runtime`]: the caller's.
+    fn writer_runtime(&self) -> Option<tokio::runtime::Handle> {
+        None
+    }
+
     /// A connection for one write outside a group (`impl_store!`): the pool's.
     async fn write_conn(&self) -> Result<sqlx::pool::PoolConnection<Postgres>> {
         Ok(self.write.acquire().await?)

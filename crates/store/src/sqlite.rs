@@ -710,6 +710,11 @@ impl SqliteStore {
         done.map_err(|e| e.into_store(|| plan.missing_round()))
     }
 
+    /// See [`crate::Store::writer_runtime`]: a file's lane ([`raw::Lane::writer_home`]).
+    fn writer_runtime(&self) -> Option<tokio::runtime::Handle> {
+        self.lane.writer_home()
+    }
+
     /// The write connection for a group of the lane's: the one kept since the last group
     /// ([`Kept`]), or the pool's.
     async fn take_write(&self) -> Result<sqlx::pool::PoolConnection<Sqlite>> {

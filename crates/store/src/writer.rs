@@ -107,7 +107,8 @@ impl fmt::Debug for Writer {
 }
 
 impl Writer {
-    /// Starts the writer task on the current tokio runtime (panics outside one).
+    /// Starts the writer task: on the store's own runtime if it has one
+    /// ([`Store::writer_runtime`]), else on the current tokio runtime (panics outside one).
     pub fn spawn(store: Arc<dyn Store>, observer: Arc<dyn WriteObserver>) -> Writer {
         Self::spawn_with(store, observer, Limits::DEFAULT).0
     }
@@ -118,7 +119,12 @@ impl Writer {
         limits: Limits,
     ) -> (Writer, JoinHandle<()>) {
         let (queue, jobs) = mpsc::channel(limits.queue);
-        let task = tokio::spawn(run(store, observer, limits, jobs));
+        // Where the store writes, if it has a thread of its own (a SQLite file): no
+        // hand-off per group, and no wait behind the tables' tasks.
+        let task = match store.writer_runtime() {
+            Some(home) => home.spawn(run(store, observer, limits, jobs)),
+            None => tokio::spawn(run(store, observer, limits, jobs)),
+        };
         (Writer { queue }, task)
     }
 

@@ -2152,10 +2152,19 @@ impl WriteObserver for Recorder {
         let hold = self.hold.lock().unwrap().take();
         if let Some(release) = hold {
             self.held.notify_one();
-            // Blocking here is the point; `block_in_place` moves this worker's other
-            // tasks elsewhere meanwhile.
-            tokio::task::block_in_place(|| release.recv_timeout(Duration::from_secs(30)))
-                .expect("released");
+            // Blocking here is the point. On a runtime of several workers,
+            // `block_in_place` moves this worker's other tasks elsewhere meanwhile; a
+            // SQLite file's writer runs on the store's own one-thread runtime, which
+            // holds nothing else that this test waits for.
+            let wait = || release.recv_timeout(Duration::from_secs(30));
+            let multi = tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::MultiThread;
+            if multi {
+                tokio::task::block_in_place(wait)
+            } else {
+                wait()
+            }
+            .expect("released");
         }
     }
     fn retried(&self, error: &StoreError) {

@@ -677,10 +677,30 @@ pub(super) async fn fold_some(
 /// statement again: at a human pace, where a group is one or two moves, those wake-ups are
 /// a good part of a move's round trip (docs/performance.md). In memory, the pool's one
 /// connection is the database, so its handle is borrowed.
+///
+/// The thread runs a runtime of its own (tokio's, one thread). A file's store has the
+/// process's [`crate::Writer`] run there too ([`Lane::writer_home`]): its groups are then
+/// written where it runs, with no hand-off to another thread and back, and it never waits
+/// behind the tasks of the tables that wake up in a burst on the server's runtime. Under
+/// 10,000 players those hand-offs waited for a core 2-6 ms at a time (docs/performance.md).
 #[derive(Clone, Debug)]
-pub(super) struct Lane(std::sync::mpsc::Sender<Job>);
+pub(super) struct Lane(std::sync::Arc<LaneThread>);
 
-type Job = Box<dyn FnOnce(&mut Own) + Send>;
+#[derive(Debug)]
+struct LaneThread {
+    /// The thread's runtime, where other threads' writes go as tasks.
+    runtime: tokio::runtime::Handle,
+    thread: std::thread::ThreadId,
+    /// A database file (the lane has its own connection).
+    file: bool,
+    /// Dropped with the last clone of the lane: the thread then ends.
+    _alive: tokio::sync::oneshot::Sender<()>,
+}
+
+std::thread_local! {
+    /// The lane's connection, on the lane's thread.
+    static OWN: std::cell::RefCell<Option<Own>> = const { std::cell::RefCell::new(None) };
+}
 
 /// The lane's own connection to a database file (none in memory).
 pub(super) struct Own {
@@ -735,36 +755,75 @@ impl Own {
 impl Lane {
     /// The thread of a store of `file` (its own connection), or in memory (`None`).
     pub fn start(file: Option<std::path::PathBuf>) -> std::io::Result<Lane> {
-        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+        let (alive, gone) = tokio::sync::oneshot::channel::<()>();
+        let (ready, started) = std::sync::mpsc::channel();
+        let is_file = file.is_some();
         std::thread::Builder::new()
             .name("fib-sqlite-write".into())
             .spawn(move || {
-                let mut own = Own {
-                    file,
-                    db: None,
-                    closed: false,
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                        return;
+                    }
                 };
-                while let Ok(job) = queue.recv() {
-                    // A job catches its own write's panics; this keeps the thread for
-                    // the next ones whatever else panics.
-                    let _ =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut own)));
-                }
+                OWN.with_borrow_mut(|own| {
+                    *own = Some(Own {
+                        file,
+                        db: None,
+                        closed: false,
+                    })
+                });
+                let _ = ready.send(Ok((runtime.handle().clone(), std::thread::current().id())));
+                // Until the store is gone (the writer's task, which holds it, included).
+                runtime.block_on(async {
+                    let _ = gone.await;
+                });
+                drop(runtime);
+                OWN.with_borrow_mut(|own| *own = None);
             })?;
-        Ok(Lane(jobs))
+        let (runtime, thread) = started
+            .recv()
+            .map_err(|_| std::io::Error::other("the SQLite write thread did not start"))??;
+        Ok(Lane(std::sync::Arc::new(LaneThread {
+            runtime,
+            thread,
+            file: is_file,
+            _alive: alive,
+        })))
+    }
+
+    /// Where the process's writer task should run: the lane's runtime, for a database
+    /// file. In memory, writes borrow the pool connection's handle from sqlx's thread,
+    /// which the lane awaits: the writer stays on the caller's runtime.
+    pub fn writer_home(&self) -> Option<tokio::runtime::Handle> {
+        self.0.file.then(|| self.0.runtime.clone())
+    }
+
+    /// On the lane's own thread (a file's writer task, [`Lane::writer_home`]).
+    fn here(&self) -> bool {
+        self.0.file && std::thread::current().id() == self.0.thread
     }
 
     /// Closes the lane's own connection for good, once the writes before have ended.
     pub async fn close(&self) {
-        let (done, closed) = tokio::sync::oneshot::channel();
-        let job = move |own: &mut Own| {
-            own.closed = true;
-            own.db = None;
-            let _ = done.send(());
+        let close = || {
+            OWN.with_borrow_mut(|own| {
+                if let Some(own) = own.as_mut() {
+                    own.closed = true;
+                    own.db = None;
+                }
+            })
         };
-        if self.0.send(Box::new(job)).is_ok() {
-            let _ = closed.await;
+        if self.here() {
+            close();
+            return;
         }
+        let _ = self.0.runtime.spawn(async move { close() }).await;
     }
 }
 
@@ -800,12 +859,49 @@ async fn run<T: Send + 'static>(
     may_close: bool,
     write: impl FnOnce(&Connection) -> Result<T, Refused> + Send + 'static,
 ) -> (Result<T, Refused>, Option<PoolConnection<Sqlite>>) {
-    let runtime = tokio::runtime::Handle::current();
-    let entered = runtime.clone();
+    if lane.here() {
+        // The writer's task, on the lane's thread: written here and now, in one poll.
+        return match on_own(conn, write) {
+            Ok(done) => done,
+            Err((conn, _)) => (Err(gone()), Some(conn)),
+        };
+    }
     let (answer, answered) = tokio::sync::oneshot::channel();
-    let job = move |own: &mut Own, conn: PoolConnection<Sqlite>| {
-        let mut conn = conn;
-        // A file: the lane's own connection, while `conn` is held (nothing else writes).
+    // On the lane's runtime, where nothing cancels it once begun. A connection dropped
+    // there (the answer's receiver gone, or closed) goes back to its pool through that
+    // runtime (a task sqlx spawns).
+    let job = async move {
+        let done = match on_own(conn, write) {
+            Ok(done) => done,
+            Err((conn, write)) => borrowed(conn, may_close, write).await,
+        };
+        let _ = answer.send(done);
+    };
+    drop(lane.0.runtime.spawn(job));
+    match answered.await {
+        Ok(done) => done,
+        // The lane's runtime is gone, and the job (with the connection) dropped.
+        Err(_) => (Err(gone()), None),
+    }
+}
+
+fn gone() -> Refused {
+    Refused::Store(StoreError::Unavailable(
+        "the SQLite write thread is gone".into(),
+    ))
+}
+
+/// On the lane's thread: `write` through the lane's own connection (a file), while `conn`
+/// is held (nothing else writes); `conn` and `write` back in memory, which has none.
+#[allow(clippy::type_complexity)]
+fn on_own<T, W: FnOnce(&Connection) -> Result<T, Refused>>(
+    conn: PoolConnection<Sqlite>,
+    write: W,
+) -> Result<(Result<T, Refused>, Option<PoolConnection<Sqlite>>), (PoolConnection<Sqlite>, W)> {
+    OWN.with_borrow_mut(|own| {
+        let Some(own) = own.as_mut() else {
+            return Ok((Err(gone()), Some(conn)));
+        };
         match own.connection() {
             Ok(Some(db)) => {
                 let (result, broken) = ended(db, write);
@@ -813,57 +909,45 @@ async fn run<T: Send + 'static>(
                     // Opened afresh for the next group: closing this one rolls back.
                     own.db = None;
                 }
-                return (result, Some(conn));
+                Ok((result, Some(conn)))
             }
-            Ok(None) => {}
-            Err(e) => return (Err(e), Some(conn)),
+            Ok(None) => Err((conn, write)),
+            Err(e) => Ok((Err(e), Some(conn))),
         }
-        let (result, broken) = 'borrowed: {
-            // The handover needs no timer or I/O of the runtime's: blocking on it here is
-            // waiting for sqlx's thread to let go of the handle.
-            let mut locked = match runtime.block_on(conn.lock_handle()) {
-                Ok(locked) => locked,
-                Err(e) => break 'borrowed (Err(Refused::Store(e.into())), false),
-            };
-            let handle = locked.as_raw_handle().as_ptr();
-            // SAFETY: `locked` guarantees that sqlx's thread makes no call on this handle
-            // or its statements until it is dropped, after `db`; `from_handle` does not
-            // own the handle (dropping `db` finalizes only the statements made here and
-            // leaves the connection open); and the handle is used from this one thread
-            // meanwhile (SQLite allows a connection to move between threads).
-            #[allow(unsafe_code)]
-            let db = match unsafe { Connection::from_handle(handle) } {
-                Ok(db) => db,
-                Err(e) => break 'borrowed (Err(e.into()), false),
-            };
-            ended(&db, write)
+    })
+}
+
+/// In memory, on the lane's runtime: `write` through `conn`'s own handle, which sqlx's
+/// thread lends meanwhile.
+async fn borrowed<T>(
+    mut conn: PoolConnection<Sqlite>,
+    may_close: bool,
+    write: impl FnOnce(&Connection) -> Result<T, Refused>,
+) -> (Result<T, Refused>, Option<PoolConnection<Sqlite>>) {
+    let (result, broken) = 'borrowed: {
+        let mut locked = match conn.lock_handle().await {
+            Ok(locked) => locked,
+            Err(e) => break 'borrowed (Err(Refused::Store(e.into())), false),
         };
-        if broken && may_close {
-            // Closed as it is dropped here (its pool opens another), never kept.
-            conn.close_on_drop();
-            return (result, None);
-        }
-        (result, Some(conn))
+        let handle = locked.as_raw_handle().as_ptr();
+        // SAFETY: `locked` guarantees that sqlx's thread makes no call on this handle or
+        // its statements until it is dropped, after `db`; `from_handle` does not own the
+        // handle (dropping `db` finalizes only the statements made here and leaves the
+        // connection open); and the handle is used from this one thread meanwhile (SQLite
+        // allows a connection to move between threads).
+        #[allow(unsafe_code)]
+        let db = match unsafe { Connection::from_handle(handle) } {
+            Ok(db) => db,
+            Err(e) => break 'borrowed (Err(e.into()), false),
+        };
+        ended(&db, write)
     };
-    let job = move |own: &mut Own| {
-        // A connection dropped here (the answer's receiver gone, or closed above) goes back
-        // to its pool through the runtime (a task sqlx spawns).
-        let _runtime = entered.enter();
-        let _ = answer.send(job(own, conn));
-    };
-    let gone = || {
-        Refused::Store(StoreError::Unavailable(
-            "the SQLite write thread is gone".into(),
-        ))
-    };
-    if lane.0.send(Box::new(job)).is_err() {
-        // The job, and the connection in it, were dropped: back to the pool.
-        return (Err(gone()), None);
+    if broken && may_close {
+        // Closed as it is dropped here (its pool opens another), never kept.
+        conn.close_on_drop();
+        return (result, None);
     }
-    match answered.await {
-        Ok(done) => done,
-        Err(_) => (Err(gone()), None),
-    }
+    (result, Some(conn))
 }
 
 /// The connection the lane writes through, as `(journal_mode, synchronous, foreign_keys,
