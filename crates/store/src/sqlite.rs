@@ -20,10 +20,12 @@
 //! Accepted actions are appended to a journal (migration 0014) and folded into the log
 //! clustered by table (in chunks, migration 0020) once the journal is long ([`folds`]): a
 //! commit then writes a few pages at the journal's end instead of one page per table of
-//! its group. Groups of plain actions, groups with other ops (a round's start or end, a
-//! seat, …; all but a match's finish, whose ratings go through sqlx) and folds are written
-//! by the store's own thread, through a connection of its own to the file, while the write
-//! pool's connection is held ([`raw`]).
+//! its group. A fold is short steps in turn with the groups (migration 0021, [`fold`]).
+//! Groups of plain actions, groups with other ops (a round's start or end, a seat, …; all
+//! but a match's finish, whose ratings go through sqlx) and folds are written by the
+//! store's own thread, through a connection of its own to the file, while the write pool's
+//! connection is held ([`raw`]); the process's writer task runs on that thread too
+//! ([`crate::Store::writer_runtime`]).
 
 use std::str::FromStr;
 use std::time::Duration;

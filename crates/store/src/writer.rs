@@ -1,5 +1,6 @@
 //! The single writer of a process: one task that commits every table's [`TableWrite`]s
-//! in groups.
+//! in groups. It runs where the store writes when the store says so (a SQLite file's
+//! write thread, [`Store::writer_runtime`]), else on the runtime that starts it.
 //!
 //! One transaction per action made commits the bottleneck: on SQLite each paid its own
 //! fsync while the others queued for the write lock, on Postgres each paid several round
