@@ -613,11 +613,8 @@ pub(super) async fn fold_slice(
     from: usize,
     budget: std::time::Duration,
 ) -> (Result<usize, Refused>, Option<PoolConnection<Sqlite>>) {
-    run(lane, conn, true, move |db| {
-        db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-        let next = insert_chunks(db, &c, from, Some(budget))?;
-        db.prepare_cached("COMMIT")?.execute([])?;
-        Ok(next)
+    transaction(lane, conn, move |db| {
+        insert_chunks(db, &c, from, Some(budget))
     })
     .await
 }
@@ -629,13 +626,7 @@ pub(super) async fn fold_flip(
     conn: PoolConnection<Sqlite>,
     c: std::sync::Arc<Chunks>,
 ) -> (Result<(), Refused>, Option<PoolConnection<Sqlite>>) {
-    run(lane, conn, true, move |db| {
-        db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-        flip(db, &c)?;
-        db.prepare_cached("COMMIT")?.execute([])?;
-        Ok(())
-    })
-    .await
+    transaction(lane, conn, move |db| flip(db, &c)).await
 }
 
 /// Removes at most `most` hidden journal rows in one transaction ([`trim`]); whether
@@ -645,11 +636,20 @@ pub(super) async fn fold_trim(
     conn: PoolConnection<Sqlite>,
     most: i64,
 ) -> (Result<bool, Refused>, Option<PoolConnection<Sqlite>>) {
+    transaction(lane, conn, move |db| trim(db, most)).await
+}
+
+/// `step` in a write transaction of its own, on the lane ([`run`]): a step of a file's fold.
+async fn transaction<T: Send + 'static>(
+    lane: &Lane,
+    conn: PoolConnection<Sqlite>,
+    step: impl FnOnce(&Connection) -> Result<T, Refused> + Send + 'static,
+) -> (Result<T, Refused>, Option<PoolConnection<Sqlite>>) {
     run(lane, conn, true, move |db| {
         db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-        let left = trim(db, most)?;
+        let done = step(db)?;
         db.prepare_cached("COMMIT")?.execute([])?;
-        Ok(left)
+        Ok(done)
     })
     .await
 }
