@@ -168,9 +168,9 @@ const FOLD_SLICE: Duration = Duration::from_millis(3);
 /// Most hidden journal rows one transaction removes (about 2 ms at 5,000 tables).
 const TRIM_ROWS: i64 = 8_192;
 /// The longest pause of the folder after a step of a fold (it pauses as long as the step
-/// took): the lane is the writer's meanwhile. With
-/// the steps back to back (one group between two), a fold at 5,000 tables kept the moves
-/// of its 140 ms waiting a step each, 982 of them over 5 ms in one half second.
+/// took): the lane is the writer's meanwhile. With the steps back to back (one group
+/// between two), a fold at 5,000 tables kept the moves of its 140 ms waiting a step each,
+/// 982 of them over 5 ms in one half second.
 const FOLD_PAUSE: Duration = Duration::from_millis(10);
 
 /// Moves the journal's rows into the clustered log (`action_chunks`, migrations 0020 and
@@ -191,7 +191,10 @@ async fn fold(
     file: Option<&std::path::Path>,
     all: bool,
 ) -> Result<u64> {
-    let what = || "a round of the journal's actions".to_string();
+    /// What a failed step names.
+    fn what() -> String {
+        "a round of the journal's actions".to_string()
+    }
     let _one = kept.folding.lock().await;
     let until = if all { 1 } else { FOLD_AT };
     let mut moved = 0;
@@ -231,17 +234,11 @@ async fn fold(
             // half the time, and a fold keeps up with a journal that grows fast.
             tokio::time::sleep(took.min(FOLD_PAUSE)).await;
         }
-        done.map_err(|e| e.into_store(|| "a round of the journal's actions".to_string()))
+        done.map_err(|e| e.into_store(what))
     }
     // At open and at close nobody plays: no pause.
     let pause = !all;
     let mut longest = Duration::ZERO;
-    // Rows an earlier fold hid and did not remove (a crash between its steps).
-    while step(write, kept, pause, &mut longest, async |c| {
-        raw::fold_trim(lane, c, TRIM_ROWS).await
-    })
-    .await?
-    {}
     loop {
         let started = std::time::Instant::now();
         let path = file.to_path_buf();
@@ -251,7 +248,15 @@ async fn fold(
                 crate::StoreError::Unavailable(format!("reading the journal to fold it: {e}"))
             })?
             .map_err(|e| e.into_store(what))?;
-        let Some(chunks) = read else {
+        if read.hidden {
+            // Rows an earlier fold hid and did not remove (a crash between its steps).
+            while step(write, kept, pause, &mut longest, async |c| {
+                raw::fold_trim(lane, c, TRIM_ROWS).await
+            })
+            .await?
+            {}
+        }
+        let Some(chunks) = read.chunks else {
             return Ok(moved);
         };
         let read = started.elapsed();
@@ -307,8 +312,9 @@ const KEEP_UNUSED: Duration = Duration::from_millis(20);
 /// ([`raw::Lane`]). Handing it back to its pool after every group made the next group
 /// wait for it: sqlx tests a connection as it comes back (a hand-off to the connection's
 /// thread and back, in a task of its own): at 5,000 moves a second, 70-230 ms of every
-/// second of the writer's time, up to 30 waits a second over 1 ms (docs/performance.md). The lane's groups and folds take it from here
-/// and put it back. Every other write of the store (through sqlx) says first that it wants
+/// second of the writer's time, up to 30 waits a second over 1 ms (docs/performance.md).
+/// The lane's groups take it from here and put it back; a fold's steps ask for it in
+/// turn ([`Kept::take_turn`]). Every other write of the store (through sqlx) says first that it wants
 /// the connection ([`Kept::want`]): a kept connection then goes back to the pool at once,
 /// and one in use at the end of its group, so that the pool's queue decides who is next.
 /// Not used in memory, where the connection is also the readers'.
@@ -1076,7 +1082,11 @@ mod tests {
                 .unwrap();
         }
         let file = store.file.clone().unwrap();
-        let Ok(Some(stale)) = raw::read_journal(&file, FOLD_ROWS) else {
+        let Ok(raw::Journal {
+            chunks: Some(stale),
+            ..
+        }) = raw::read_journal(&file, FOLD_ROWS)
+        else {
             panic!("the journal is read")
         };
         let stale = std::sync::Arc::new(stale);
@@ -1123,6 +1133,40 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// A file store's writer task runs on the store's own write thread
+    /// ([`crate::Store::writer_runtime`]), where its groups are written; in memory, on the
+    /// caller's runtime.
+    #[tokio::test]
+    async fn a_file_stores_writer_runs_on_its_write_thread() {
+        use crate::{WriteObserver, Writer};
+        #[derive(Default)]
+        struct Threads(std::sync::Mutex<Vec<Option<String>>>);
+        impl WriteObserver for Threads {
+            fn committed(&self, _: usize, _: Duration) {
+                let name = std::thread::current().name().map(str::to_string);
+                self.0.lock().unwrap().push(name);
+            }
+            fn retried(&self, _: &crate::StoreError) {}
+            fn failed(&self, _: usize, _: &crate::StoreError) {}
+        }
+        let (store, _url, dir) = file_store().await;
+        let memory = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        for (store, thread) in [(&store, Some("fib-sqlite-write")), (&memory, None)] {
+            assert_eq!(store.writer_runtime().is_some(), thread.is_some());
+            let table = playing_table(store, 1).await;
+            let threads = std::sync::Arc::new(Threads::default());
+            let writer = Writer::spawn(std::sync::Arc::new(store.clone()), threads.clone());
+            writer.write(act(table, 0, 0, 10)).await.unwrap();
+            let seen = threads.0.lock().unwrap().clone();
+            match thread {
+                Some(name) => assert_eq!(seen, vec![Some(name.to_string())]),
+                None => assert_ne!(seen, vec![Some("fib-sqlite-write".to_string())]),
+            }
+        }
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// Migration 0021: a fold is steps in turn with the writer's groups (chunks in,
     /// invisible, a slice at a time; shown with their rows hidden, at once; the rows
     /// removed). After each step every action is read exactly once, a crash between any two
@@ -1151,7 +1195,8 @@ mod tests {
             }
         };
         let file = store.file.clone().unwrap();
-        let chunks = std::sync::Arc::new(raw::read_journal(&file, FOLD_ROWS).unwrap().unwrap());
+        let chunks =
+            std::sync::Arc::new(raw::read_journal(&file, FOLD_ROWS).unwrap().chunks.unwrap());
         assert_eq!((chunks.len(), chunks.moved, chunks.left), (3, 12, 0));
         // A slice of no time at all writes at least one chunk: three slices.
         let mut next = 0;
@@ -1187,7 +1232,8 @@ mod tests {
             .write_group(&[act(tables[0], 0, 4, 20)])
             .await
             .unwrap();
-        let half = std::sync::Arc::new(raw::read_journal(&file, FOLD_ROWS).unwrap().unwrap());
+        let half =
+            std::sync::Arc::new(raw::read_journal(&file, FOLD_ROWS).unwrap().chunks.unwrap());
         assert_eq!((half.len(), half.moved), (1, 1));
         let conn = store.kept.take_turn(&store.write).await.unwrap();
         raw::fold_slice(&store.lane, conn, half, 0, Duration::ZERO)

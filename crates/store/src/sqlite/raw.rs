@@ -574,14 +574,14 @@ fn trim(db: &Connection, most: i64) -> Result<bool, Refused> {
 /// visible rows left.
 fn fold(db: &Connection, most: i64) -> Result<(u64, i64), Refused> {
     db.execute_batch("BEGIN IMMEDIATE")?;
-    while trim(db, i64::MAX)? {}
+    trim(db, i64::MAX)?;
     let Some(c) = read_chunks(db, most)? else {
         db.execute_batch("COMMIT")?;
         return Ok((0, 0));
     };
     insert_chunks(db, &c, 0, None)?;
     flip(db, &c)?;
-    while trim(db, i64::MAX)? {}
+    trim(db, i64::MAX)?;
     db.execute_batch("COMMIT")?;
     Ok((c.moved, c.left))
 }
@@ -591,16 +591,36 @@ fn fold(db: &Connection, most: i64) -> Result<(u64, i64), Refused> {
 /// first step of a file's fold, outside the write lock. A fold of 64k rows at 5,000 tables
 /// spent 44 ms of its 110 ms reading them and making the chunks, while every group waited
 /// (docs/performance.md).
-pub(super) fn read_journal(file: &std::path::Path, most: i64) -> Result<Option<Chunks>, Refused> {
+pub(super) fn read_journal(file: &std::path::Path, most: i64) -> Result<Journal, Refused> {
     use rusqlite::OpenFlags;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_with_flags(file, flags)?;
     db.busy_timeout(BUSY_TIMEOUT)?;
     // One read transaction: the state, MIN, MAX and the rows from one snapshot.
     db.execute_batch("BEGIN")?;
-    let read = read_chunks(&db, most);
+    let read = (|| {
+        let hidden: bool = db.query_row(
+            "SELECT EXISTS (SELECT 1 FROM action_journal \
+             WHERE id <= (SELECT journal_upto FROM fold_state))",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(Journal {
+            hidden,
+            chunks: read_chunks(&db, most)?,
+        })
+    })();
     let _ = db.execute_batch("COMMIT");
     read
+}
+
+/// What [`read_journal`] saw.
+pub(super) struct Journal {
+    /// Rows an earlier fold hid and did not remove (a crash, or an error between its
+    /// steps): the fold removes them first ([`fold_trim`]).
+    pub(super) hidden: bool,
+    /// The visible rows' chunks; `None` when none is visible.
+    pub(super) chunks: Option<Chunks>,
 }
 
 /// One slice of a file's fold, on the store's [`Lane`] ([`run`]): `c`'s chunks from `from`
@@ -756,21 +776,15 @@ impl Lane {
     /// The thread of a store of `file` (its own connection), or in memory (`None`).
     pub fn start(file: Option<std::path::PathBuf>) -> std::io::Result<Lane> {
         let (alive, gone) = tokio::sync::oneshot::channel::<()>();
-        let (ready, started) = std::sync::mpsc::channel();
         let is_file = file.is_some();
-        std::thread::Builder::new()
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        let thread = std::thread::Builder::new()
             .name("fib-sqlite-write".into())
             .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime,
-                    Err(e) => {
-                        let _ = ready.send(Err(e));
-                        return;
-                    }
-                };
+                // Set before the runtime runs anything: every job finds it.
                 OWN.with_borrow_mut(|own| {
                     *own = Some(Own {
                         file,
@@ -778,7 +792,6 @@ impl Lane {
                         closed: false,
                     })
                 });
-                let _ = ready.send(Ok((runtime.handle().clone(), std::thread::current().id())));
                 // Until the store is gone (the writer's task, which holds it, included).
                 runtime.block_on(async {
                     let _ = gone.await;
@@ -786,12 +799,9 @@ impl Lane {
                 drop(runtime);
                 OWN.with_borrow_mut(|own| *own = None);
             })?;
-        let (runtime, thread) = started
-            .recv()
-            .map_err(|_| std::io::Error::other("the SQLite write thread did not start"))??;
         Ok(Lane(std::sync::Arc::new(LaneThread {
-            runtime,
-            thread,
+            runtime: handle,
+            thread: thread.thread().id(),
             file: is_file,
             _alive: alive,
         })))
