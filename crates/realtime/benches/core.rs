@@ -24,6 +24,17 @@
 //! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
 //! a core, and runnable but waiting for one) and context switches per move. On a busy
 //! machine the rates say little; CPU per move and switches per move still compare builds.
+//!
+//! With `CORE_BENCH_ROUNDS=N` as well, criterion is left out: each table count's two
+//! configurations are played in turns, N rounds of one window each (one core first in odd
+//! rounds, two cores first in even ones), and the medians and each round's ratio of two
+//! cores to one are printed. This VM's speed changes from one minute to the next, so a
+//! ratio is only worth something between windows played side by side:
+//!
+//! ```sh
+//! CORE_BENCH_CPU=5 CORE_BENCH_ROUNDS=5 cargo bench -p realtime --bench core -- "256_tables|1024_tables"
+//! ```
+//!
 //! The benchmark allocates with jemalloc, as the server does.
 
 use std::sync::Arc;
@@ -316,8 +327,8 @@ impl Cpu {
 /// Plays `secs` seconds more of a running configuration and prints what it cost: moves/s,
 /// the cores the process used (CPU time over wall time), CPU per move, each kind of thread's
 /// share, and context switches per move (each one a thread that went to sleep: a wake-up
-/// handed across threads).
-fn cpu_window(running: &Tables, label: &str, secs: f64) {
+/// handed across threads). Returns the moves per second and the cores used.
+fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
     std::thread::sleep(Duration::from_secs_f64(secs));
     let (after, moves_after, wall) = (Cpu::now(), running.moves(), start.elapsed());
@@ -366,40 +377,169 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) {
             );
         }
     }
+    (moves / wall, used / wall)
 }
 
-fn flat_out(c: &mut Criterion) {
-    let mut group = c.benchmark_group("trump_flat_out");
-    group.throughput(Throughput::Elements(1));
-    group.sample_size(10);
-    group.measurement_time(Duration::from_secs(10));
-    // Criterion's filter (its first argument that is neither an option nor an option's
-    // number), read as plain names between `|`: a configuration it leaves out is not
-    // started at all.
+/// The configurations the filter leaves in, as (tables, cores) pairs: criterion's filter
+/// (its first argument that is neither an option nor an option's number), read as plain
+/// names between `|`; a configuration it leaves out is not started at all.
+fn configurations() -> Vec<(usize, usize)> {
     let filter: Vec<String> = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with('-') && a.parse::<f64>().is_err())
         .map(|f| f.split('|').map(str::to_string).collect())
         .unwrap_or_default();
+    let mut v = Vec::new();
     for tables in [64, 256, 1024] {
         for cores in [1, 2] {
-            let name = format!("{tables}_tables_{cores}_cores");
-            if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
-                continue;
+            let name = name(tables, cores);
+            if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+                v.push((tables, cores));
             }
-            let running = Tables::start(tables, cores);
-            // Past the first deals and the store's first pages.
-            running.time_moves(2_000);
-            group.bench_function(&name, |b| b.iter_custom(|moves| running.time_moves(moves)));
-            // `CORE_BENCH_CPU=SECONDS`: then a window of that long, with what it cost.
-            if let Some(secs) = std::env::var("CORE_BENCH_CPU")
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-            {
-                cpu_window(&running, &name, secs);
-            }
-            running.stop();
         }
+    }
+    v
+}
+
+fn name(tables: usize, cores: usize) -> String {
+    format!("{tables}_tables_{cores}_cores")
+}
+
+/// The machine's own price of a wake-up handed between threads: the median round trip of
+/// a message between two threads that sleep while they wait (`std`'s channel, a futex),
+/// both on the first core and one on each of the first two. On one core the wake-up is a
+/// context switch; between cores it is an interrupt to the other core, which on a virtual
+/// machine whose idle cores halt means waking a virtual CPU. Every move of the two-core
+/// configuration hands several such wake-ups between threads, each of which leaves a core
+/// idle meanwhile, so this is what a two-core rate is measured against.
+fn wake_round_trip() -> (f64, f64) {
+    let ids = core_affinity::get_core_ids().unwrap_or_default();
+    let trip = |a: usize, b: usize| -> f64 {
+        let (ping, pinged) = std::sync::mpsc::channel::<u32>();
+        let (pong, ponged) = std::sync::mpsc::channel::<u32>();
+        let (a, b) = (ids.get(a).copied(), ids.get(b).copied());
+        let echo = std::thread::spawn(move || {
+            if let Some(b) = b {
+                core_affinity::set_for_current(b);
+            }
+            while let Ok(v) = pinged.recv() {
+                let _ = pong.send(v);
+            }
+        });
+        let measure = std::thread::spawn(move || {
+            if let Some(a) = a {
+                core_affinity::set_for_current(a);
+            }
+            let mut trips: Vec<Duration> = (0..20_000u32)
+                .map(|i| {
+                    let start = Instant::now();
+                    let _ = ping.send(i);
+                    let _ = ponged.recv();
+                    start.elapsed()
+                })
+                .collect();
+            drop(ping);
+            trips.sort();
+            trips[trips.len() / 2]
+        });
+        let median = measure.join().expect("the measuring thread");
+        let _ = echo.join();
+        median.as_secs_f64() * 1e6
+    };
+    (trip(0, 0), trip(0, 1))
+}
+
+/// How long a configuration of [`in_turns`] plays before its window.
+const WARM_UP: Duration = Duration::from_secs(3);
+
+/// `CORE_BENCH_ROUNDS`: each table count's one-core and two-core configurations in turns,
+/// `rounds` windows of `secs` each, then the medians and the ratios.
+fn in_turns(rounds: usize, secs: f64) {
+    let (same, across) = wake_round_trip();
+    println!(
+        "a wake-up handed between two threads and back (median): {same:.1} µs on one core, \
+         {across:.1} µs between two"
+    );
+    let configurations = configurations();
+    let mut counts: Vec<usize> = configurations.iter().map(|c| c.0).collect();
+    counts.dedup();
+    for tables in counts {
+        if !configurations.contains(&(tables, 1)) || !configurations.contains(&(tables, 2)) {
+            eprintln!("{tables} tables: in turns needs both its configurations in the filter");
+            continue;
+        }
+        // (moves/s, cores used) by round, one core then two.
+        let mut one = Vec::new();
+        let mut two = Vec::new();
+        for round in 0..rounds {
+            let order = if round % 2 == 0 { [1, 2] } else { [2, 1] };
+            for cores in order {
+                let running = Tables::start(tables, cores);
+                // Past the first deals, and as long again as criterion's warm-up: the
+                // window is of tables in their stride, as criterion's are.
+                running.time_moves(2_000);
+                std::thread::sleep(WARM_UP);
+                let label = format!("round {} {}", round + 1, name(tables, cores));
+                let got = cpu_window(&running, &label, secs);
+                running.stop();
+                if cores == 1 {
+                    one.push(got)
+                } else {
+                    two.push(got)
+                }
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let ratios: Vec<String> = one
+            .iter()
+            .zip(&two)
+            .map(|(a, b)| format!("×{:.2}", b.0 / a.0))
+            .collect();
+        let mut r: Vec<f64> = one.iter().zip(&two).map(|(a, b)| b.0 / a.0).collect();
+        println!(
+            "{tables} tables in turns, {rounds} rounds of {secs} s: one core {:.1}k moves/s \
+             ({:.2} cores used), two cores {:.1}k moves/s ({:.2} cores used) (medians); \
+             two against one by round {}, median ×{:.2}",
+            median(&mut one.iter().map(|x| x.0).collect()) / 1e3,
+            median(&mut one.iter().map(|x| x.1).collect()),
+            median(&mut two.iter().map(|x| x.0).collect()) / 1e3,
+            median(&mut two.iter().map(|x| x.1).collect()),
+            ratios.join(" "),
+            median(&mut r),
+        );
+    }
+}
+
+fn flat_out(c: &mut Criterion) {
+    let secs = std::env::var("CORE_BENCH_CPU")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok());
+    let rounds = std::env::var("CORE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    if let Some(rounds) = rounds {
+        in_turns(rounds, secs.unwrap_or(5.0));
+        return;
+    }
+    let mut group = c.benchmark_group("trump_flat_out");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    for (tables, cores) in configurations() {
+        let name = name(tables, cores);
+        let running = Tables::start(tables, cores);
+        // Past the first deals and the store's first pages.
+        running.time_moves(2_000);
+        group.bench_function(&name, |b| b.iter_custom(|moves| running.time_moves(moves)));
+        // `CORE_BENCH_CPU=SECONDS`: then a window of that long, with what it cost.
+        if let Some(secs) = secs {
+            cpu_window(&running, &name, secs);
+        }
+        running.stop();
     }
     group.finish();
 }
