@@ -781,9 +781,13 @@ impl Lane {
             .enable_all()
             .build()?;
         let handle = runtime.handle().clone();
-        let thread = std::thread::Builder::new()
+        // The runtime goes to the thread once it exists: were it moved into the closure, a
+        // thread that could not be started would drop it here, in async code, which panics.
+        let (give, take) = std::sync::mpsc::sync_channel::<tokio::runtime::Runtime>(1);
+        let started = std::thread::Builder::new()
             .name("fib-sqlite-write".into())
             .spawn(move || {
+                let Ok(runtime) = take.recv() else { return };
                 // Set before the runtime runs anything: every job finds it.
                 OWN.with_borrow_mut(|own| {
                     *own = Some(Own {
@@ -798,7 +802,22 @@ impl Lane {
                 });
                 drop(runtime);
                 OWN.with_borrow_mut(|own| *own = None);
-            })?;
+            });
+        let thread = match started {
+            Ok(thread) => thread,
+            Err(e) => {
+                // Dropped without waiting for anything: allowed in async code.
+                runtime.shutdown_background();
+                return Err(e);
+            }
+        };
+        // The channel has room for it and the thread waits for it: this never blocks.
+        if let Err(std::sync::mpsc::SendError(runtime)) = give.send(runtime) {
+            runtime.shutdown_background();
+            return Err(std::io::Error::other(
+                "the SQLite write thread ended at its start",
+            ));
+        }
         Ok(Lane(std::sync::Arc::new(LaneThread {
             runtime: handle,
             thread: thread.thread().id(),
