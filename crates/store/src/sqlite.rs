@@ -1139,12 +1139,21 @@ mod tests {
     #[tokio::test]
     async fn a_file_stores_writer_runs_on_its_write_thread() {
         use crate::{WriteObserver, Writer};
+        /// The name of each thread that committed a group, and on Linux its nice value
+        /// and scheduling policy (`/proc/thread-self/stat`, fields 19 and 41).
         #[derive(Default)]
-        struct Threads(std::sync::Mutex<Vec<Option<String>>>);
+        #[allow(clippy::type_complexity)]
+        struct Threads(std::sync::Mutex<Vec<(Option<String>, Option<(i64, i64)>)>>);
         impl WriteObserver for Threads {
             fn committed(&self, _: usize, _: Duration) {
                 let name = std::thread::current().name().map(str::to_string);
-                self.0.lock().unwrap().push(name);
+                let class = std::fs::read_to_string("/proc/thread-self/stat")
+                    .ok()
+                    .and_then(|stat| {
+                        let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+                        Some((rest.get(16)?.parse().ok()?, rest.get(38)?.parse().ok()?))
+                    });
+                self.0.lock().unwrap().push((name, class));
             }
             fn retried(&self, _: &crate::StoreError) {}
             fn failed(&self, _: usize, _: &crate::StoreError) {}
@@ -1158,9 +1167,18 @@ mod tests {
             let writer = Writer::spawn(std::sync::Arc::new(store.clone()), threads.clone());
             writer.write(act(table, 0, 0, 10)).await.unwrap();
             let seen = threads.0.lock().unwrap().clone();
+            let names: Vec<_> = seen.iter().map(|(name, _)| name.clone()).collect();
             match thread {
-                Some(name) => assert_eq!(seen, vec![Some(name.to_string())]),
-                None => assert_ne!(seen, vec![Some("fib-sqlite-write".to_string())]),
+                Some(name) => {
+                    assert_eq!(names, vec![Some(name.to_string())]);
+                    // The write thread is in the batch class (3, `SCHED_BATCH`) unless the
+                    // process runs at another nice value than 0 (then the normal one, 0).
+                    if cfg!(target_os = "linux") {
+                        let (nice, policy) = seen[0].1.expect("the thread's stat");
+                        assert_eq!(policy, if nice == 0 { 3 } else { 0 }, "nice {nice}");
+                    }
+                }
+                None => assert_ne!(names, vec![Some("fib-sqlite-write".to_string())]),
             }
         }
         store.close().await;
