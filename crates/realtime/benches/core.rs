@@ -410,8 +410,8 @@ fn name(tables: usize, cores: usize) -> String {
 /// both on the first core and one on each of the first two. On one core the wake-up is a
 /// context switch; between cores it is an interrupt to the other core, which on a virtual
 /// machine whose idle cores halt means waking a virtual CPU. Every move of the two-core
-/// configuration hands several such wake-ups between threads, each of which leaves a core
-/// idle meanwhile, so this is what a two-core rate is measured against.
+/// configuration hands several such wake-ups between threads: printed beside the ratios as
+/// the machine's part in them (on this VM it is not the whole story: docs/performance.md).
 fn wake_round_trip() -> (f64, f64) {
     let ids = core_affinity::get_core_ids().unwrap_or_default();
     let trip = |a: usize, b: usize| -> f64 {
@@ -447,6 +447,13 @@ fn wake_round_trip() -> (f64, f64) {
         median.as_secs_f64() * 1e6
     };
     (trip(0, 0), trip(0, 1))
+}
+
+/// The middle value (the upper of the two middle ones for an even count).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// How long a configuration of [`in_turns`] plays before its window.
@@ -489,26 +496,18 @@ fn in_turns(rounds: usize, secs: f64) {
                 }
             }
         }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let ratios: Vec<String> = one
-            .iter()
-            .zip(&two)
-            .map(|(a, b)| format!("×{:.2}", b.0 / a.0))
-            .collect();
-        let mut r: Vec<f64> = one.iter().zip(&two).map(|(a, b)| b.0 / a.0).collect();
+        let ratios: Vec<f64> = one.iter().zip(&two).map(|(a, b)| b.0 / a.0).collect();
+        let by_round: Vec<String> = ratios.iter().map(|r| format!("×{r:.2}")).collect();
         println!(
             "{tables} tables in turns, {rounds} rounds of {secs} s: one core {:.1}k moves/s \
              ({:.2} cores used), two cores {:.1}k moves/s ({:.2} cores used) (medians); \
              two against one by round {}, median ×{:.2}",
-            median(&mut one.iter().map(|x| x.0).collect()) / 1e3,
-            median(&mut one.iter().map(|x| x.1).collect()),
-            median(&mut two.iter().map(|x| x.0).collect()) / 1e3,
-            median(&mut two.iter().map(|x| x.1).collect()),
-            ratios.join(" "),
-            median(&mut r),
+            median(one.iter().map(|x| x.0)) / 1e3,
+            median(one.iter().map(|x| x.1)),
+            median(two.iter().map(|x| x.0)) / 1e3,
+            median(two.iter().map(|x| x.1)),
+            by_round.join(" "),
+            median(ratios.into_iter()),
         );
     }
 }

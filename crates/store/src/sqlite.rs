@@ -1134,25 +1134,20 @@ mod tests {
     }
 
     /// A file store's writer task runs on the store's own write thread
-    /// ([`crate::Store::writer_runtime`]), where its groups are written; in memory, on the
-    /// caller's runtime.
+    /// ([`crate::Store::writer_runtime`]), where its groups are written, in the batch
+    /// scheduling class at nice 0 (`raw::batch_class`); in memory, on the caller's runtime.
     #[tokio::test]
-    async fn a_file_stores_writer_runs_on_its_write_thread() {
+    async fn a_file_stores_writer_runs_on_its_write_thread_in_the_batch_class() {
         use crate::{WriteObserver, Writer};
         /// The name of each thread that committed a group, and on Linux its nice value
-        /// and scheduling policy (`/proc/thread-self/stat`, fields 19 and 41).
+        /// and scheduling policy.
         #[derive(Default)]
         #[allow(clippy::type_complexity)]
-        struct Threads(std::sync::Mutex<Vec<(Option<String>, Option<(i64, i64)>)>>);
+        struct Threads(std::sync::Mutex<Vec<(Option<String>, Option<Vec<i64>>)>>);
         impl WriteObserver for Threads {
             fn committed(&self, _: usize, _: Duration) {
                 let name = std::thread::current().name().map(str::to_string);
-                let class = std::fs::read_to_string("/proc/thread-self/stat")
-                    .ok()
-                    .and_then(|stat| {
-                        let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-                        Some((rest.get(16)?.parse().ok()?, rest.get(38)?.parse().ok()?))
-                    });
+                let class = raw::thread_stat(&[raw::NICE, raw::POLICY]);
                 self.0.lock().unwrap().push((name, class));
             }
             fn retried(&self, _: &crate::StoreError) {}
@@ -1174,7 +1169,8 @@ mod tests {
                     // The write thread is in the batch class (3, `SCHED_BATCH`) unless the
                     // process runs at another nice value than 0 (then the normal one, 0).
                     if cfg!(target_os = "linux") {
-                        let (nice, policy) = seen[0].1.expect("the thread's stat");
+                        let class = seen[0].1.clone().expect("the thread's stat");
+                        let (nice, policy) = (class[0], class[1]);
                         assert_eq!(policy, if nice == 0 { 3 } else { 0 }, "nice {nice}");
                     }
                 }

@@ -876,13 +876,7 @@ fn batch_class() {
         NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
         thread_native_id,
     };
-    // `/proc/thread-self/stat`: the 19th field, the 17th after the name's `)`.
-    let nice = std::fs::read_to_string("/proc/thread-self/stat")
-        .ok()
-        .and_then(|stat| {
-            let (_, rest) = stat.rsplit_once(')')?;
-            rest.split_whitespace().nth(16)?.parse::<i64>().ok()
-        });
+    let nice = thread_stat(&[NICE]).map(|f| f[0]);
     if nice != Some(0) {
         tracing::debug!(
             ?nice,
@@ -902,6 +896,24 @@ fn batch_class() {
 
 #[cfg(not(target_os = "linux"))]
 fn batch_class() {}
+
+/// Fields of `/proc/thread-self/stat` ([`thread_stat`]), numbered as in proc(5).
+pub(super) const NICE: usize = 19;
+/// The scheduling policy: 0 normal, 3 batch.
+#[cfg(test)]
+pub(super) const POLICY: usize = 41;
+
+/// The calling thread's `/proc/thread-self/stat` fields `fields` (numbered from 1 as in
+/// proc(5), from the state, the 3rd, on: the name before it may hold spaces); `None` where
+/// there is no such file (not Linux) or a field is missing.
+pub(super) fn thread_stat(fields: &[usize]) -> Option<Vec<i64>> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    fields
+        .iter()
+        .map(|&f| rest.get(f.checked_sub(3)?)?.parse().ok())
+        .collect()
+}
 
 /// Runs `write` and ends its transaction: `Ok`, or the error with the transaction rolled
 /// back (a panic too); `broken` when it could not be rolled back.
