@@ -22,7 +22,9 @@
 //!
 //! With `CORE_BENCH_CPU=SECONDS`, each configuration then plays that long more and prints
 //! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
-//! a core, and runnable but waiting for one) and context switches per move. On a busy
+//! a core, and runnable but waiting for one) and context switches per move; and where the
+//! moves waited: the store writer's groups, commits and queue, the runtime's shared queue,
+//! its workers' busy time and sleeps (tokio's stable runtime metrics). On a busy
 //! machine the rates say little; CPU per move and switches per move still compare builds.
 //!
 //! With `CORE_BENCH_ROUNDS=N` as well, criterion is left out: each table count's two
@@ -324,14 +326,116 @@ impl Cpu {
     }
 }
 
+/// Where the moves of a window waited: the store writer's groups and queue, the runtime's
+/// shared queue (tables woken by the writer's answers) and its workers' busy time and
+/// sleeps. It showed (2026-11-28) that on two cores the tables wait mostly for the write,
+/// and most of that wait is not the commit itself (docs/performance.md).
+struct Stages {
+    /// The metrics' `_sum` and `_count` lines at the start.
+    sums: std::collections::HashMap<String, f64>,
+    parks: Vec<u64>,
+    busy: Vec<Duration>,
+    /// Samples taken, and the sums of the runtime's shared queue (`global`), of the
+    /// writer's queue, and of the samples that found the shared queue empty.
+    samples: std::cell::Cell<(u64, u64, u64, u64)>,
+}
+
+impl Stages {
+    fn start(running: &Tables) -> Stages {
+        let m = running.rt.metrics();
+        Stages {
+            sums: sums(&running.core.metrics.render()),
+            parks: (0..m.num_workers())
+                .map(|w| m.worker_park_count(w))
+                .collect(),
+            busy: (0..m.num_workers())
+                .map(|w| m.worker_total_busy_duration(w))
+                .collect(),
+            samples: Default::default(),
+        }
+    }
+
+    fn sample(&self, running: &Tables) {
+        let (n, global, writer, empty) = self.samples.get();
+        let g = running.rt.metrics().global_queue_depth() as u64;
+        let w = running.core.writer.queued() as u64;
+        self.samples
+            .set((n + 1, global + g, writer + w, empty + u64::from(g == 0)));
+    }
+
+    fn print(&self, running: &Tables, wall: Duration) {
+        let now = sums(&running.core.metrics.render());
+        let d =
+            |k: &str| now.get(k).copied().unwrap_or(0.0) - self.sums.get(k).copied().unwrap_or(0.0);
+        let secs = wall.as_secs_f64();
+        let per = |sum: &str, count: &str| d(sum) / d(count).max(1.0);
+        println!(
+            "    writer: {:.0} groups/s of {:.1} units, a commit {:.2} ms, committing {:.0}% of the time; \
+             a move's wait for its write {:.2} ms (received to told: {:.2} ms)",
+            d("fib_commit_seconds_count") / secs,
+            per("fib_commit_group_units_sum", "fib_commit_group_units_count"),
+            1e3 * per("fib_commit_seconds_sum", "fib_commit_seconds_count"),
+            100.0 * d("fib_commit_seconds_sum") / secs,
+            1e3 * per(
+                "fib_table_write_seconds_sum",
+                "fib_table_write_seconds_count"
+            ),
+            1e3 * per("fib_action_seconds_sum", "fib_action_seconds_count"),
+        );
+        let m = running.rt.metrics();
+        let (n, global, writer, empty) = self.samples.get();
+        let n = n.max(1) as f64;
+        let parks: Vec<String> = (0..m.num_workers())
+            .map(|w| {
+                format!(
+                    "{:.0}",
+                    (m.worker_park_count(w) - self.parks[w]) as f64 / secs
+                )
+            })
+            .collect();
+        let busy: Vec<String> = (0..m.num_workers())
+            .map(|w| {
+                format!(
+                    "{:.2}",
+                    (m.worker_total_busy_duration(w) - self.busy[w]).as_secs_f64() / secs
+                )
+            })
+            .collect();
+        println!(
+            "    queues: the writer's {:.1} units, the runtime's shared {:.1} tasks (empty in {:.0}% of samples); \
+             workers busy {} of the time, asleep {} times a second",
+            writer as f64 / n,
+            global as f64 / n,
+            100.0 * empty as f64 / n,
+            busy.join(" + "),
+            parks.join(" + "),
+        );
+    }
+}
+
+/// The `_sum` and `_count` lines of a metrics text (`Metrics::render`), by name.
+fn sums(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(k, _)| k.ends_with("_sum") || k.ends_with("_count"))
+        .filter_map(|(k, v)| Some((k.to_string(), v.trim().parse().ok()?)))
+        .collect()
+}
+
 /// Plays `secs` seconds more of a running configuration and prints what it cost: moves/s,
 /// the cores the process used (CPU time over wall time), CPU per move, each kind of thread's
 /// share, and context switches per move (each one a thread that went to sleep: a wake-up
 /// handed across threads). Returns the moves per second and the cores used.
 fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
-    std::thread::sleep(Duration::from_secs_f64(secs));
+    let stages = Stages::start(running);
+    while start.elapsed().as_secs_f64() < secs {
+        std::thread::sleep(Duration::from_millis(2));
+        stages.sample(running);
+    }
     let (after, moves_after, wall) = (Cpu::now(), running.moves(), start.elapsed());
+    stages.print(running, wall);
     let moves = (moves_after - moves_before).max(1) as f64;
     let wall = wall.as_secs_f64();
     let tick = 0.01;
