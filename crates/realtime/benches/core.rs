@@ -24,8 +24,10 @@
 //! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
 //! a core, and runnable but waiting for one) and context switches per move; and where the
 //! moves waited: the store writer's groups, commits and queue, the runtime's shared queue,
-//! its workers' busy time and sleeps (tokio's stable runtime metrics). On a busy
-//! machine the rates say little; CPU per move and switches per move still compare builds.
+//! its workers' busy time and sleeps (tokio's stable runtime metrics; the core's metrics
+//! text read with the load generator's reader, `loadgen::conn::Metrics`, in process, no
+//! socket). On a busy machine the rates say little; CPU per move and switches per move
+//! still compare builds.
 //!
 //! With `CORE_BENCH_ROUNDS=N` as well, criterion is left out: each table count's two
 //! configurations are played in turns, N rounds of one window each (one core first in odd
@@ -49,6 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use loadgen::conn::Metrics as Scrape;
 use protocol::ClientMsg;
 use protocol::client::{Incoming, TableDoc};
 use realtime::{Cmd, Core, CoreConfig, Metrics, NoLobby, TableHandle, Updates, Who, outbox};
@@ -331,60 +334,62 @@ impl Cpu {
 /// sleeps. It showed (2026-11-28) that on two cores the tables wait mostly for the write,
 /// and most of that wait is not the commit itself (docs/performance.md).
 struct Stages {
-    /// The metrics' `_sum` and `_count` lines at the start.
-    sums: std::collections::HashMap<String, f64>,
+    /// The core's metrics text at the start, read as the load generator reads a scrape.
+    metrics: Scrape,
     parks: Vec<u64>,
     busy: Vec<Duration>,
-    /// Samples taken, and the sums of the runtime's shared queue (`global`), of the
-    /// writer's queue, and of the samples that found the shared queue empty.
-    samples: std::cell::Cell<(u64, u64, u64, u64)>,
+    samples: u64,
+    /// Sums over the samples: the runtime's shared queue, the writer's queue, and the
+    /// samples that found the shared queue empty.
+    shared: u64,
+    writer: u64,
+    shared_empty: u64,
 }
 
 impl Stages {
     fn start(running: &Tables) -> Stages {
         let m = running.rt.metrics();
         Stages {
-            sums: sums(&running.core.metrics.render()),
+            metrics: Scrape(running.core.metrics.render()),
             parks: (0..m.num_workers())
                 .map(|w| m.worker_park_count(w))
                 .collect(),
             busy: (0..m.num_workers())
                 .map(|w| m.worker_total_busy_duration(w))
                 .collect(),
-            samples: Default::default(),
+            samples: 0,
+            shared: 0,
+            writer: 0,
+            shared_empty: 0,
         }
     }
 
-    fn sample(&self, running: &Tables) {
-        let (n, global, writer, empty) = self.samples.get();
-        let g = running.rt.metrics().global_queue_depth() as u64;
-        let w = running.core.writer.queued() as u64;
-        self.samples
-            .set((n + 1, global + g, writer + w, empty + u64::from(g == 0)));
+    fn sample(&mut self, running: &Tables) {
+        let shared = running.rt.metrics().global_queue_depth() as u64;
+        self.samples += 1;
+        self.shared += shared;
+        self.shared_empty += u64::from(shared == 0);
+        self.writer += running.core.writer.queued() as u64;
     }
 
     fn print(&self, running: &Tables, wall: Duration) {
-        let now = sums(&running.core.metrics.render());
-        let d =
-            |k: &str| now.get(k).copied().unwrap_or(0.0) - self.sums.get(k).copied().unwrap_or(0.0);
+        let now = Scrape(running.core.metrics.render());
+        let d = |k: &str| now.value(k).unwrap_or(0.0) - self.metrics.value(k).unwrap_or(0.0);
         let secs = wall.as_secs_f64();
-        let per = |sum: &str, count: &str| d(sum) / d(count).max(1.0);
+        // A histogram's mean over the window.
+        let mean =
+            |family: &str| d(&format!("{family}_sum")) / d(&format!("{family}_count")).max(1.0);
         println!(
             "    writer: {:.0} groups/s of {:.1} units, a commit {:.2} ms, committing {:.0}% of the time; \
              a move's wait for its write {:.2} ms (received to told: {:.2} ms)",
             d("fib_commit_seconds_count") / secs,
-            per("fib_commit_group_units_sum", "fib_commit_group_units_count"),
-            1e3 * per("fib_commit_seconds_sum", "fib_commit_seconds_count"),
+            mean("fib_commit_group_units"),
+            1e3 * mean("fib_commit_seconds"),
             100.0 * d("fib_commit_seconds_sum") / secs,
-            1e3 * per(
-                "fib_table_write_seconds_sum",
-                "fib_table_write_seconds_count"
-            ),
-            1e3 * per("fib_action_seconds_sum", "fib_action_seconds_count"),
+            1e3 * mean("fib_table_write_seconds"),
+            1e3 * mean("fib_action_seconds"),
         );
         let m = running.rt.metrics();
-        let (n, global, writer, empty) = self.samples.get();
-        let n = n.max(1) as f64;
         let parks: Vec<String> = (0..m.num_workers())
             .map(|w| {
                 format!(
@@ -395,32 +400,21 @@ impl Stages {
             .collect();
         let busy: Vec<String> = (0..m.num_workers())
             .map(|w| {
-                format!(
-                    "{:.2}",
-                    (m.worker_total_busy_duration(w) - self.busy[w]).as_secs_f64() / secs
-                )
+                let busy = m.worker_total_busy_duration(w) - self.busy[w];
+                format!("{:.2}", busy.as_secs_f64() / secs)
             })
             .collect();
+        let n = self.samples.max(1) as f64;
         println!(
             "    queues: the writer's {:.1} units, the runtime's shared {:.1} tasks (empty in {:.0}% of samples); \
              workers busy {} of the time, asleep {} times a second",
-            writer as f64 / n,
-            global as f64 / n,
-            100.0 * empty as f64 / n,
+            self.writer as f64 / n,
+            self.shared as f64 / n,
+            100.0 * self.shared_empty as f64 / n,
             busy.join(" + "),
             parks.join(" + "),
         );
     }
-}
-
-/// The `_sum` and `_count` lines of a metrics text (`Metrics::render`), by name.
-fn sums(text: &str) -> std::collections::HashMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once(' '))
-        .filter(|(k, _)| k.ends_with("_sum") || k.ends_with("_count"))
-        .filter_map(|(k, v)| Some((k.to_string(), v.trim().parse().ok()?)))
-        .collect()
 }
 
 /// Plays `secs` seconds more of a running configuration and prints what it cost: moves/s,
@@ -429,7 +423,7 @@ fn sums(text: &str) -> std::collections::HashMap<String, f64> {
 /// handed across threads). Returns the moves per second and the cores used.
 fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
-    let stages = Stages::start(running);
+    let mut stages = Stages::start(running);
     while start.elapsed().as_secs_f64() < secs {
         std::thread::sleep(Duration::from_millis(2));
         stages.sample(running);
