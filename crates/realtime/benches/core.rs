@@ -23,10 +23,11 @@
 //! With `CORE_BENCH_CPU=SECONDS`, each configuration then plays that long more and prints
 //! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
 //! a core, and runnable but waiting for one) and context switches per move; and where the
-//! moves waited: the store writer's groups, commits and queue, the runtime's shared queue,
-//! its workers' busy time and sleeps (tokio's stable runtime metrics; the core's metrics
-//! text read with the load generator's reader, `loadgen::conn::Metrics`, in process, no
-//! socket). On a busy machine the rates say little; CPU per move and switches per move
+//! moves waited: the store writer's groups, commits and queue (a move's wait for its write,
+//! and the part of it spent in the writer's queue), the runtime's shared queue, its
+//! workers' busy time and sleeps, and how often none, one or both workers were asleep
+//! (tokio's stable runtime metrics; the core's metrics text read with the load generator's
+//! reader, `loadgen::conn::Metrics`, in process, no socket). On a busy machine the rates say little; CPU per move and switches per move
 //! still compare builds.
 //!
 //! With `CORE_BENCH_ROUNDS=N` as well, criterion is left out: each table count's two
@@ -344,6 +345,10 @@ struct Stages {
     shared: u64,
     writer: u64,
     shared_empty: u64,
+    /// Samples by how many of the runtime's workers were asleep (0, 1, 2 or more), and of
+    /// those with the shared queue not empty, how many found every worker asleep.
+    asleep: [u64; 3],
+    all_asleep_with_work: u64,
 }
 
 impl Stages {
@@ -361,6 +366,8 @@ impl Stages {
             shared: 0,
             writer: 0,
             shared_empty: 0,
+            asleep: [0; 3],
+            all_asleep_with_work: 0,
         }
     }
 
@@ -370,6 +377,15 @@ impl Stages {
         self.shared += shared;
         self.shared_empty += u64::from(shared == 0);
         self.writer += running.core.writer.queued() as u64;
+        // A worker's park-unpark count is odd while it sleeps (tokio's documentation), and
+        // until it is back on a core once woken.
+        let m = running.rt.metrics();
+        let workers = m.num_workers();
+        let asleep = (0..workers)
+            .filter(|&w| m.worker_park_unpark_count(w) % 2 == 1)
+            .count();
+        self.asleep[asleep.min(2)] += 1;
+        self.all_asleep_with_work += u64::from(asleep == workers && shared > 0);
     }
 
     fn print(&self, running: &Tables, wall: Duration) {
@@ -381,12 +397,13 @@ impl Stages {
             |family: &str| d(&format!("{family}_sum")) / d(&format!("{family}_count")).max(1.0);
         println!(
             "    writer: {:.0} groups/s of {:.1} units, a commit {:.2} ms, committing {:.0}% of the time; \
-             a move's wait for its write {:.2} ms (received to told: {:.2} ms)",
+             a move's wait for its write {:.2} ms, {:.2} of it in the writer's queue (received to told: {:.2} ms)",
             d("fib_commit_seconds_count") / secs,
             mean("fib_commit_group_units"),
             1e3 * mean("fib_commit_seconds"),
             100.0 * d("fib_commit_seconds_sum") / secs,
             1e3 * mean("fib_table_write_seconds"),
+            1e3 * mean("fib_write_queue_seconds"),
             1e3 * mean("fib_action_seconds"),
         );
         let m = running.rt.metrics();
@@ -405,14 +422,20 @@ impl Stages {
             })
             .collect();
         let n = self.samples.max(1) as f64;
+        let pct = |v: u64| 100.0 * v as f64 / n;
         println!(
             "    queues: the writer's {:.1} units, the runtime's shared {:.1} tasks (empty in {:.0}% of samples); \
-             workers busy {} of the time, asleep {} times a second",
+             workers busy {} of the time, asleep {} times a second; none asleep in {:.0}% of samples, \
+             one in {:.0}%, two in {:.0}% (with the shared queue not empty: {:.0}%)",
             self.writer as f64 / n,
             self.shared as f64 / n,
-            100.0 * self.shared_empty as f64 / n,
+            pct(self.shared_empty),
             busy.join(" + "),
             parks.join(" + "),
+            pct(self.asleep[0]),
+            pct(self.asleep[1]),
+            pct(self.asleep[2]),
+            pct(self.all_asleep_with_work),
         );
     }
 }

@@ -99,6 +99,9 @@ pub struct Metrics {
     /// back; every table write, not only actions'). The rest is the rules and the fan-out.
     action_queue: Histogram<17>,
     table_write: Histogram<17>,
+    /// The first part of `table_write`: a unit's wait in the writer's queue, from being
+    /// queued to being taken into a group (behind the commit in progress).
+    write_queue: Histogram<17>,
     /// One group commit: how long, and how many table units.
     commit: Histogram<17>,
     group: Histogram<9>,
@@ -130,6 +133,7 @@ impl Default for Metrics {
             action: Histogram::new(&SECONDS),
             action_queue: Histogram::new(&SECONDS),
             table_write: Histogram::new(&SECONDS),
+            write_queue: Histogram::new(&SECONDS),
             commit: Histogram::new(&SECONDS),
             group: Histogram::new(&UNITS),
             write_retries: AtomicU64::new(0),
@@ -277,6 +281,11 @@ impl Metrics {
             "fib_table_write_seconds",
             "Tables' durable writes as the table waits for them: the writer's queue, the group commit and the answer's way back.",
         );
+        self.write_queue.render(
+            &mut s,
+            "fib_write_queue_seconds",
+            "Tables' durable writes in the single store writer's queue: from being queued to being taken into a group commit.",
+        );
         self.commit.render(
             &mut s,
             "fib_commit_seconds",
@@ -334,6 +343,10 @@ impl Metrics {
 }
 
 impl WriteObserver for Metrics {
+    fn taken(&self, waited: Duration) {
+        self.write_queue.observe(waited.as_secs_f64());
+    }
+
     fn committed(&self, units: usize, took: Duration) {
         self.commit.observe(took.as_secs_f64());
         self.group.observe(units as f64);
@@ -378,6 +391,8 @@ mod tests {
         m.committed(1, Duration::from_millis(3));
         m.action_taken_up(Duration::from_micros(80));
         m.table_write(Duration::from_millis(7));
+        m.taken(Duration::from_micros(400));
+        m.taken(Duration::from_millis(2));
         let t = m.render();
         assert!(t.contains("fib_actions_accepted_total 3"));
         assert!(t.contains("fib_actions_rejected_total{code=\"not_your_turn\"} 2"));
@@ -394,5 +409,8 @@ mod tests {
         assert!(t.contains("fib_action_queue_seconds_bucket{le=\"0.0001\"} 1"));
         assert!(t.contains("fib_table_write_seconds_bucket{le=\"0.005\"} 0"));
         assert!(t.contains("fib_table_write_seconds_bucket{le=\"0.0075\"} 1"));
+        assert!(t.contains("fib_write_queue_seconds_bucket{le=\"0.0005\"} 1"));
+        assert!(t.contains("fib_write_queue_seconds_bucket{le=\"0.0025\"} 2"));
+        assert!(t.contains("fib_write_queue_seconds_count 2"));
     }
 }

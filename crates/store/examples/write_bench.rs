@@ -32,6 +32,7 @@ struct Counts {
 }
 
 impl WriteObserver for Counts {
+    fn taken(&self, _: Duration) {}
     fn committed(&self, units: usize, _: Duration) {
         self.groups.fetch_add(1, Ordering::Relaxed);
         self.units.fetch_add(units as u64, Ordering::Relaxed);

@@ -1145,6 +1145,7 @@ mod tests {
         #[allow(clippy::type_complexity)]
         struct Threads(std::sync::Mutex<Vec<(Option<String>, Option<Vec<i64>>)>>);
         impl WriteObserver for Threads {
+            fn taken(&self, _: Duration) {}
             fn committed(&self, _: usize, _: Duration) {
                 let name = std::thread::current().name().map(str::to_string);
                 let class = raw::thread_stat(&[raw::NICE, raw::POLICY]);

@@ -33,6 +33,9 @@ use crate::{Result, Store, StoreError, TableWrite};
 /// What a [`Writer`] reports, for metrics and logs. Called from the writer task: keep it
 /// quick and never block.
 pub trait WriteObserver: Send + Sync + 'static {
+    /// A unit taken into a group, `waited` after it was queued: the part of a table's
+    /// wait for its write spent behind the commit before.
+    fn taken(&self, waited: Duration);
     /// One group made durable: `units` units, `took` from its first attempt to its
     /// commit (retries included, time in the queue not).
     fn committed(&self, units: usize, took: Duration);
@@ -44,6 +47,7 @@ pub trait WriteObserver: Send + Sync + 'static {
 
 /// Observes nothing.
 impl WriteObserver for () {
+    fn taken(&self, _: Duration) {}
     fn committed(&self, _: usize, _: Duration) {}
     fn retried(&self, _: &StoreError) {}
     fn failed(&self, _: usize, _: &StoreError) {}
@@ -169,6 +173,10 @@ async fn run(
     let mut jobs = Vec::with_capacity(limits.max_group);
     // `recv_many` returns 0 only once every sender is gone and the queue is empty.
     while queue.recv_many(&mut jobs, limits.max_group).await > 0 {
+        let taken = Instant::now();
+        for job in &jobs {
+            observer.taken(taken.saturating_duration_since(job.queued));
+        }
         let oldest = jobs
             .iter()
             .map(|j| j.queued)
@@ -679,10 +687,14 @@ mod tests {
         Failed(usize, String),
     }
 
+    /// The events in order, and each unit's wait in the queue as it was taken.
     #[derive(Default)]
-    struct Log(Mutex<Vec<Event>>);
+    struct Log(Mutex<Vec<Event>>, Mutex<Vec<Duration>>);
 
     impl WriteObserver for Log {
+        fn taken(&self, waited: Duration) {
+            self.1.lock().unwrap().push(waited);
+        }
         fn committed(&self, units: usize, _: Duration) {
             self.0.lock().unwrap().push(Event::Committed(units));
         }
@@ -782,6 +794,34 @@ mod tests {
             [Retried, Retried, Retried, Committed(1)]
         );
         assert_eq!(stored_actions(&store, table).await, 1);
+    }
+
+    /// A unit queued while a group is being committed waits for that commit, and the
+    /// observer is told how long (a move's wait for its write, split: docs/performance.md).
+    #[tokio::test]
+    async fn each_unit_reports_its_wait_in_the_queue() {
+        let (store, table) = faulty().await;
+        // The first group's commit takes its retries' pauses: 1 + 2 + 4 + 8 ms at least.
+        store.failures.store(4, Ordering::SeqCst);
+        let log = Arc::new(Log::default());
+        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let first = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.write(action(table, 0)).await }
+        });
+        // Queued once the first group is being retried, so never in the same group.
+        while !log.0.lock().unwrap().contains(&Event::Retried) {
+            tokio::time::sleep(Duration::from_micros(100)).await;
+        }
+        writer.write(action(table, 1)).await.unwrap();
+        first.await.unwrap().unwrap();
+        let waits = log.1.lock().unwrap().clone();
+        assert_eq!(waits.len(), 2, "{waits:?}");
+        // The second waited behind the later pauses (14 ms once the first retry is seen; a
+        // slow machine may see it late, hence the margin).
+        assert!(waits[1] >= Duration::from_millis(3), "{waits:?}");
+        assert!(waits[0] < waits[1], "{waits:?}");
+        assert_eq!(stored_actions(&store, table).await, 2);
     }
 
     #[tokio::test]

@@ -2144,6 +2144,7 @@ impl Recorder {
 }
 
 impl WriteObserver for Recorder {
+    fn taken(&self, _: Duration) {}
     fn committed(&self, units: usize, _: Duration) {
         self.events
             .lock()
