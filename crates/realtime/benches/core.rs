@@ -27,8 +27,8 @@
 //! and the part of it spent in the writer's queue), the runtime's shared queue, its
 //! workers' busy time and sleeps, and how often none, one or both workers were asleep
 //! (tokio's stable runtime metrics; the core's metrics text read with the load generator's
-//! reader, `loadgen::conn::Metrics`, in process, no socket). On a busy machine the rates say little; CPU per move and switches per move
-//! still compare builds.
+//! reader, `loadgen::conn::Metrics`, in process, no socket). On a busy machine the rates
+//! say little; CPU per move and switches per move still compare builds.
 //!
 //! With `CORE_BENCH_ROUNDS=N` as well, criterion is left out: each table count's two
 //! configurations are played in turns, N rounds of one window each (one core first in odd

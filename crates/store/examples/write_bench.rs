@@ -27,12 +27,19 @@ struct Counts {
     groups: AtomicU64,
     units: AtomicU64,
     largest: AtomicUsize,
+    /// Units taken into groups, and their waits in the writer's queue (ns) summed.
+    taken: AtomicU64,
+    queued_ns: AtomicU64,
     retries: AtomicU64,
     failures: AtomicU64,
 }
 
 impl WriteObserver for Counts {
-    fn taken(&self, _: Duration) {}
+    fn taken(&self, waited: Duration) {
+        self.taken.fetch_add(1, Ordering::Relaxed);
+        self.queued_ns
+            .fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
+    }
     fn committed(&self, units: usize, _: Duration) {
         self.groups.fetch_add(1, Ordering::Relaxed);
         self.units.fetch_add(units as u64, Ordering::Relaxed);
@@ -205,9 +212,13 @@ async fn main() -> Result<(), StoreError> {
     if !direct {
         let groups = counts.groups.load(Ordering::Relaxed).max(1);
         println!(
-            "writer: {groups} groups, {:.1} units per group (largest {}), {} retries, {} failed",
+            "writer: {groups} groups, {:.1} units per group (largest {}), {:.2} ms in the queue \
+             on average, {} retries, {} failed",
             counts.units.load(Ordering::Relaxed) as f64 / groups as f64,
             counts.largest.load(Ordering::Relaxed),
+            counts.queued_ns.load(Ordering::Relaxed) as f64
+                / counts.taken.load(Ordering::Relaxed).max(1) as f64
+                / 1e6,
             counts.retries.load(Ordering::Relaxed),
             counts.failures.load(Ordering::Relaxed),
         );
