@@ -177,6 +177,10 @@ pub struct PlayReport {
     /// back). Where a tail that the commits do not explain comes from.
     pub queue_p99_ms: Option<f64>,
     pub table_write_p99_ms: Option<f64>,
+    /// The first part of the write's: its wait in the writer's queue (behind the commit
+    /// in progress), p99 and mean (ms).
+    pub write_queue_p99_ms: Option<f64>,
+    pub write_queue_mean_ms: Option<f64>,
     /// Durable group commits per second, their mean duration (ms) and mean size (table
     /// units per commit): where the time of a move goes when the CPU is not busy.
     pub commits_per_sec: Option<f64>,
@@ -693,6 +697,8 @@ async fn play(
         commit_p99_ms: p99("fib_commit_seconds"),
         queue_p99_ms: p99("fib_action_queue_seconds"),
         table_write_p99_ms: p99("fib_table_write_seconds"),
+        write_queue_p99_ms: p99("fib_write_queue_seconds"),
+        write_queue_mean_ms: mean("fib_write_queue_seconds", 1e3),
         commits_per_sec: delta("fib_commit_seconds_count").map(|n| n / secs),
         commit_mean_ms: mean("fib_commit_seconds", 1e3),
         units_per_commit: mean("fib_commit_group_units", 1.0),
@@ -895,9 +901,14 @@ impl std::fmt::Display for Report {
             )?;
             writeln!(
                 f,
-                "server's stages:     p99 ≤ {} from socket to table, p99 ≤ {} a table's write",
+                "server's stages:     p99 ≤ {} from socket to table, p99 ≤ {} a table's write \
+                 (in the writer's queue: {} ms mean, p99 ≤ {})",
                 p.queue_p99_ms.map_or("n/a".into(), |m| format!("{m} ms")),
                 p.table_write_p99_ms
+                    .map_or("n/a".into(), |m| format!("{m} ms")),
+                p.write_queue_mean_ms
+                    .map_or("n/a".into(), |m| format!("{m:.2}")),
+                p.write_queue_p99_ms
                     .map_or("n/a".into(), |m| format!("{m} ms")),
             )?;
             if self.mode != Mode::Bots {
