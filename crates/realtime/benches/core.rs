@@ -372,14 +372,14 @@ impl Stages {
     }
 
     fn sample(&mut self, running: &Tables) {
-        let shared = running.rt.metrics().global_queue_depth() as u64;
+        let m = running.rt.metrics();
+        let shared = m.global_queue_depth() as u64;
         self.samples += 1;
         self.shared += shared;
         self.shared_empty += u64::from(shared == 0);
         self.writer += running.core.writer.queued() as u64;
         // A worker's park-unpark count is odd while it sleeps (tokio's documentation), and
         // until it is back on a core once woken.
-        let m = running.rt.metrics();
         let workers = m.num_workers();
         let asleep = (0..workers)
             .filter(|&w| m.worker_park_unpark_count(w) % 2 == 1)

@@ -27,8 +27,8 @@ struct Counts {
     groups: AtomicU64,
     units: AtomicU64,
     largest: AtomicUsize,
-    /// Units taken into groups, and their waits in the writer's queue (ns) summed.
-    taken: AtomicU64,
+    /// Every unit's wait in the writer's queue (ns), summed. Each unit is taken once, then
+    /// committed or failed once: `units + failures` of them.
     queued_ns: AtomicU64,
     retries: AtomicU64,
     failures: AtomicU64,
@@ -36,7 +36,6 @@ struct Counts {
 
 impl WriteObserver for Counts {
     fn taken(&self, waited: Duration) {
-        self.taken.fetch_add(1, Ordering::Relaxed);
         self.queued_ns
             .fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
     }
@@ -217,7 +216,8 @@ async fn main() -> Result<(), StoreError> {
             counts.units.load(Ordering::Relaxed) as f64 / groups as f64,
             counts.largest.load(Ordering::Relaxed),
             counts.queued_ns.load(Ordering::Relaxed) as f64
-                / counts.taken.load(Ordering::Relaxed).max(1) as f64
+                / (counts.units.load(Ordering::Relaxed) + counts.failures.load(Ordering::Relaxed))
+                    .max(1) as f64
                 / 1e6,
             counts.retries.load(Ordering::Relaxed),
             counts.failures.load(Ordering::Relaxed),

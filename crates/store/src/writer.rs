@@ -761,6 +761,13 @@ mod tests {
         (Arc::new(store), table.id)
     }
 
+    /// A writer on `store` with the test limits, and the log its observer keeps.
+    fn logged(store: &Arc<Faulty>) -> (Writer, Arc<Log>) {
+        let log = Arc::new(Log::default());
+        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        (writer, log)
+    }
+
     fn action(table: Uuid, seq: i64) -> TableWrite {
         let action = ActionRecord {
             round_no: 0,
@@ -785,8 +792,7 @@ mod tests {
     async fn transient_failures_are_retried_until_the_group_commits() {
         let (store, table) = faulty().await;
         store.failures.store(3, Ordering::SeqCst);
-        let log = Arc::new(Log::default());
-        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let (writer, log) = logged(&store);
         writer.write(action(table, 0)).await.unwrap();
         use Event::*;
         assert_eq!(
@@ -803,8 +809,7 @@ mod tests {
         let (store, table) = faulty().await;
         // The first group's commit takes its retries' pauses: 1 + 2 + 4 + 8 ms at least.
         store.failures.store(4, Ordering::SeqCst);
-        let log = Arc::new(Log::default());
-        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let (writer, log) = logged(&store);
         let first = tokio::spawn({
             let writer = writer.clone();
             async move { writer.write(action(table, 0)).await }
@@ -828,8 +833,7 @@ mod tests {
     async fn transient_failures_past_the_deadline_fail_every_unit() {
         let (store, table) = faulty().await;
         store.failures.store(u32::MAX, Ordering::SeqCst);
-        let log = Arc::new(Log::default());
-        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let (writer, log) = logged(&store);
         let started = Instant::now();
         let (a, b) = tokio::join!(
             writer.write(action(table, 0)),
@@ -892,8 +896,7 @@ mod tests {
     async fn a_hung_attempt_ends_in_an_answer() {
         let (store, table) = faulty().await;
         store.hang.store(true, Ordering::SeqCst);
-        let log = Arc::new(Log::default());
-        let (writer, _) = Writer::spawn_with(store.clone(), log.clone(), FAST);
+        let (writer, _) = logged(&store);
         let r = writer.write(action(table, 0)).await;
         assert!(
             matches!(&r, Err(StoreError::Unavailable(m)) if m.contains("no answer")),
