@@ -48,7 +48,7 @@ use std::sync::Arc;
 /// there. With glibc's malloc, a fifth of the benchmark's CPU was malloc and free.
 #[global_allocator]
 static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -64,6 +64,10 @@ struct Tables {
     rt: tokio::runtime::Runtime,
     core: Core,
     stop: Arc<AtomicBool>,
+    /// Tables whose first match has started (both seats then play).
+    started: Arc<AtomicUsize>,
+    /// How many tables play.
+    tables: usize,
     dir: std::path::PathBuf,
 }
 
@@ -107,17 +111,20 @@ impl Tables {
         // Set up in a task, not on this (unpinned) thread: the store's threads start here.
         let setup_dir = dir.clone();
         let setup_stop = stop.clone();
+        let started = Arc::new(AtomicUsize::new(0));
+        let setup_started = started.clone();
         let setup = rt.spawn(async move {
-            let (dir, stop) = (setup_dir, setup_stop);
+            let (dir, stop, started) = (setup_dir, setup_stop, setup_started);
             let core = Tables::core(&dir).await;
             let players = players(&core, tables * 2).await;
             for pair in players.chunks(2) {
                 let (core, stop, pair) = (core.clone(), stop.clone(), pair.to_vec());
+                let started = started.clone();
                 tokio::spawn(async move {
                     let mut n = 0u64;
                     while !stop.load(Relaxed) {
                         n += 1;
-                        if !play_a_match(&core, &pair, n).await {
+                        if !play_a_match(&core, &pair, n, &started).await {
                             break;
                         }
                     }
@@ -130,6 +137,8 @@ impl Tables {
             rt,
             core,
             stop,
+            started,
+            tables,
             dir,
         }
     }
@@ -137,6 +146,19 @@ impl Tables {
     /// Moves accepted (stored, then told) so far.
     fn moves(&self) -> u64 {
         self.core.metrics.actions_accepted.load(Relaxed)
+    }
+
+    /// Waits (on this thread, outside the runtime) until every table has started its first
+    /// match, then until `n` more moves are accepted. The tables are opened and started
+    /// through the store's own writes, in turn with the writer's groups: on one core, a
+    /// thousand of them took longer than a warm-up, and a window that began before they
+    /// were all in play measured fewer tables, whose writes waited behind the others'
+    /// openings.
+    fn settle(&self, n: u64) {
+        while self.started.load(Relaxed) < self.tables {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.time_moves(n);
     }
 
     /// Waits (on this thread, outside the runtime) until `n` more moves are accepted;
@@ -178,8 +200,9 @@ async fn players(core: &Core, n: usize) -> Vec<Who> {
 
 /// One match of Trump for the two players `pair`, from a new table to its end; `false`
 /// once the configuration is stopping (the core makes no new table, or the table was
-/// handed over before its match started).
-async fn play_a_match(core: &Core, pair: &[Who], n: u64) -> bool {
+/// handed over before its match started). The first match of a pair (`n` 1) counts in
+/// `begun` once it has started.
+async fn play_a_match(core: &Core, pair: &[Who], n: u64, begun: &AtomicUsize) -> bool {
     let record = realtime::table::open_record("trump", 2, pair[0].id).expect("a trump record");
     let seats = pair
         .iter()
@@ -201,6 +224,11 @@ async fn play_a_match(core: &Core, pair: &[Who], n: u64) -> bool {
         })
         .await;
     match started {
+        // Each table's first match once: a table that finished one and began another
+        // before the last table opened must not count twice.
+        Ok(_) if n == 1 => {
+            begun.fetch_add(1, Relaxed);
+        }
         Ok(_) => {}
         Err(_) if core.draining() => return false,
         Err(e) => panic!("the match starts: {e:?}"),
@@ -605,7 +633,7 @@ fn in_turns(rounds: usize, secs: f64) {
                 let running = Tables::start(tables, cores);
                 // Past the first deals, and as long again as criterion's warm-up: the
                 // window is of tables in their stride, as criterion's are.
-                running.time_moves(2_000);
+                running.settle(2_000);
                 std::thread::sleep(WARM_UP);
                 let label = format!("round {} {}", round + 1, name(tables, cores));
                 let got = cpu_window(&running, &label, secs);
@@ -653,7 +681,7 @@ fn flat_out(c: &mut Criterion) {
         let name = name(tables, cores);
         let running = Tables::start(tables, cores);
         // Past the first deals and the store's first pages.
-        running.time_moves(2_000);
+        running.settle(2_000);
         group.bench_function(&name, |b| b.iter_custom(|moves| running.time_moves(moves)));
         // `CORE_BENCH_CPU=SECONDS`: then a window of that long, with what it cost.
         if let Some(secs) = secs {

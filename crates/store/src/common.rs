@@ -969,6 +969,69 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
+            /// [`crate::Store::create_owned_table`], where [`Self::serially`] runs it.
+            async fn create_owned_table_now(
+                &self,
+                record: &$crate::TableRecord,
+                seats: &[$crate::Occupant],
+                owner: Option<&str>,
+            ) -> $crate::Result<i64> {
+                let epoch: i64 = if owner.is_some() { 1 } else { 0 };
+                if seats.len() != record.seat_count as usize {
+                    return Err($crate::StoreError::Corrupt(format!(
+                        "table {}: {} seats given for seat_count {}",
+                        record.id,
+                        seats.len(),
+                        record.seat_count
+                    )));
+                }
+                let key = record.id.to_string();
+                let mut tx = self.begin_write().await?;
+                sqlx::query(
+                    "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
+                     private, invite_code, created_by, created_at, updated_at, status, bots, \
+                     daily, pace, owner, lease_epoch) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15)",
+                )
+                .bind(&key)
+                .bind(&record.game)
+                .bind(record.options.to_string())
+                .bind(record.rules_version)
+                .bind(record.seat_count)
+                .bind(record.private)
+                .bind(&record.invite_code)
+                .bind(record.created_by.to_string())
+                .bind(record.created_at)
+                .bind(record.status.as_str())
+                .bind(&record.bots)
+                .bind(&record.daily)
+                .bind(record.pace.to_string())
+                .bind(owner)
+                .bind(epoch)
+                .execute(&mut *tx)
+                .await?;
+                for (i, occupant) in seats.iter().enumerate() {
+                    let (kind, player_id, name, level) = $crate::common::seat_columns(occupant);
+                    sqlx::query(
+                        "INSERT INTO table_seats (table_id, seat, kind, player_id, name, \
+                         bot_level) VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(&key)
+                    .bind(i as i32)
+                    .bind(kind)
+                    .bind(player_id)
+                    .bind(name)
+                    .bind(level)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| {
+                        $crate::common::fk_as_not_found(e, || format!("player of seat {i}"))
+                    })?;
+                }
+                tx.commit().await?;
+                Ok(epoch)
+            }
+
             /// Runs one step of a group (an op other than an action), on the group's
             /// transaction. Touching the table is left to the tail.
             async fn write_step(
@@ -1390,6 +1453,10 @@ macro_rules! impl_store {
 
             fn writer_runtime(&self) -> Option<::tokio::runtime::Handle> {
                 <$store>::writer_runtime(self)
+            }
+
+            fn apart(&self, unit: &$crate::TableWrite) -> bool {
+                <$store>::apart(self, unit)
             }
 
             async fn close(&self) {
@@ -2197,60 +2264,14 @@ macro_rules! impl_store {
                 seats: &[$crate::Occupant],
                 owner: Option<&str>,
             ) -> $crate::Result<i64> {
-                let epoch: i64 = if owner.is_some() { 1 } else { 0 };
-                if seats.len() != record.seat_count as usize {
-                    return Err($crate::StoreError::Corrupt(format!(
-                        "table {}: {} seats given for seat_count {}",
-                        record.id,
-                        seats.len(),
-                        record.seat_count
-                    )));
-                }
-                let key = record.id.to_string();
-                let mut tx = self.begin_write().await?;
-                sqlx::query(
-                    "INSERT INTO game_tables (id, game, options, rules_version, seat_count, \
-                     private, invite_code, created_by, created_at, updated_at, status, bots, \
-                     daily, pace, owner, lease_epoch) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12, $13, $14, $15)",
-                )
-                .bind(&key)
-                .bind(&record.game)
-                .bind(record.options.to_string())
-                .bind(record.rules_version)
-                .bind(record.seat_count)
-                .bind(record.private)
-                .bind(&record.invite_code)
-                .bind(record.created_by.to_string())
-                .bind(record.created_at)
-                .bind(record.status.as_str())
-                .bind(&record.bots)
-                .bind(&record.daily)
-                .bind(record.pace.to_string())
-                .bind(owner)
-                .bind(epoch)
-                .execute(&mut *tx)
-                .await?;
-                for (i, occupant) in seats.iter().enumerate() {
-                    let (kind, player_id, name, level) = $crate::common::seat_columns(occupant);
-                    sqlx::query(
-                        "INSERT INTO table_seats (table_id, seat, kind, player_id, name, \
-                         bot_level) VALUES ($1, $2, $3, $4, $5, $6)",
-                    )
-                    .bind(&key)
-                    .bind(i as i32)
-                    .bind(kind)
-                    .bind(player_id)
-                    .bind(name)
-                    .bind(level)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| {
-                        $crate::common::fk_as_not_found(e, || format!("player of seat {i}"))
-                    })?;
-                }
-                tx.commit().await?;
-                Ok(epoch)
+                let (record, seats) = (record.clone(), seats.to_vec());
+                let owner = owner.map(str::to_string);
+                self.serially(move |store: Self| async move {
+                    store
+                        .create_owned_table_now(&record, &seats, owner.as_deref())
+                        .await
+                })
+                .await
             }
 
             async fn load_table(

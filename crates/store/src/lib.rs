@@ -793,6 +793,16 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
+    /// Whether the [`Writer`] commits `unit` apart from the rest of its group, in a second
+    /// transaction after it (with any later unit of the same table, to keep each table's
+    /// order): a unit this store writes much more slowly than the others, which would
+    /// otherwise take the whole group its slow way. SQLite: a unit that finishes a match
+    /// (its ratings are written through sqlx, a statement at a time, and the other units'
+    /// actions with it through the `actions` view's trigger). Default: none.
+    fn apart(&self, _unit: &TableWrite) -> bool {
+        false
+    }
+
     /// A cheap round trip, for `/healthz`.
     async fn ping(&self) -> Result<()>;
 

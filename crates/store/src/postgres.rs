@@ -175,9 +175,24 @@ impl PgStore {
         Ok(())
     }
 
+    /// Runs `write`, a write of the store's own (`impl_store!`), here: Postgres serves many
+    /// writers at once, and nothing waits for one another's hand-offs.
+    async fn serially<T, W>(&self, write: impl FnOnce(Self) -> W) -> Result<T>
+    where
+        W: std::future::Future<Output = Result<T>>,
+    {
+        write(self.clone()).await
+    }
+
     /// See [`crate::Store::writer_runtime`]: the caller's.
     fn writer_runtime(&self) -> Option<tokio::runtime::Handle> {
         None
+    }
+
+    /// See [`crate::Store::apart`]: none. Every group goes the same way here (statements
+    /// on the group's transaction), whatever its units.
+    fn apart(&self, _unit: &crate::TableWrite) -> bool {
+        false
     }
 
     /// A connection for one write outside a group (`impl_store!`): the pool's.

@@ -584,14 +584,22 @@ impl SqliteStore {
         let lane = raw::Lane::start(Some(file.clone())).map_err(sqlx::Error::Io)?;
         let kept = std::sync::Arc::new(Kept::default());
         fold(&lane, &write, &kept, Some(&file), true).await?;
-        tokio::spawn(folds(
+        // The folder runs on the write thread's runtime, where the writer's task runs: a
+        // step of a fold holds the write connection from its turn until its task drops it,
+        // and on the caller's runtime each of those hand-offs waited behind the tables'
+        // tasks while the writer's groups waited for the connection (docs/performance.md).
+        let folder = folds(
             lane.clone(),
             pool.clone(),
             write.clone(),
             kept.clone(),
             Some(file.clone()),
             std::sync::Arc::downgrade(&alive),
-        ));
+        );
+        match lane.writer_home() {
+            Some(home) => drop(home.spawn(folder)),
+            None => drop(tokio::spawn(folder)),
+        }
         tokio::spawn(release_unused(
             kept.clone(),
             write.clone(),
@@ -732,9 +740,48 @@ impl SqliteStore {
         done.map_err(|e| e.into_store(|| plan.missing_round()))
     }
 
+    /// Runs `write`, a write through sqlx of the store's own (`impl_store!`), on the write
+    /// thread's runtime (a file), where the writer's task runs. Such a write takes the one
+    /// write connection from the writer's groups ([`Kept::want`]) for all its statements,
+    /// each a hand-off to sqlx's thread and back to the task: on the caller's runtime the
+    /// task waited for its turn behind the tables' tasks at each of them, while the groups
+    /// waited for the connection. At 256 tables flat out, the table each finished match
+    /// opens cost the writer 12-18 % of its time that way (docs/performance.md). The write
+    /// runs to its end even if the caller stops waiting for it.
+    async fn serially<T, W>(&self, write: impl FnOnce(Self) -> W) -> Result<T, crate::StoreError>
+    where
+        T: Send + 'static,
+        W: std::future::Future<Output = Result<T, crate::StoreError>> + Send + 'static,
+    {
+        let store = self.clone();
+        let home = match self.lane.writer_home() {
+            Some(home) if !self.lane.here() => home,
+            _ => return write(store).await,
+        };
+        match home.spawn(write(store)).await {
+            Ok(done) => done,
+            Err(e) if e.is_panic() => Err(crate::StoreError::Panicked(format!("{e}"))),
+            Err(_) => Err(crate::StoreError::Unavailable(
+                "the SQLite write thread is gone".into(),
+            )),
+        }
+    }
+
     /// See [`crate::Store::writer_runtime`]: a file's lane ([`raw::Lane::writer_home`]).
     fn writer_runtime(&self) -> Option<tokio::runtime::Handle> {
         self.lane.writer_home()
+    }
+
+    /// See [`crate::Store::apart`]: a unit that finishes a match. Its ratings are written
+    /// through sqlx ([`Self::write_mixed`] gives such a group up), a hand-off to sqlx's
+    /// thread and back per statement, and the group's actions with them through the
+    /// `actions` view's trigger; at 256 tables flat out, the 1 % of groups holding one
+    /// took 15 % of the writer's time (docs/performance.md). Apart, the rest of the group
+    /// goes the direct way.
+    fn apart(&self, unit: &crate::TableWrite) -> bool {
+        unit.ops
+            .iter()
+            .any(|op| matches!(op, crate::WriteOp::FinishMatch { .. }))
     }
 
     /// The write connection for a group of the lane's: the one kept since the last group
@@ -1133,6 +1180,38 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// A file store's own writes through sqlx that a match's life makes (opening its
+    /// table) run on the store's write thread ([`SqliteStore::serially`]), where the
+    /// writer's task runs, and to their end even if the caller stops waiting; in memory,
+    /// on the caller's task.
+    #[tokio::test]
+    async fn a_file_stores_table_opens_on_its_write_thread() {
+        use crate::Store;
+        let (store, _url, dir) = file_store().await;
+        let memory = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        let thread =
+            |_: SqliteStore| async { Ok(std::thread::current().name().map(str::to_string)) };
+        let write_thread = Some("fib-sqlite-write".to_string());
+        assert_eq!(store.serially(thread).await.unwrap(), write_thread);
+        assert_ne!(memory.serially(thread).await.unwrap(), write_thread);
+        // The caller gives up after the first poll: the table is opened all the same.
+        let (table, seats) = (trump_table(), two_bots());
+        let open = store.create_owned_table(&table, &seats, None);
+        assert!(tokio::time::timeout(Duration::ZERO, open).await.is_err());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while store.load_table(table.id).await.unwrap().is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the table was never opened"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let opened = store.load_table(table.id).await.unwrap().unwrap();
+        assert_eq!(opened.seats.len(), 2);
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     /// A file store's writer task runs on the store's own write thread
     /// ([`crate::Store::writer_runtime`]), where its groups are written, in the batch
     /// scheduling class at nice 0 (`raw::batch_class`); in memory, on the caller's runtime.
@@ -1418,8 +1497,27 @@ mod tests {
 
     /// A playing table of two bots with rounds `0..rounds` started, for the tests here.
     async fn playing_table(store: &SqliteStore, rounds: i32) -> uuid::Uuid {
-        use crate::{Occupant, RoundRecord, Store, TableRecord, TableStatus};
-        let table = TableRecord {
+        use crate::{RoundRecord, Store};
+        let table = trump_table();
+        store.create_table(&table, &two_bots()).await.unwrap();
+        for round_no in 0..rounds {
+            let round = RoundRecord {
+                round_no,
+                seed_hex: format!("{:064x}", 0),
+                commitment: format!("{:064x}", 1),
+                started_at: 1,
+                ended_at: None,
+                result: None,
+            };
+            store.start_round(table.id, &round).await.unwrap();
+        }
+        table.id
+    }
+
+    /// A new table of Trump for two, playing.
+    fn trump_table() -> crate::TableRecord {
+        use crate::{TableRecord, TableStatus};
+        TableRecord {
             id: uuid::Uuid::new_v4(),
             game: "trump".into(),
             options: serde_json::json!({}),
@@ -1435,23 +1533,15 @@ mod tests {
             pace: serde_json::json!({"kind": "untimed"}),
             clock: None,
             updated_at: 1,
-        };
-        let bot = || Occupant::Bot {
+        }
+    }
+
+    /// Two seats of easy bots.
+    fn two_bots() -> [crate::Occupant; 2] {
+        let bot = || crate::Occupant::Bot {
             level: "easy".into(),
         };
-        store.create_table(&table, &[bot(), bot()]).await.unwrap();
-        for round_no in 0..rounds {
-            let round = RoundRecord {
-                round_no,
-                seed_hex: format!("{:064x}", 0),
-                commitment: format!("{:064x}", 1),
-                started_at: 1,
-                ended_at: None,
-                result: None,
-            };
-            store.start_round(table.id, &round).await.unwrap();
-        }
-        table.id
+        [bot(), bot()]
     }
 
     /// `seq`'s action in round `round_no` of `table`, as a unit of its own at `at` (ms).

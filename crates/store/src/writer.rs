@@ -182,11 +182,36 @@ async fn run(
             .map(|j| j.queued)
             .min()
             .unwrap_or_else(Instant::now);
-        let (units, replies): (Vec<TableWrite>, Vec<_>) =
-            jobs.drain(..).map(|j| (j.unit, j.reply)).unzip();
         let deadline = oldest + limits.deadline;
-        commit(&*store, &*observer, &limits, units, replies, deadline).await;
+        let (group, apart) = split(&*store, jobs.drain(..));
+        for (units, replies) in [group, apart] {
+            if !units.is_empty() {
+                commit(&*store, &*observer, &limits, units, replies, deadline).await;
+            }
+        }
     }
+}
+
+/// Units, and the senders of their answers in the same order.
+type Parts = (Vec<TableWrite>, Vec<oneshot::Sender<Result<()>>>);
+
+/// The group taken, as the units committed first and those the store wants apart
+/// ([`Store::apart`]), committed after them: a table's units after one of its own that
+/// goes apart go apart too, so that each table's units still commit in their order.
+fn split(store: &dyn Store, jobs: impl Iterator<Item = Job>) -> (Parts, Parts) {
+    let (mut group, mut apart): (Parts, Parts) = Default::default();
+    let mut later: Vec<Uuid> = Vec::new();
+    for job in jobs {
+        let side = if later.contains(&job.unit.table) || store.apart(&job.unit) {
+            later.push(job.unit.table);
+            &mut apart
+        } else {
+            &mut group
+        };
+        side.0.push(job.unit);
+        side.1.push(job.reply);
+    }
+    (group, apart)
 }
 
 /// Commits one group and answers its waiters (a waiter gone meanwhile is no error).
@@ -556,6 +581,9 @@ mod tests {
         async fn open_tables_created_by(&self, player: Uuid) -> Result<i64> {
             self.inner.open_tables_created_by(player).await
         }
+        fn apart(&self, unit: &TableWrite) -> bool {
+            self.inner.apart(unit)
+        }
         async fn write_group(&self, group: &[TableWrite]) -> Result<()> {
             self.groups.lock().unwrap().push(group.len());
             if self.panic.load(Ordering::SeqCst) {
@@ -721,6 +749,19 @@ mod tests {
     /// A store with one table whose round 0 has started.
     async fn faulty() -> (Arc<Faulty>, Uuid) {
         let inner = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        let table = playing(&inner).await;
+        let store = Faulty {
+            inner,
+            failures: AtomicU32::new(0),
+            hang: AtomicBool::new(false),
+            panic: AtomicBool::new(false),
+            groups: Mutex::new(Vec::new()),
+        };
+        (Arc::new(store), table)
+    }
+
+    /// A new table of one empty seat in `store`, its round 0 started.
+    async fn playing(store: &SqliteStore) -> Uuid {
         let table = TableRecord {
             id: Uuid::new_v4(),
             game: "trump".into(),
@@ -738,7 +779,7 @@ mod tests {
             clock: None,
             updated_at: 0,
         };
-        inner
+        store
             .create_table(&table, &[Occupant::Empty])
             .await
             .unwrap();
@@ -750,15 +791,8 @@ mod tests {
             ended_at: None,
             result: None,
         };
-        inner.start_round(table.id, &round).await.unwrap();
-        let store = Faulty {
-            inner,
-            failures: AtomicU32::new(0),
-            hang: AtomicBool::new(false),
-            panic: AtomicBool::new(false),
-            groups: Mutex::new(Vec::new()),
-        };
-        (Arc::new(store), table.id)
+        store.start_round(table.id, &round).await.unwrap();
+        table.id
     }
 
     /// A writer on `store` with the test limits, and the log its observer keeps.
@@ -827,6 +861,70 @@ mod tests {
         assert!(waits[1] >= Duration::from_millis(3), "{waits:?}");
         assert!(waits[0] < waits[1], "{waits:?}");
         assert_eq!(stored_actions(&store, table).await, 2);
+    }
+
+    /// A unit the store wants apart (SQLite: one that finishes a match) is committed after
+    /// the rest of its group, in a transaction of its own, with the later units of its
+    /// table; every unit is answered and stored.
+    #[tokio::test]
+    async fn a_unit_the_store_wants_apart_commits_after_its_group() {
+        let (store, a) = faulty().await;
+        let b = playing(&store.inner).await;
+        // The first group is retried (1 + 2 + 4 + 8 ms of pauses): the next units queue
+        // meanwhile and are taken as one group.
+        store.failures.store(4, Ordering::SeqCst);
+        let (writer, log) = logged(&store);
+        let first = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.write(action(b, 0)).await }
+        });
+        while !log.0.lock().unwrap().contains(&Event::Retried) {
+            tokio::time::sleep(Duration::from_micros(100)).await;
+        }
+        let mut finish = action(a, 0);
+        finish.ops.push(WriteOp::FinishMatch {
+            totals: vec![5],
+            winners: vec![0],
+        });
+        assert!(store.apart(&finish) && !store.apart(&action(a, 1)));
+        // In this order in the queue: a's finish, b's next action, then a's action after
+        // its finish (which must not pass it).
+        let (x, y, z) = tokio::join!(
+            writer.write(finish),
+            async {
+                tokio::task::yield_now().await;
+                writer.write(action(b, 1)).await
+            },
+            async {
+                for _ in 0..2 {
+                    tokio::task::yield_now().await;
+                }
+                writer.write(action(a, 1)).await
+            },
+        );
+        first.await.unwrap().unwrap();
+        for r in [x, y, z] {
+            r.unwrap();
+        }
+        use Event::*;
+        assert_eq!(
+            *log.0.lock().unwrap(),
+            [
+                Retried,
+                Retried,
+                Retried,
+                Retried,
+                Committed(1),
+                Committed(1),
+                Committed(2)
+            ],
+            "b's first action, then b's second alone, then a's two units apart"
+        );
+        assert_eq!(*store.groups.lock().unwrap(), [1, 1, 1, 1, 1, 1, 2]);
+        assert_eq!(stored_actions(&store, a).await, 2);
+        assert_eq!(stored_actions(&store, b).await, 2);
+        let finished = store.load_table(a).await.unwrap().unwrap();
+        assert_eq!(finished.record.status, TableStatus::Finished);
     }
 
     #[tokio::test]

@@ -835,7 +835,7 @@ impl Lane {
     }
 
     /// On the lane's own thread (a file's writer task, [`Lane::writer_home`]).
-    fn here(&self) -> bool {
+    pub fn here(&self) -> bool {
         self.0.file && std::thread::current().id() == self.0.thread
     }
 
