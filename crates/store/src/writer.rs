@@ -802,6 +802,26 @@ mod tests {
         (writer, log)
     }
 
+    /// Writes `table`'s action 0 in a task, as a group whose commit is retried four times
+    /// (pauses of 1 + 2 + 4 + 8 ms at least); returns once the first retry is seen, the
+    /// group still being retried.
+    async fn retried(
+        store: &Faulty,
+        writer: &Writer,
+        log: &Log,
+        table: Uuid,
+    ) -> tokio::task::JoinHandle<Result<()>> {
+        store.failures.store(4, Ordering::SeqCst);
+        let first = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.write(action(table, 0)).await }
+        });
+        while !log.0.lock().unwrap().contains(&Event::Retried) {
+            tokio::time::sleep(Duration::from_micros(100)).await;
+        }
+        first
+    }
+
     fn action(table: Uuid, seq: i64) -> TableWrite {
         let action = ActionRecord {
             round_no: 0,
@@ -841,17 +861,9 @@ mod tests {
     #[tokio::test]
     async fn each_unit_reports_its_wait_in_the_queue() {
         let (store, table) = faulty().await;
-        // The first group's commit takes its retries' pauses: 1 + 2 + 4 + 8 ms at least.
-        store.failures.store(4, Ordering::SeqCst);
         let (writer, log) = logged(&store);
-        let first = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.write(action(table, 0)).await }
-        });
+        let first = retried(&store, &writer, &log, table).await;
         // Queued once the first group is being retried, so never in the same group.
-        while !log.0.lock().unwrap().contains(&Event::Retried) {
-            tokio::time::sleep(Duration::from_micros(100)).await;
-        }
         writer.write(action(table, 1)).await.unwrap();
         first.await.unwrap().unwrap();
         let waits = log.1.lock().unwrap().clone();
@@ -870,17 +882,9 @@ mod tests {
     async fn a_unit_the_store_wants_apart_commits_after_its_group() {
         let (store, a) = faulty().await;
         let b = playing(&store.inner).await;
-        // The first group is retried (1 + 2 + 4 + 8 ms of pauses): the next units queue
-        // meanwhile and are taken as one group.
-        store.failures.store(4, Ordering::SeqCst);
         let (writer, log) = logged(&store);
-        let first = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.write(action(b, 0)).await }
-        });
-        while !log.0.lock().unwrap().contains(&Event::Retried) {
-            tokio::time::sleep(Duration::from_micros(100)).await;
-        }
+        // The next units queue while the first group is retried, and are taken as one.
+        let first = retried(&store, &writer, &log, b).await;
         let mut finish = action(a, 0);
         finish.ops.push(WriteOp::FinishMatch {
             totals: vec![5],
