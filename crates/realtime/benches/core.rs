@@ -157,7 +157,16 @@ impl Tables {
     /// were all in play measured fewer tables, whose writes waited behind the others'
     /// openings.
     fn settle(&self, n: u64) {
+        let deadline = Instant::now() + SETTLE_WITHIN;
         while self.started.load(Relaxed) < self.tables {
+            // A table whose match never starts ends its task (a panic there): say so rather
+            // than wait for ever.
+            assert!(
+                Instant::now() < deadline,
+                "{} of {} tables started their match within {SETTLE_WITHIN:?}",
+                self.started.load(Relaxed),
+                self.tables
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         self.time_moves(n);
@@ -606,6 +615,10 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
+
+/// How long every table of a configuration may take to start its first match
+/// ([`Tables::settle`]): a thousand take a few seconds on one core.
+const SETTLE_WITHIN: Duration = Duration::from_secs(120);
 
 /// How long a configuration of [`in_turns`] plays before its window.
 const WARM_UP: Duration = Duration::from_secs(3);

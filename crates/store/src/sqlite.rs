@@ -588,18 +588,14 @@ impl SqliteStore {
         // step of a fold holds the write connection from its turn until its task drops it,
         // and on the caller's runtime each of those hand-offs waited behind the tables'
         // tasks while the writer's groups waited for the connection (docs/performance.md).
-        let folder = folds(
+        lane.spawn(folds(
             lane.clone(),
             pool.clone(),
             write.clone(),
             kept.clone(),
             Some(file.clone()),
             std::sync::Arc::downgrade(&alive),
-        );
-        match lane.writer_home() {
-            Some(home) => drop(home.spawn(folder)),
-            None => drop(tokio::spawn(folder)),
-        }
+        ));
         tokio::spawn(release_unused(
             kept.clone(),
             write.clone(),
@@ -761,9 +757,7 @@ impl SqliteStore {
         match home.spawn(write(store)).await {
             Ok(done) => done,
             Err(e) if e.is_panic() => Err(crate::StoreError::Panicked(format!("{e}"))),
-            Err(_) => Err(crate::StoreError::Unavailable(
-                "the SQLite write thread is gone".into(),
-            )),
+            Err(_) => Err(raw::thread_gone()),
         }
     }
 

@@ -834,6 +834,11 @@ impl Lane {
         self.0.file.then(|| self.0.runtime.clone())
     }
 
+    /// Runs `task` on the lane's thread, in its runtime (a file's folder: `sqlite.rs`).
+    pub fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        drop(self.0.runtime.spawn(task));
+    }
+
     /// On the lane's own thread (a file's writer task, [`Lane::writer_home`]).
     pub fn here(&self) -> bool {
         self.0.file && std::thread::current().id() == self.0.thread
@@ -974,9 +979,12 @@ async fn run<T: Send + 'static>(
 }
 
 fn gone() -> Refused {
-    Refused::Store(StoreError::Unavailable(
-        "the SQLite write thread is gone".into(),
-    ))
+    Refused::Store(thread_gone())
+}
+
+/// What a write hears when the lane's thread (and its runtime) ended before it did.
+pub(super) fn thread_gone() -> StoreError {
+    StoreError::Unavailable("the SQLite write thread is gone".into())
 }
 
 /// On the lane's thread: `write` through the lane's own connection (a file), while `conn`
