@@ -36,7 +36,11 @@
 //! configurations are played in turns, N rounds of one window each (one core first in odd
 //! rounds, two cores first in even ones), and the medians and each round's ratio of two
 //! cores to one are printed. This VM's speed changes from one minute to the next, so a
-//! ratio is only worth something between windows played side by side:
+//! ratio is only worth something between windows played side by side. Before the rounds it
+//! prints the machine's own prices: a wake-up handed between two threads on one core and
+//! between two, how the idle cores wait (a virtual machine's may halt at once, and then each
+//! wake-up goes through the host), and what two threads that never sleep make on two cores
+//! against one:
 //!
 //! ```sh
 //! CORE_BENCH_CPU=5 CORE_BENCH_ROUNDS=5 cargo bench -p realtime --bench core -- "256_tables|1024_tables"
@@ -609,6 +613,61 @@ fn wake_round_trip() -> (f64, f64) {
     (trip(0, 0), trip(0, 1))
 }
 
+/// The machine's own ceiling for two cores: work that never sleeps (a loop of arithmetic)
+/// on one thread pinned to the first core, then on two threads pinned to the first two
+/// at once; what the two did against the one. Near 2 on this VM: its two cores run
+/// two busy threads at full speed, so where the benchmark's two cores make less than
+/// twice one, the rest is the benchmark's own, or the price of its threads' sleeps and
+/// wake-ups ([`wake_round_trip`]).
+fn busy_scaling() -> f64 {
+    let ids = core_affinity::get_core_ids().unwrap_or_default();
+    let busy = |core: Option<core_affinity::CoreId>| {
+        std::thread::spawn(move || {
+            if let Some(core) = core {
+                core_affinity::set_for_current(core);
+            }
+            let (start, mut x, mut n) = (Instant::now(), 0x9E37_79B9_7F4A_7C15u64, 0u64);
+            while start.elapsed() < BUSY_WINDOW {
+                for _ in 0..1024 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                }
+                n += 1;
+            }
+            std::hint::black_box(x);
+            n
+        })
+    };
+    let one = busy(ids.first().copied()).join().unwrap_or(0);
+    let two: u64 = [busy(ids.first().copied()), busy(ids.get(1).copied())]
+        .into_iter()
+        .map(|t| t.join().unwrap_or(0))
+        .sum();
+    two as f64 / one.max(1) as f64
+}
+
+/// How long each part of [`busy_scaling`] runs.
+const BUSY_WINDOW: Duration = Duration::from_millis(700);
+
+/// How this (virtual) machine's idle cores wait, from Linux's `/sys`: the idle driver, and
+/// where it is `haltpoll` (a KVM guest's), how long an idle core polls before it halts
+/// (`guest_halt_poll_ns`; 0: it halts at once, and waking it is a trip through the host).
+fn idle_cores() -> String {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let driver = read("/sys/devices/system/cpu/cpuidle/current_driver");
+    let poll = read("/sys/module/haltpoll/parameters/guest_halt_poll_ns");
+    match (driver, poll) {
+        (Some(d), Some(p)) => format!("idle driver {d}, polling {p} ns before a halt"),
+        (Some(d), None) => format!("idle driver {d}"),
+        _ => "idle driver unknown".into(),
+    }
+}
+
 /// The middle value (the upper of the two middle ones for an even count).
 fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.collect();
@@ -629,7 +688,10 @@ fn in_turns(rounds: usize, secs: f64) {
     let (same, across) = wake_round_trip();
     println!(
         "a wake-up handed between two threads and back (median): {same:.1} µs on one core, \
-         {across:.1} µs between two"
+         {across:.1} µs between two ({}); work that never sleeps, two threads on two cores \
+         against one: ×{:.2}",
+        idle_cores(),
+        busy_scaling(),
     );
     let configurations = configurations();
     let mut counts: Vec<usize> = configurations.iter().map(|c| c.0).collect();
