@@ -581,19 +581,12 @@ fn wake_round_trip() -> (f64, f64) {
     let trip = |a: usize, b: usize| -> f64 {
         let (ping, pinged) = std::sync::mpsc::channel::<u32>();
         let (pong, ponged) = std::sync::mpsc::channel::<u32>();
-        let (a, b) = (ids.get(a).copied(), ids.get(b).copied());
-        let echo = std::thread::spawn(move || {
-            if let Some(b) = b {
-                core_affinity::set_for_current(b);
-            }
+        let echo = on_core(&ids, b, move || {
             while let Ok(v) = pinged.recv() {
                 let _ = pong.send(v);
             }
         });
-        let measure = std::thread::spawn(move || {
-            if let Some(a) = a {
-                core_affinity::set_for_current(a);
-            }
+        let measure = on_core(&ids, a, move || {
             let mut trips: Vec<Duration> = (0..20_000u32)
                 .map(|i| {
                     let start = Instant::now();
@@ -613,6 +606,22 @@ fn wake_round_trip() -> (f64, f64) {
     (trip(0, 0), trip(0, 1))
 }
 
+/// Runs `f` on a thread of its own, pinned to the `core`th of `ids` where there is one
+/// (unpinned on a machine with fewer cores).
+fn on_core<T: Send + 'static>(
+    ids: &[core_affinity::CoreId],
+    core: usize,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let core = ids.get(core).copied();
+    std::thread::spawn(move || {
+        if let Some(core) = core {
+            core_affinity::set_for_current(core);
+        }
+        f()
+    })
+}
+
 /// The machine's own ceiling for two cores: work that never sleeps (a loop of arithmetic)
 /// on one thread pinned to the first core, then on two threads pinned to the first two
 /// at once; what the two did against the one. Near 2 on this VM: its two cores run
@@ -621,11 +630,8 @@ fn wake_round_trip() -> (f64, f64) {
 /// wake-ups ([`wake_round_trip`]).
 fn busy_scaling() -> f64 {
     let ids = core_affinity::get_core_ids().unwrap_or_default();
-    let busy = |core: Option<core_affinity::CoreId>| {
-        std::thread::spawn(move || {
-            if let Some(core) = core {
-                core_affinity::set_for_current(core);
-            }
+    let busy = |core: usize| {
+        on_core(&ids, core, || {
             let (start, mut x, mut n) = (Instant::now(), 0x9E37_79B9_7F4A_7C15u64, 0u64);
             while start.elapsed() < BUSY_WINDOW {
                 for _ in 0..1024 {
@@ -639,8 +645,8 @@ fn busy_scaling() -> f64 {
             n
         })
     };
-    let one = busy(ids.first().copied()).join().unwrap_or(0);
-    let two: u64 = [busy(ids.first().copied()), busy(ids.get(1).copied())]
+    let one = busy(0).join().unwrap_or(0);
+    let two: u64 = [busy(0), busy(1)]
         .into_iter()
         .map(|t| t.join().unwrap_or(0))
         .sum();
