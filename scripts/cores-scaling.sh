@@ -12,7 +12,9 @@
 #
 # FIB_SERVER_CORES (default "2 4 8") are the server's core counts, and the load generator
 # gets the machine's last half; FIB_BIN_DIR (default target/release) holds `fibonacci-cards`
-# and `loadgen`; FIB_SCALING_LOGS (default a temporary folder) gets every run's whole report.
+# and `loadgen`; FIB_SCALING_TABLES (default 256) is the table count of the rounds, and
+# FIB_SCALING_ALSO (default "64 1024") those played once more with the fewest and the most
+# cores after them; FIB_SCALING_LOGS (default a temporary folder) gets every run's whole report.
 # Prints one line per run as it ends, then the medians. The SQLite file is in TMPDIR (the
 # disk) and in /dev/shm (memory), to tell the disk's part from the process's.
 set -euo pipefail
@@ -24,6 +26,8 @@ BIN="${FIB_BIN_DIR:-$ROOT/target/release}"
 LOGS="${FIB_SCALING_LOGS:-$(mktemp -d)}"
 mkdir -p "$LOGS"
 COUNTS="${FIB_SERVER_CORES:-2 4 8}"
+TABLES="${FIB_SCALING_TABLES:-256}"
+ALSO="${FIB_SCALING_ALSO-64 1024}"
 CORES=$(nproc)
 MOST=$(echo $COUNTS | tr ' ' '\n' | sort -n | tail -1)
 if [ "$CORES" -lt $((MOST * 2)) ]; then
@@ -74,11 +78,12 @@ REVERSED=$(echo $COUNTS | tr ' ' '\n' | sort -rn | xargs)
 ENDS=$(echo "$(echo $COUNTS | tr ' ' '\n' | sort -n | head -1) $MOST" | tr ' ' '\n' | sort -un | xargs)
 for round in $(seq "$ROUNDS"); do
   if [ $((round % 2)) -eq 1 ]; then order="$COUNTS"; else order="$REVERSED"; fi
-  for n in $order; do run disk "$n" 256 "${TMPDIR:-/tmp}"; done
-  for n in $order; do run shm "$n" 256 /dev/shm; done
+  for n in $order; do run disk "$n" "$TABLES" "${TMPDIR:-/tmp}"; done
+  for n in $order; do run shm "$n" "$TABLES" /dev/shm; done
 done
-for n in $ENDS; do run disk "$n" 64 "${TMPDIR:-/tmp}"; done
-for n in $ENDS; do run disk "$n" 1024 "${TMPDIR:-/tmp}"; done
+for tables in $ALSO; do
+  for n in $ENDS; do run disk "$n" "$tables" "${TMPDIR:-/tmp}"; done
+done
 
 echo
 python3 - "$RESULTS" << 'PY'

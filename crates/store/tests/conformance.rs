@@ -2939,6 +2939,60 @@ async fn sqlite_file_persists_across_reconnect() {
     check_filled(&second, &filled).await;
 }
 
+/// Two nodes on one SQLite file, each its own store (its own connections): the first
+/// writes a table's actions at its epoch, which its write connection then knows without
+/// reading it again; the second takes the table over (a new epoch, through a connection
+/// the first never used). The first's next write at the old epoch must be refused,
+/// however many groups passed the fence before.
+#[tokio::test]
+async fn sqlite_fence_sees_another_connections_takeover() {
+    let dir = temp_dir();
+    let _guard = Guard(Cleanup::Dir(dir.clone()));
+    let url = format!("sqlite://{}/fib.db", dir.display());
+    let n1 = store::SqliteStore::connect(&url).await.unwrap();
+    let n2 = store::SqliteStore::connect(&url).await.unwrap();
+    let t = new_table(&n1, "fibfib", &[bot(), bot(), bot()], T0).await;
+    n1.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    n1.start_round(t.id, &round(0, T0)).await.unwrap();
+    n1.node_beat("n1", "http://n1:1", 60_000, false)
+        .await
+        .unwrap();
+    assert_eq!(n1.claim_table(t.id, "n1").await.unwrap(), Some(1));
+    let unit = |seq: i64, epoch: i64| {
+        TableWrite::one(t.id, T0 + seq, WriteOp::AppendAction(action(0, seq))).fenced(epoch)
+    };
+    for seq in 0..5 {
+        n1.write_group(&[unit(seq, 1)]).await.unwrap();
+    }
+    // n1's lease runs out; n2 adopts the table.
+    n1.node_beat("n1", "http://n1:1", -1, false).await.unwrap();
+    n2.node_beat("n2", "http://n2:2", 60_000, false)
+        .await
+        .unwrap();
+    let taken = n2.claim_orphans("n2", 100, false).await.unwrap();
+    assert!(taken.contains(&(t.id, 2)), "{taken:?}");
+    match n1.write_group(&[unit(5, 1)]).await {
+        Err(StoreError::Fenced(_)) => {}
+        other => panic!("the old owner's write after a takeover: {other:?}"),
+    }
+    n2.write_group(&[unit(5, 2)]).await.unwrap();
+    // And back: n2 hands the table to n1 (epoch 3) through n2's connection; n1 writes at
+    // 3, and no longer at 2.
+    assert_eq!(
+        n2.transfer_table(t.id, "n2", 2, "n1").await.unwrap(),
+        Some(3)
+    );
+    match n2.write_group(&[unit(6, 2)]).await {
+        Err(StoreError::Fenced(_)) => {}
+        other => panic!("n2's write after handing the table over: {other:?}"),
+    }
+    n1.write_group(&[unit(6, 3)]).await.unwrap();
+    let actions = n2.load_table(t.id).await.unwrap().unwrap().actions;
+    assert_eq!(actions.len(), 7);
+    n1.close().await;
+    n2.close().await;
+}
+
 #[tokio::test]
 async fn postgres_persists_across_reconnect() {
     let Some(admin_url) = pg_admin_url() else {
