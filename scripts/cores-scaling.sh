@@ -29,6 +29,7 @@ COUNTS="${FIB_SERVER_CORES:-2 4 8}"
 TABLES="${FIB_SCALING_TABLES:-256}"
 ALSO="${FIB_SCALING_ALSO-64 1024}"
 CORES=$(nproc)
+FEWEST=$(echo $COUNTS | tr ' ' '\n' | sort -n | head -1)
 MOST=$(echo $COUNTS | tr ' ' '\n' | sort -n | tail -1)
 if [ "$CORES" -lt $((MOST * 2)) ]; then
   echo "cores-scaling.sh wants twice $MOST cores (this machine: $CORES; FIB_SERVER_CORES sets the counts)" >&2
@@ -75,7 +76,9 @@ run() {
 }
 
 REVERSED=$(echo $COUNTS | tr ' ' '\n' | sort -rn | xargs)
-ENDS=$(echo "$(echo $COUNTS | tr ' ' '\n' | sort -n | head -1) $MOST" | tr ' ' '\n' | sort -un | xargs)
+# The fewest and the most cores (one count when there is only one).
+ENDS=$FEWEST
+[ "$MOST" = "$FEWEST" ] || ENDS="$FEWEST $MOST"
 for round in $(seq "$ROUNDS"); do
   if [ $((round % 2)) -eq 1 ]; then order="$COUNTS"; else order="$REVERSED"; fi
   for n in $order; do run disk "$n" "$TABLES" "${TMPDIR:-/tmp}"; done

@@ -2940,10 +2940,11 @@ async fn sqlite_file_persists_across_reconnect() {
 }
 
 /// Two nodes on one SQLite file, each its own store (its own connections): the first
-/// writes a table's actions at its epoch, which its write connection then knows without
-/// reading it again; the second takes the table over (a new epoch, through a connection
-/// the first never used). The first's next write at the old epoch must be refused,
-/// however many groups passed the fence before.
+/// writes several groups at its epoch; the second takes the table over (a new epoch,
+/// through a connection the first never used). The first's next write at the old epoch
+/// must be refused, however many groups passed the fence before: whatever the first's
+/// write connection keeps between groups (its page cache, its prepared statements), the
+/// fence must see another connection's commit.
 #[tokio::test]
 async fn sqlite_fence_sees_another_connections_takeover() {
     let dir = temp_dir();
