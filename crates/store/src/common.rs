@@ -276,8 +276,18 @@ pub(crate) struct Append<'a> {
     pub action: &'a ActionRecord,
 }
 
-/// A group of units as the backends write it: the steps in group order, then the actions,
-/// then each touched table's `updated_at` once.
+/// Whether `op` ends its table for good (no action may follow it).
+pub(crate) fn ends(op: &WriteOp) -> bool {
+    match op {
+        WriteOp::SetStatus(status) => status.ended(),
+        WriteOp::FinishMatch { .. } => true,
+        _ => false,
+    }
+}
+
+/// A group of units as the backends write it: the steps in group order, except those that
+/// end a table ([`ends`]), then the actions and each touched table's `updated_at` once,
+/// then the steps that end a table and (SQLite) the retirement of its head.
 pub(crate) struct Plan<'a> {
     pub steps: Vec<Step<'a>>,
     pub appends: Vec<Append<'a>>,
@@ -343,6 +353,16 @@ impl<'a> Plan<'a> {
         plan.touches = touched.into_iter().collect();
         plan.fences = fences.into_iter().collect();
         plan
+    }
+
+    /// The tables a step of the group ends (finished or abandoned), each once.
+    pub fn ended(&self) -> impl Iterator<Item = &str> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.steps
+            .iter()
+            .filter(|s| ends(s.op))
+            .map(|s| s.key.as_str())
+            .filter(move |k| seen.insert(*k))
     }
 
     /// Whether every fenced table is also touched: then the touch can carry the fence
@@ -1206,6 +1226,21 @@ macro_rules! impl_store {
                         Ok(())
                     }
                 }
+            }
+
+            /// The tables the group ended: their heads leave the store's heads
+            /// (`RETIRE_HEAD`: SQLite, migration 0022; nothing on Postgres). After the
+            /// group's actions, which still find their table's head.
+            async fn retire_heads(
+                conn: &mut $conn,
+                plan: &$crate::common::Plan<'_>,
+            ) -> $crate::Result<()> {
+                for key in plan.ended() {
+                    for sql in Self::RETIRE_HEAD {
+                        sqlx::query(*sql).bind(key).execute(&mut *conn).await?;
+                    }
+                }
+                Ok(())
             }
 
             /// Rates the people of a match just finished, if two or more played: in the
@@ -2329,10 +2364,17 @@ macro_rules! impl_store {
                 }
                 let mut tx = self.begin_write().await?;
                 Self::write_fence(&mut tx, &plan).await?;
-                for step in &plan.steps {
+                // The steps that end a table after the actions, which must still find it
+                // in play (SQLite refuses an action of an ended table without a head:
+                // migration 0022); a match may end on its first action.
+                for step in plan.steps.iter().filter(|s| !$crate::common::ends(s.op)) {
                     Self::write_step(&mut tx, step).await?;
                 }
                 Self::write_tail(&mut tx, &plan).await?;
+                for step in plan.steps.iter().filter(|s| $crate::common::ends(s.op)) {
+                    Self::write_step(&mut tx, step).await?;
+                }
+                Self::retire_heads(&mut tx, &plan).await?;
                 // Durable on return: SQLite runs with synchronous=FULL, Postgres with its
                 // default synchronous_commit=on. Dropping an uncommitted transaction (an
                 // error above) rolls it back before the connection is used again.

@@ -336,6 +336,12 @@ pub enum TableStatus {
 }
 
 impl TableStatus {
+    /// Whether a table at this status is over for good: no action may follow, and the
+    /// SQLite store keeps no head for it (migration 0022).
+    pub fn ended(self) -> bool {
+        matches!(self, TableStatus::Finished | TableStatus::Abandoned)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             TableStatus::Open => "open",

@@ -216,6 +216,9 @@ impl PgStore {
     /// locked against other transactions' updates (and their own `FOR UPDATE`).
     const LOCK: &str = " FOR UPDATE";
 
+    /// Nothing: Postgres keeps no heads (its log's primary key refuses a duplicate).
+    const RETIRE_HEAD: &[&str] = &[];
+
     /// Every action touches its table's `updated_at` as it lands.
     const SELECT_TABLE: &str = crate::common::SELECT_TABLE;
     const PLAYER_MATCHES: &str = crate::common::PLAYER_MATCHES;

@@ -900,6 +900,11 @@ impl SqliteStore {
     /// every write transaction holds SQLite's one write lock from its start.
     const LOCK: &str = "";
 
+    /// What `impl_store!` runs (`$1`: the table) where a table ends, finished or abandoned:
+    /// its head's time folded into `updated_at`, and its head deleted (migration 0022), so
+    /// that `action_heads` holds the tables in play only. [`raw`] runs the same.
+    const RETIRE_HEAD: &[&str] = RETIRE_HEAD;
+
     /// The next number of the order of finishes (migration 0013): the largest so far plus
     /// one, which no other transaction can take meanwhile, as this one holds the write lock.
     const NEXT_FINISH_SEQ: &str = "SELECT COALESCE(MAX(finish_seq), 0) + 1 FROM game_tables";
@@ -958,6 +963,14 @@ impl SqliteStore {
 const APPEND: &str = "INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
      FROM json_each($1)";
+
+/// See `SqliteStore::RETIRE_HEAD`. `MAX` of SQLite is NULL where an argument is: a table
+/// without a head keeps its `updated_at`.
+pub(crate) const RETIRE_HEAD: &[&str] = &[
+    "UPDATE game_tables SET updated_at = MAX(updated_at, COALESCE((SELECT h.at \
+     FROM action_heads h WHERE h.table_id = $1), updated_at)) WHERE id = $1",
+    "DELETE FROM action_heads WHERE table_id = $1",
+];
 
 /// Sets `updated_at` of the tables of `$1`, a JSON array of `[table, Unix ms]` rows; the
 /// plan reads the array once and finds each table by its key.
@@ -1583,6 +1596,55 @@ mod tests {
             )
             .await,
         )
+    }
+
+    /// Migration 0022: the heads are those of the tables in play. A table that ends
+    /// (finished, through the ratings' path or a status on the write thread's) leaves
+    /// `action_heads` in the transaction that ends it, its head's time kept in
+    /// `updated_at`; a table still playing keeps its head.
+    #[tokio::test]
+    async fn only_tables_in_play_keep_a_head() {
+        use crate::{Store, TableStatus, WriteOp};
+        let (store, _url, dir) = file_store().await;
+        let heads = || async {
+            let rows: Vec<(String,)> = sqlx::query_as("SELECT table_id FROM action_heads")
+                .fetch_all(&store.pool)
+                .await
+                .unwrap();
+            let mut ids: Vec<uuid::Uuid> = rows.iter().map(|(t,)| t.parse().unwrap()).collect();
+            ids.sort();
+            ids
+        };
+        let (finished, ended, playing) = (
+            playing_table(&store, 1).await,
+            playing_table(&store, 1).await,
+            playing_table(&store, 1).await,
+        );
+        for t in [finished, ended, playing] {
+            store.write_group(&[act(t, 0, 0, 10)]).await.unwrap();
+        }
+        let mut all = vec![finished, ended, playing];
+        all.sort();
+        assert_eq!(heads().await, all);
+        let mut finish = act(finished, 0, 1, 20);
+        finish.ops.push(WriteOp::FinishMatch {
+            totals: vec![1, 0],
+            winners: vec![0],
+        });
+        let mut end = act(ended, 0, 1, 30);
+        end.ops.push(WriteOp::SetStatus(TableStatus::Finished));
+        // Through sqlx whole (a finish), and on the write thread (a status with actions).
+        store.write_group(&[finish]).await.unwrap();
+        store
+            .write_group(&[end, act(playing, 0, 1, 40)])
+            .await
+            .unwrap();
+        assert_eq!(heads().await, vec![playing]);
+        assert_eq!(log_of(&store, finished).await, (vec![(0, 0), (0, 1)], 20));
+        assert_eq!(log_of(&store, ended).await, (vec![(0, 0), (0, 1)], 30));
+        assert_eq!(log_of(&store, playing).await, (vec![(0, 0), (0, 1)], 40));
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// Migration 0014: accepted actions land in the journal, every read sees them, the fold

@@ -969,6 +969,99 @@ async fn finish_match(s: &dyn Store) {
     assert_eq!(mb[0].game, "nachos");
 }
 
+/// A table's ending comes after its group's actions, whatever their order in the group: a
+/// match may end on its first action, with a round's end and the finish (through the
+/// ratings' path) or with a status (an ended table). Once it ended, its actions and
+/// activity time are kept, and a unit of them sent again (a group retried after a commit
+/// whose outcome was lost) is refused as a duplicate: SQLite keeps no head for an ended
+/// table (migration 0022), Postgres refuses by its log's primary key.
+async fn ended_tables_keep_their_actions(s: &dyn Store) {
+    let a = player(s, "Ada").await;
+    let unit = |table: Uuid, now: i64, ops: Vec<WriteOp>| TableWrite {
+        table,
+        epoch: None,
+        now,
+        ops,
+    };
+    // Ended by a finish: an action, then the finishing unit (its last action, the round's
+    // end and the finish) in one group with another table's action.
+    let t = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    let other = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    for id in [t.id, other.id] {
+        s.set_status(id, TableStatus::Playing, T0).await.unwrap();
+        s.start_round(id, &round(0, T0)).await.unwrap();
+    }
+    s.append_action(t.id, &action(0, 0), T0 + 1).await.unwrap();
+    let last = WriteOp::AppendAction(action(0, 1));
+    let finishing = unit(
+        t.id,
+        T0 + 5,
+        vec![
+            last.clone(),
+            WriteOp::EndRound {
+                round_no: 0,
+                result: json!({}),
+                totals: vec![3, 1],
+            },
+            WriteOp::FinishMatch {
+                totals: vec![3, 1],
+                winners: vec![0],
+            },
+        ],
+    );
+    let elsewhere = unit(other.id, T0 + 5, vec![WriteOp::AppendAction(action(0, 0))]);
+    s.write_group(&[finishing, elsewhere]).await.unwrap();
+    // Ended by a status, on its first action, in a group with plain steps.
+    let quick = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    s.set_status(quick.id, TableStatus::Playing, T0)
+        .await
+        .unwrap();
+    let first = WriteOp::AppendAction(action(0, 0));
+    s.write_group(&[unit(
+        quick.id,
+        T0 + 7,
+        vec![
+            WriteOp::StartRound(round(0, T0 + 6)),
+            first.clone(),
+            WriteOp::SetStatus(TableStatus::Finished),
+        ],
+    )])
+    .await
+    .unwrap();
+
+    let ended = s.load_table(t.id).await.unwrap().unwrap();
+    assert_eq!(ended.record.status, TableStatus::Finished);
+    assert_eq!(ended.actions, vec![action(0, 0), action(0, 1)]);
+    assert_eq!(ended.record.updated_at, T0 + 5);
+    let quick_ended = s.load_table(quick.id).await.unwrap().unwrap();
+    assert_eq!(quick_ended.record.status, TableStatus::Finished);
+    assert_eq!(quick_ended.actions, vec![action(0, 0)]);
+    assert_eq!(quick_ended.record.updated_at, T0 + 7);
+    // The other table's head still moves on.
+    s.append_action(other.id, &action(0, 1), T0 + 8)
+        .await
+        .unwrap();
+    assert_conflict(s.append_action(other.id, &action(0, 1), T0 + 8).await);
+
+    // Sent again, alone or with another table's new action.
+    assert_conflict(s.write_group(&[unit(t.id, T0 + 9, vec![last])]).await);
+    assert_conflict(
+        s.write_group(&[
+            unit(quick.id, T0 + 9, vec![first]),
+            unit(other.id, T0 + 9, vec![WriteOp::AppendAction(action(0, 2))]),
+        ])
+        .await,
+    );
+    assert_eq!(s.load_table(t.id).await.unwrap().unwrap().actions.len(), 2);
+    assert_eq!(
+        s.load_table(quick.id).await.unwrap().unwrap().actions.len(),
+        1
+    );
+    let m = s.player_matches(a.id, 10).await.unwrap();
+    let time = |id: Uuid| m.iter().find(|r| r.table_id == id).unwrap().updated_at;
+    assert_eq!((time(t.id), time(quick.id)), (T0 + 5, T0 + 7));
+}
+
 async fn unfinished_tables(s: &dyn Store) {
     let a = player(s, "Ada").await;
     let open = new_table(s, "trump", &[seat_of(&a), Occupant::Empty], T0).await;
@@ -2889,6 +2982,7 @@ macro_rules! all_cases {
                 tables_and_seats,
                 rounds_and_actions,
                 finish_match,
+                ended_tables_keep_their_actions,
                 unfinished_tables,
                 leaderboard,
                 abandoning_loses_to_everyone,

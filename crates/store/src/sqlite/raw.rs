@@ -63,7 +63,7 @@ pub(super) struct Head {
 pub(super) enum Refused {
     /// `(table, its epoch, the epoch the group holds)`.
     Fenced(String, i64, i64),
-    /// The table whose head is at or after the group's first action of it.
+    /// The table whose head is at or after the group's first action of it, or that ended.
     Duplicate(String),
     /// SQLite's own error (a missing round: a foreign key).
     Sqlite(rusqlite::Error),
@@ -85,7 +85,8 @@ impl Refused {
                 "table {table} is at epoch {at}, the write holds epoch {held}"
             )),
             Refused::Duplicate(table) => StoreError::Conflict(format!(
-                "a duplicate action: table {table}'s head is at or after the group's first action"
+                "a duplicate action: table {table}'s head is at or after the group's first \
+                 action, or the table has ended"
             )),
             Refused::Store(e) => e,
             Refused::Sqlite(e) => sqlite_error(e, missing),
@@ -118,9 +119,13 @@ const EPOCH: &str = "SELECT lease_epoch FROM game_tables WHERE id = ?1";
 /// Moves a table's head to the group's last action if it is before the group's first.
 const HEAD_MOVE: &str = "UPDATE action_heads SET round_no = ?2, seq = ?3, at = ?4 \
      WHERE table_id = ?1 AND (round_no, seq) < (?5, ?6)";
-/// A table's first head (none yet); changes nothing if it has one (then a duplicate).
+/// A table's first head (none yet); changes nothing if it has one, or if the table ended
+/// (an ended table's head is gone once its group is: migration 0022); either way the
+/// action is refused.
 const HEAD_NEW: &str = "INSERT INTO action_heads (table_id, round_no, seq, at) \
-     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (table_id) DO NOTHING";
+     SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM game_tables \
+     WHERE id = ?1 AND status IN ('finished', 'abandoned')) \
+     ON CONFLICT (table_id) DO NOTHING";
 const JOURNAL: &str = "INSERT INTO action_journal \
      (table_id, round_no, seq, seat, action, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
@@ -198,10 +203,15 @@ pub(super) struct Step {
 fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
     db.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     fence(db, &g.fences)?;
-    for s in &g.steps {
+    // The steps that end a table after the actions, as `impl_store!`'s `write_group`.
+    for s in g.steps.iter().filter(|s| !common::ends(&s.op)) {
         step(db, s)?;
     }
     append(db, &g.rows, &g.heads)?;
+    for s in g.steps.iter().filter(|s| common::ends(&s.op)) {
+        step(db, s)?;
+    }
+    retire(db, &g.steps)?;
     {
         let mut touch = db.prepare_cached(TOUCH)?;
         for (table, at) in &g.touches {
@@ -209,6 +219,20 @@ fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
         }
     }
     db.prepare_cached("COMMIT")?.execute([])?;
+    Ok(())
+}
+
+/// The heads of the tables a step ended leave `action_heads` (`super::RETIRE_HEAD`,
+/// migration 0022): after the group's actions, which still find their table's head.
+fn retire(db: &Connection, steps: &[Step]) -> Result<(), Refused> {
+    let mut done = std::collections::BTreeSet::new();
+    for s in steps.iter().filter(|s| common::ends(&s.op)) {
+        if done.insert(s.key.as_str()) {
+            for sql in super::RETIRE_HEAD {
+                exec(db, &numbered(sql), params![s.key])?;
+            }
+        }
+    }
     Ok(())
 }
 
