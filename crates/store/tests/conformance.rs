@@ -1043,7 +1043,16 @@ async fn ended_tables_keep_their_actions(s: &dyn Store) {
         .unwrap();
     assert_conflict(s.append_action(other.id, &action(0, 1), T0 + 8).await);
 
-    // Sent again, alone or with another table's new action.
+    // Sent again: with its finish (SQLite: through the `actions` view's trigger), alone or
+    // with another table's new action (the write thread's statements).
+    let finish_again = WriteOp::FinishMatch {
+        totals: vec![3, 1],
+        winners: vec![0],
+    };
+    assert_conflict(
+        s.write_group(&[unit(t.id, T0 + 9, vec![last.clone(), finish_again])])
+            .await,
+    );
     assert_conflict(s.write_group(&[unit(t.id, T0 + 9, vec![last])]).await);
     assert_conflict(
         s.write_group(&[
