@@ -39,7 +39,7 @@ BEGIN
     SELECT RAISE(ABORT, 'fib: duplicate action (table_id, round_no, seq)')
     WHERE EXISTS (SELECT 1 FROM action_heads h WHERE h.table_id = NEW.table_id
                   AND (h.round_no, h.seq) >= (NEW.round_no, NEW.seq));
-    SELECT RAISE(ABORT, 'fib: duplicate action (the table is finished)')
+    SELECT RAISE(ABORT, 'fib: duplicate action (the table has ended)')
     WHERE NOT EXISTS (SELECT 1 FROM action_heads h WHERE h.table_id = NEW.table_id)
       AND EXISTS (SELECT 1 FROM game_tables t WHERE t.id = NEW.table_id
                   AND t.status IN ('finished', 'abandoned'));

@@ -889,6 +889,7 @@ impl SqliteStore {
             heads,
             fences: plan.fences.clone(),
             touches,
+            ended: plan.ended().map(str::to_string).collect(),
         };
         let conn = self.take_write().await?;
         let (done, conn) = raw::write_mixed(&self.lane, conn, group, self.file.is_some()).await;
@@ -1643,6 +1644,22 @@ mod tests {
         assert_eq!(log_of(&store, finished).await, (vec![(0, 0), (0, 1)], 20));
         assert_eq!(log_of(&store, ended).await, (vec![(0, 0), (0, 1)], 30));
         assert_eq!(log_of(&store, playing).await, (vec![(0, 0), (0, 1)], 40));
+        // An action of an ended table is refused as a conflict that says so: on the write
+        // thread's statements, and through the `actions` view's trigger (with a finish).
+        let mut again = act(finished, 0, 1, 50);
+        again.ops.push(WriteOp::FinishMatch {
+            totals: vec![1, 0],
+            winners: vec![0],
+        });
+        for (unit, says) in [
+            (act(ended, 0, 2, 50), "has ended"),
+            (again, "the table has ended"),
+        ] {
+            match store.write_group(&[unit]).await {
+                Err(crate::StoreError::Conflict(e)) => assert!(e.contains(says), "{e}"),
+                other => panic!("expected a conflict, got {other:?}"),
+            }
+        }
         store.close().await;
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -63,8 +63,10 @@ pub(super) struct Head {
 pub(super) enum Refused {
     /// `(table, its epoch, the epoch the group holds)`.
     Fenced(String, i64, i64),
-    /// The table whose head is at or after the group's first action of it, or that ended.
+    /// The table whose head is at or after the group's first action of it.
     Duplicate(String),
+    /// The table that ended (finished or abandoned; no head left: migration 0022).
+    Ended(String),
     /// SQLite's own error (a missing round: a foreign key).
     Sqlite(rusqlite::Error),
     /// Anything else: the handover failed, or the write panicked.
@@ -85,8 +87,12 @@ impl Refused {
                 "table {table} is at epoch {at}, the write holds epoch {held}"
             )),
             Refused::Duplicate(table) => StoreError::Conflict(format!(
-                "a duplicate action: table {table}'s head is at or after the group's first \
-                 action, or the table has ended"
+                "a duplicate action: table {table}'s head is at or after the group's first action"
+            )),
+            // A conflict, as a duplicate: what a group retried after a commit whose outcome
+            // was lost meets (`writer.rs`).
+            Refused::Ended(table) => StoreError::Conflict(format!(
+                "a duplicate action: table {table} has ended (finished or abandoned)"
             )),
             Refused::Store(e) => e,
             Refused::Sqlite(e) => sqlite_error(e, missing),
@@ -126,6 +132,8 @@ const HEAD_NEW: &str = "INSERT INTO action_heads (table_id, round_no, seq, at) \
      SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM game_tables \
      WHERE id = ?1 AND status IN ('finished', 'abandoned')) \
      ON CONFLICT (table_id) DO NOTHING";
+/// Whether a table has a head (telling a refused action's two reasons apart).
+const HAS_HEAD: &str = "SELECT 1 FROM action_heads WHERE table_id = ?1";
 const JOURNAL: &str = "INSERT INTO action_journal \
      (table_id, round_no, seq, seat, action, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
@@ -171,7 +179,16 @@ fn append(db: &Connection, rows: &[Row], heads: &[Head]) -> Result<(), Refused> 
             let (first_round, first_seq) = h.first;
             let args = params![h.table, round, seq, h.at, first_round, first_seq];
             if moved.execute(args)? == 0 && new.execute(params![h.table, round, seq, h.at])? == 0 {
-                return Err(Refused::Duplicate(h.table.clone()));
+                // Refused: a head at or after the action, or none left (an ended table);
+                // which one is read only here, off the way of every accepted group.
+                let head: Option<i64> = db
+                    .prepare_cached(HAS_HEAD)?
+                    .query_row([&h.table], |r| r.get(0))
+                    .optional()?;
+                return Err(match head {
+                    Some(_) => Refused::Duplicate(h.table.clone()),
+                    None => Refused::Ended(h.table.clone()),
+                });
             }
         }
     }
@@ -211,7 +228,7 @@ fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
     for s in g.steps.iter().filter(|s| common::ends(&s.op)) {
         step(db, s)?;
     }
-    retire(db, &g.steps)?;
+    retire(db, &g.ended)?;
     {
         let mut touch = db.prepare_cached(TOUCH)?;
         for (table, at) in &g.touches {
@@ -222,15 +239,13 @@ fn mixed(db: &Connection, g: &Mixed) -> Result<(), Refused> {
     Ok(())
 }
 
-/// The heads of the tables a step ended leave `action_heads` (`super::RETIRE_HEAD`,
-/// migration 0022): after the group's actions, which still find their table's head.
-fn retire(db: &Connection, steps: &[Step]) -> Result<(), Refused> {
-    let mut done = std::collections::BTreeSet::new();
-    for s in steps.iter().filter(|s| common::ends(&s.op)) {
-        if done.insert(s.key.as_str()) {
-            for sql in super::RETIRE_HEAD {
-                exec(db, &numbered(sql), params![s.key])?;
-            }
+/// The heads of the tables the group ended (`Mixed::ended`) leave `action_heads`
+/// (`super::RETIRE_HEAD`, migration 0022): after the group's actions, which still find
+/// their table's head.
+fn retire(db: &Connection, ended: &[String]) -> Result<(), Refused> {
+    for table in ended {
+        for sql in super::RETIRE_HEAD {
+            exec(db, &numbered(sql), params![table])?;
         }
     }
     Ok(())
@@ -244,6 +259,8 @@ pub(super) struct Mixed {
     pub fences: Vec<(String, i64)>,
     /// `(table, Unix ms)` of the tables a step touched.
     pub touches: Vec<(String, i64)>,
+    /// The tables a step ends, each once (`Plan::ended`): their heads are retired.
+    pub ended: Vec<String>,
 }
 
 const TOUCH: &str = "UPDATE game_tables SET updated_at = ?2 WHERE id = ?1";
