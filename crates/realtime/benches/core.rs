@@ -36,7 +36,13 @@
 //! configurations are played in turns, N rounds of one window each (one core first in odd
 //! rounds, two cores first in even ones), and the medians and each round's ratio of two
 //! cores to one are printed. This VM's speed changes from one minute to the next, so a
-//! ratio is only worth something between windows played side by side. Before the rounds it
+//! ratio is only worth something between windows played side by side. Each round also
+//! plays two copies of the one-core configuration at once, one pinned to each core, each
+//! with its own runtime, store and database file: nothing shared between the cores. What
+//! the two make together, against one copy alone, is what the machine gives this very
+//! workload for a second core (on this VM about ×2 at 64 and 256 tables; at 1024, two
+//! copies hold twice the tables' state, and made ×1.3–1.75), so that the two-core ratio can
+//! be read against the machine's own ceiling as well as against 2. Before the rounds it
 //! prints the machine's own prices: a wake-up handed between two threads on one core and
 //! between two, how the idle cores wait (a virtual machine's may halt at once, and then each
 //! wake-up goes through the host), and what two threads that never sleep make on two cores
@@ -93,12 +99,18 @@ impl Tables {
     /// `tables` tables on `cores` worker threads; on one core, every thread of the runtime
     /// and of the store is pinned to the first core.
     fn start(tables: usize, cores: usize) -> Tables {
+        Tables::start_on(tables, cores, 0)
+    }
+
+    /// As [`Tables::start`], one core being the `which`th core rather than the first (a
+    /// copy of the one-core configuration beside another, [`copies_window`]).
+    fn start_on(tables: usize, cores: usize, which: usize) -> Tables {
         let build = move || {
             if cores == 1 {
-                let first = core_affinity::get_core_ids()
-                    .and_then(|ids| ids.into_iter().next())
+                let core = core_affinity::get_core_ids()
+                    .and_then(|ids| ids.into_iter().nth(which))
                     .expect("a core to pin to");
-                assert!(core_affinity::set_for_current(first), "pinned to one core");
+                assert!(core_affinity::set_for_current(core), "pinned to one core");
             }
             // Threads inherit the affinity of the thread that starts them: the runtime's
             // workers this one's, sqlx's connection threads (started by tasks) theirs.
@@ -544,6 +556,46 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     (moves / wall, used / wall)
 }
 
+/// Two copies of the one-core configuration at once, each its own runtime, store and
+/// database file, pinned to the first and to the second core: nothing shared, no thread
+/// handing work to the other core. What they make together against one copy alone is
+/// what this machine gives this very workload for a second core; the two-core
+/// configuration (one process, one store, one write thread) against the same one copy is
+/// how much of it the core keeps.
+fn copies_window(tables: usize, label: &str, secs: f64) -> f64 {
+    let copies = [
+        Tables::start_on(tables, 1, 0),
+        Tables::start_on(tables, 1, 1),
+    ];
+    for copy in &copies {
+        copy.settle(2_000);
+    }
+    std::thread::sleep(WARM_UP);
+    let (before, start) = (Cpu::now(), Instant::now());
+    let moves_before: Vec<u64> = copies.iter().map(Tables::moves).collect();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let (after, wall) = (Cpu::now(), start.elapsed().as_secs_f64());
+    let rates: Vec<f64> = copies
+        .iter()
+        .zip(&moves_before)
+        .map(|(copy, before)| (copy.moves() - before) as f64 / wall)
+        .collect();
+    let total = |c: &Cpu| c.process.0 + c.process.1;
+    let used = (total(&after) - total(&before)) as f64 * 0.01 / wall;
+    let sum: f64 = rates.iter().sum();
+    println!(
+        "{label}: {:.1}k moves/s ({:.1}k on the first core + {:.1}k on the second); the \
+         process used {used:.2} cores",
+        sum / 1e3,
+        rates[0] / 1e3,
+        rates[1] / 1e3,
+    );
+    for copy in copies {
+        copy.stop();
+    }
+    sum
+}
+
 /// The configurations the filter leaves in, as (tables, cores) pairs: criterion's filter
 /// (its first argument that is neither an option nor an option's number), read as plain
 /// names between `|`; a configuration it leaves out is not started at all.
@@ -707,12 +759,23 @@ fn in_turns(rounds: usize, secs: f64) {
             eprintln!("{tables} tables: in turns needs both its configurations in the filter");
             continue;
         }
-        // (moves/s, cores used) by round, one core then two.
+        // (moves/s, cores used) by round, one core then two; the two copies' moves/s.
         let mut one = Vec::new();
         let mut two = Vec::new();
+        let mut copies = Vec::new();
         for round in 0..rounds {
-            let order = if round % 2 == 0 { [1, 2] } else { [2, 1] };
+            // 0 stands for the two copies.
+            let order = if round % 2 == 0 { [1, 2, 0] } else { [0, 2, 1] };
             for cores in order {
+                if cores == 0 {
+                    // A machine of one core has no second core to pin a copy to.
+                    if core_affinity::get_core_ids().is_none_or(|ids| ids.len() < 2) {
+                        continue;
+                    }
+                    let label = format!("round {} {tables}_tables_two_copies", round + 1);
+                    copies.push(copies_window(tables, &label, secs));
+                    continue;
+                }
                 let running = Tables::start(tables, cores);
                 // Past the first deals, and as long again as criterion's warm-up: the
                 // window is of tables in their stride, as criterion's are.
@@ -730,6 +793,8 @@ fn in_turns(rounds: usize, secs: f64) {
         }
         let ratios: Vec<f64> = one.iter().zip(&two).map(|(a, b)| b.0 / a.0).collect();
         let by_round: Vec<String> = ratios.iter().map(|r| format!("×{r:.2}")).collect();
+        let machine: Vec<f64> = one.iter().zip(&copies).map(|(a, c)| c / a.0).collect();
+        let machine_by_round: Vec<String> = machine.iter().map(|r| format!("×{r:.2}")).collect();
         println!(
             "{tables} tables in turns, {rounds} rounds of {secs} s: one core {:.1}k moves/s \
              ({:.2} cores used), two cores {:.1}k moves/s ({:.2} cores used) (medians); \
@@ -741,6 +806,16 @@ fn in_turns(rounds: usize, secs: f64) {
             by_round.join(" "),
             median(ratios.into_iter()),
         );
+        if !copies.is_empty() {
+            println!(
+                "{tables} tables, two copies of the one-core configuration at once (nothing \
+                 shared): {:.1}k moves/s (median); the machine gives this workload's second \
+                 core ×{:.2} (by round {})",
+                median(copies.iter().copied()) / 1e3,
+                median(machine.iter().copied()),
+                machine_by_round.join(" "),
+            );
+        }
     }
 }
 
