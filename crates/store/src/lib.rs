@@ -175,6 +175,17 @@ impl From<sqlx::Error> for StoreError {
         {
             return StoreError::Fenced(d.message().to_string());
         }
+        // Postgres' `APPEND_AND_TOUCH` refuses an action of a table that has ended through
+        // the status column's CHECK (`postgres.rs`): the refusal SQLite's trigger and
+        // write thread give (migration 0022 there). Nothing else writes a status outside
+        // `TableStatus`.
+        if let sqlx::Error::Database(d) = &e
+            && d.constraint() == Some("game_tables_status_check")
+        {
+            return StoreError::Conflict(
+                "a duplicate action: a table of the group has ended (finished or abandoned)".into(),
+            );
+        }
         if let sqlx::Error::Database(d) = &e
             && d.constraint() == Some("game_tables_fence")
         {

@@ -34,6 +34,14 @@ const MAX_CONNECTIONS: u32 = 16;
 /// constraint `game_tables_fence` refuses, so the whole statement fails (the actions
 /// with it). The touch locks the row until the statement commits, so a claim waits for
 /// it, and a touch that comes after a claim is evaluated against the claimed row.
+///
+/// A table that has ended (finished or abandoned) refuses new actions the same way, as
+/// SQLite's do (migration 0022 there): the touch of such a table that has an action in the
+/// group (`$10`, by touched table) sets its status to `ended`, which the status column's
+/// CHECK constraint (`game_tables_status_check`) refuses. A table that only has other ops
+/// in the group (a seat left, a chat line after the end) is touched as before. The steps
+/// that end a table run after this statement ([`Plan`]), so a match still ends on its last
+/// action.
 const APPEND_AND_TOUCH: &str = "\
     WITH appended AS ( \
         INSERT INTO actions (table_id, round_no, seq, seat, action, created_at) \
@@ -43,8 +51,12 @@ const APPEND_AND_TOUCH: &str = "\
     UPDATE game_tables SET updated_at = touched.at, \
         lease_epoch = CASE WHEN touched.epoch IS NULL \
                              OR game_tables.lease_epoch = touched.epoch \
-                           THEN game_tables.lease_epoch ELSE -1 END \
-    FROM UNNEST($7::text[], $8::int8[], $9::int8[]) AS touched (id, at, epoch) \
+                           THEN game_tables.lease_epoch ELSE -1 END, \
+        status = CASE WHEN game_tables.status IN ('finished', 'abandoned') \
+                           AND touched.acted \
+                      THEN 'ended' ELSE game_tables.status END \
+    FROM UNNEST($7::text[], $8::int8[], $9::int8[], $10::bool[]) \
+        AS touched (id, at, epoch, acted) \
     WHERE game_tables.id = touched.id";
 
 /// How long a notification listener waits before connecting again after an error.
@@ -256,6 +268,9 @@ impl PgStore {
             .iter()
             .map(|(key, at)| (key.as_str(), *at))
             .unzip();
+        let acting: std::collections::HashSet<&str> =
+            plan.appends.iter().map(|a| a.key.as_str()).collect();
+        let acted: Vec<bool> = touched.iter().map(|key| acting.contains(key)).collect();
         let epochs = plan.touch_epochs();
         sqlx::query(APPEND_AND_TOUCH)
             .bind(tables)
@@ -267,6 +282,7 @@ impl PgStore {
             .bind(touched)
             .bind(at)
             .bind(epochs)
+            .bind(acted)
             .execute(conn)
             .await
             .map_err(|e| common::fk_as_not_found(e, || plan.missing_round()))?;

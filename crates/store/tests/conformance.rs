@@ -1061,7 +1061,22 @@ async fn ended_tables_keep_their_actions(s: &dyn Store) {
         ])
         .await,
     );
-    assert_eq!(s.load_table(t.id).await.unwrap().unwrap().actions.len(), 2);
+    // A new action (never stored) of an ended table is refused too, on every backend: alone,
+    // and with another table's action, which is then not stored either (one group, one
+    // transaction).
+    assert_conflict(s.append_action(t.id, &action(0, 2), T0 + 9).await);
+    assert_conflict(s.append_action(quick.id, &action(0, 1), T0 + 9).await);
+    assert_conflict(
+        s.write_group(&[
+            unit(t.id, T0 + 9, vec![WriteOp::AppendAction(action(0, 2))]),
+            unit(other.id, T0 + 9, vec![WriteOp::AppendAction(action(0, 2))]),
+        ])
+        .await,
+    );
+    assert_eq!(
+        s.load_table(other.id).await.unwrap().unwrap().actions.len(),
+        2
+    );
     assert_eq!(
         s.load_table(quick.id).await.unwrap().unwrap().actions.len(),
         1
@@ -1069,6 +1084,22 @@ async fn ended_tables_keep_their_actions(s: &dyn Store) {
     let m = s.player_matches(a.id, 10).await.unwrap();
     let time = |id: Uuid| m.iter().find(|r| r.table_id == id).unwrap().updated_at;
     assert_eq!((time(t.id), time(quick.id)), (T0 + 5, T0 + 7));
+    // Other ops of an ended table are no actions: a seat left after the end is stored.
+    s.write_group(&[unit(
+        t.id,
+        T0 + 10,
+        vec![WriteOp::SetSeat {
+            seat: 0,
+            occupant: Occupant::Empty,
+        }],
+    )])
+    .await
+    .unwrap();
+    assert_eq!(
+        s.load_table(t.id).await.unwrap().unwrap().seats[0],
+        Occupant::Empty
+    );
+    assert_eq!(s.load_table(t.id).await.unwrap().unwrap().actions.len(), 2);
 }
 
 async fn unfinished_tables(s: &dyn Store) {
