@@ -338,6 +338,15 @@ struct Cpu {
 }
 
 impl Cpu {
+    /// The process's CPU time since `before`, user and system, in seconds (clock ticks of
+    /// 10 ms).
+    fn used_since(&self, before: &Cpu) -> (f64, f64) {
+        let tick = 0.01;
+        let user = self.process.0.saturating_sub(before.process.0) as f64 * tick;
+        let system = self.process.1.saturating_sub(before.process.1) as f64 * tick;
+        (user + system, system)
+    }
+
     fn now() -> Cpu {
         let ticks = |stat: &str| -> Option<(u64, u64)> {
             // The fields after the name (which may hold spaces), from the state (3rd) on.
@@ -510,10 +519,7 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     stages.print(running, wall);
     let moves = (moves_after - moves_before).max(1) as f64;
     let wall = wall.as_secs_f64();
-    let tick = 0.01;
-    let total = |c: &Cpu| c.process.0 + c.process.1;
-    let used = (total(&after) - total(&before)) as f64 * tick;
-    let system = (after.process.1 - before.process.1) as f64 * tick;
+    let (used, system) = after.used_since(&before);
     // By kind of thread: cores on a core, switches (voluntary, not), threads, cores
     // runnable but waiting for a core (the machine's other work, or the process's own
     // threads on one core).
@@ -580,8 +586,7 @@ fn copies_window(tables: usize, label: &str, secs: f64) -> f64 {
         .zip(&moves_before)
         .map(|(copy, before)| (copy.moves() - before) as f64 / wall)
         .collect();
-    let total = |c: &Cpu| c.process.0 + c.process.1;
-    let used = (total(&after) - total(&before)) as f64 * 0.01 / wall;
+    let used = after.used_since(&before).0 / wall;
     let sum: f64 = rates.iter().sum();
     println!(
         "{label}: {:.1}k moves/s ({:.1}k on the first core + {:.1}k on the second); the \
@@ -740,6 +745,14 @@ const SETTLE_WITHIN: Duration = Duration::from_secs(120);
 /// How long a configuration of [`in_turns`] plays before its window.
 const WARM_UP: Duration = Duration::from_secs(3);
 
+/// One window of a round of [`in_turns`]: a configuration on this many cores, or the two
+/// copies of the one-core configuration ([`copies_window`]).
+#[derive(Clone, Copy)]
+enum Window {
+    Cores(usize),
+    Copies,
+}
+
 /// `CORE_BENCH_ROUNDS`: each table count's one-core and two-core configurations in turns,
 /// `rounds` windows of `secs` each, then the medians and the ratios.
 fn in_turns(rounds: usize, secs: f64) {
@@ -751,6 +764,7 @@ fn in_turns(rounds: usize, secs: f64) {
         idle_cores(),
         busy_scaling(),
     );
+    let two_cores = core_affinity::get_core_ids().is_some_and(|ids| ids.len() >= 2);
     let configurations = configurations();
     let mut counts: Vec<usize> = configurations.iter().map(|c| c.0).collect();
     counts.dedup();
@@ -764,18 +778,23 @@ fn in_turns(rounds: usize, secs: f64) {
         let mut two = Vec::new();
         let mut copies = Vec::new();
         for round in 0..rounds {
-            // 0 stands for the two copies.
-            let order = if round % 2 == 0 { [1, 2, 0] } else { [0, 2, 1] };
-            for cores in order {
-                if cores == 0 {
-                    // A machine of one core has no second core to pin a copy to.
-                    if core_affinity::get_core_ids().is_none_or(|ids| ids.len() < 2) {
+            use Window::{Copies, Cores};
+            let order = if round % 2 == 0 {
+                [Cores(1), Cores(2), Copies]
+            } else {
+                [Copies, Cores(2), Cores(1)]
+            };
+            for window in order {
+                let cores = match window {
+                    Cores(cores) => cores,
+                    Copies if two_cores => {
+                        let label = format!("round {} {tables}_tables_two_copies", round + 1);
+                        copies.push(copies_window(tables, &label, secs));
                         continue;
                     }
-                    let label = format!("round {} {tables}_tables_two_copies", round + 1);
-                    copies.push(copies_window(tables, &label, secs));
-                    continue;
-                }
+                    // A machine of one core has no second core to pin a copy to.
+                    Copies => continue,
+                };
                 let running = Tables::start(tables, cores);
                 // Past the first deals, and as long again as criterion's warm-up: the
                 // window is of tables in their stride, as criterion's are.
