@@ -24,7 +24,9 @@
 //!
 //! With `CORE_BENCH_CPU=SECONDS`, each configuration then plays that long more and prints
 //! what it cost: the cores the process used, CPU per move, each kind of thread's share (on
-//! a core, and runnable but waiting for one) and context switches per move; and where the
+//! a core, and runnable but waiting for one), context switches per move, and each core of
+//! the machine: how much of the time it idled (and waited for I/O, the fsyncs) and how
+//! often the SQLite write thread was found on it; and where the
 //! moves waited: the store writer's groups, commits and queue (a move's wait for its write,
 //! and the part of it spent in the writer's queue), the runtime's shared queue, its
 //! workers' busy time and sleeps, and how often none, one or both workers were asleep
@@ -335,6 +337,9 @@ struct Cpu {
     /// By thread id: its name, CPU ticks, voluntary and involuntary context switches, and
     /// from the scheduler (`schedstat`): ns on a core, ns runnable waiting for one.
     threads: std::collections::HashMap<u32, (String, u64, u64, u64, u64, u64)>,
+    /// Each core of the machine (`/proc/stat`, clock ticks): all its time, idle, and idle
+    /// while a thread waited for I/O (an fsync).
+    cores: Vec<(u64, u64, u64)>,
 }
 
 impl Cpu {
@@ -347,6 +352,20 @@ impl Cpu {
         (user + system, system)
     }
 
+    /// Each core's share of the time since `before` spent idle, and the part of it
+    /// while a thread waited for I/O.
+    fn idle_since(&self, before: &Cpu) -> Vec<(f64, f64)> {
+        self.cores
+            .iter()
+            .zip(&before.cores)
+            .map(|(a, b)| {
+                let all = a.0.saturating_sub(b.0).max(1) as f64;
+                let idle = a.1.saturating_sub(b.1) + a.2.saturating_sub(b.2);
+                (idle as f64 / all, a.2.saturating_sub(b.2) as f64 / all)
+            })
+            .collect()
+    }
+
     fn now() -> Cpu {
         let ticks = |stat: &str| -> Option<(u64, u64)> {
             // The fields after the name (which may hold spaces), from the state (3rd) on.
@@ -356,6 +375,22 @@ impl Cpu {
         let mut cpu = Cpu::default();
         if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
             cpu.process = ticks(&stat).unwrap_or_default();
+        }
+        if let Ok(stat) = std::fs::read_to_string("/proc/stat") {
+            // "cpuN user nice system idle iowait irq softirq steal …" (not the "cpu" sum).
+            for line in stat
+                .lines()
+                .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+            {
+                let f: Vec<u64> = line
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                if f.len() >= 5 {
+                    cpu.cores.push((f.iter().take(8).sum(), f[3], f[4]));
+                }
+            }
         }
         let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
             return cpu;
@@ -507,13 +542,35 @@ impl Stages {
 /// Plays `secs` seconds more of a running configuration and prints what it cost: moves/s,
 /// the cores the process used (CPU time over wall time), CPU per move, each kind of thread's
 /// share, and context switches per move (each one a thread that went to sleep: a wake-up
-/// handed across threads). Returns the moves per second and the cores used.
+/// handed across threads); on a machine of several cores, each core's idle share and how
+/// often the write thread was seen on it (which core idles: on this VM the one without
+/// the write thread, docs/performance.md). Returns the moves per second and the cores used.
 fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
     let mut stages = Stages::start(running);
+    // Where the SQLite write thread is seen at each sample: the core it runs or last ran on.
+    let writer = before
+        .threads
+        .iter()
+        .find(|(_, t)| t.0.starts_with("fib-sqlite-writ"))
+        .map(|(tid, _)| format!("/proc/self/task/{tid}/stat"));
+    let mut writer_on: std::collections::BTreeMap<usize, u32> = Default::default();
     while start.elapsed().as_secs_f64() < secs {
         std::thread::sleep(Duration::from_millis(2));
         stages.sample(running);
+        // proc(5): "processor", the 39th field.
+        let on = writer.as_ref().and_then(|path| {
+            let stat = std::fs::read_to_string(path).ok()?;
+            stat.rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(39 - 3)?
+                .parse()
+                .ok()
+        });
+        if let Some(core) = on {
+            *writer_on.entry(core).or_default() += 1;
+        }
     }
     let (after, moves_after, wall) = (Cpu::now(), running.moves(), start.elapsed());
     stages.print(running, wall);
@@ -558,6 +615,19 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
                 invol as f64 / moves
             );
         }
+    }
+    let idle = after.idle_since(&before);
+    if idle.len() > 1 {
+        let seen: u32 = writer_on.values().sum();
+        let cores: Vec<String> = idle
+            .iter()
+            .enumerate()
+            .map(|(i, (idle, io))| {
+                let w = writer_on.get(&i).copied().unwrap_or(0) as f64 / f64::from(seen.max(1));
+                format!("core {i} idle {idle:.2} ({io:.2} of it waiting for I/O), the write thread there {w:.2}")
+            })
+            .collect();
+        println!("    the machine's cores: {}", cores.join("; "));
     }
     (moves / wall, used / wall)
 }
