@@ -337,9 +337,9 @@ struct Cpu {
     /// By thread id: its name, CPU ticks, voluntary and involuntary context switches, and
     /// from the scheduler (`schedstat`): ns on a core, ns runnable waiting for one.
     threads: std::collections::HashMap<u32, (String, u64, u64, u64, u64, u64)>,
-    /// Each core of the machine (`/proc/stat`, clock ticks): all its time, idle, and idle
-    /// while a thread waited for I/O (an fsync).
-    cores: Vec<(u64, u64, u64)>,
+    /// Each core of the machine (`/proc/stat`, clock ticks): its number, all its time,
+    /// idle, and idle while a thread waited for I/O (an fsync).
+    cores: Vec<(usize, u64, u64, u64)>,
 }
 
 impl Cpu {
@@ -354,14 +354,15 @@ impl Cpu {
 
     /// Each core's share of the time since `before` spent idle, and the part of it
     /// while a thread waited for I/O.
-    fn idle_since(&self, before: &Cpu) -> Vec<(f64, f64)> {
+    fn idle_since(&self, before: &Cpu) -> Vec<(usize, f64, f64)> {
         self.cores
             .iter()
             .zip(&before.cores)
             .map(|(a, b)| {
-                let all = a.0.saturating_sub(b.0).max(1) as f64;
-                let idle = a.1.saturating_sub(b.1) + a.2.saturating_sub(b.2);
-                (idle as f64 / all, a.2.saturating_sub(b.2) as f64 / all)
+                let all = a.1.saturating_sub(b.1).max(1) as f64;
+                let io = a.3.saturating_sub(b.3);
+                let idle = a.2.saturating_sub(b.2) + io;
+                (a.0, idle as f64 / all, io as f64 / all)
             })
             .collect()
     }
@@ -378,17 +379,17 @@ impl Cpu {
         }
         if let Ok(stat) = std::fs::read_to_string("/proc/stat") {
             // "cpuN user nice system idle iowait irq softirq steal …" (not the "cpu" sum).
-            for line in stat
-                .lines()
-                .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
-            {
-                let f: Vec<u64> = line
-                    .split_whitespace()
-                    .skip(1)
-                    .filter_map(|v| v.parse().ok())
-                    .collect();
+            for line in stat.lines() {
+                let mut fields = line.split_whitespace();
+                let Some(n) = fields
+                    .next()
+                    .and_then(|name| name.strip_prefix("cpu")?.parse().ok())
+                else {
+                    continue;
+                };
+                let f: Vec<u64> = fields.filter_map(|v| v.parse().ok()).collect();
                 if f.len() >= 5 {
-                    cpu.cores.push((f.iter().take(8).sum(), f[3], f[4]));
+                    cpu.cores.push((n, f.iter().take(8).sum(), f[3], f[4]));
                 }
             }
         }
@@ -543,8 +544,9 @@ impl Stages {
 /// the cores the process used (CPU time over wall time), CPU per move, each kind of thread's
 /// share, and context switches per move (each one a thread that went to sleep: a wake-up
 /// handed across threads); on a machine of several cores, each core's idle share and how
-/// often the write thread was seen on it (which core idles: on this VM the one without
-/// the write thread, docs/performance.md). Returns the moves per second and the cores used.
+/// often the write thread was seen on it (which core idles, and whether the write thread's
+/// does while it waits for its fsyncs: on this VM both do, docs/performance.md). Returns the
+/// moves per second and the cores used.
 fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
     let mut stages = Stages::start(running);
@@ -621,8 +623,7 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
         let seen: u32 = writer_on.values().sum();
         let cores: Vec<String> = idle
             .iter()
-            .enumerate()
-            .map(|(i, (idle, io))| {
+            .map(|&(i, idle, io)| {
                 let w = writer_on.get(&i).copied().unwrap_or(0) as f64 / f64::from(seen.max(1));
                 format!("core {i} idle {idle:.2} ({io:.2} of it waiting for I/O), the write thread there {w:.2}")
             })
