@@ -337,9 +337,28 @@ struct Cpu {
     /// By thread id: its name, CPU ticks, voluntary and involuntary context switches, and
     /// from the scheduler (`schedstat`): ns on a core, ns runnable waiting for one.
     threads: std::collections::HashMap<u32, (String, u64, u64, u64, u64, u64)>,
-    /// Each core of the machine (`/proc/stat`, clock ticks): its number, all its time,
-    /// idle, and idle while a thread waited for I/O (an fsync).
-    cores: Vec<(usize, u64, u64, u64)>,
+    /// Each core of the machine (`/proc/stat`).
+    cores: Vec<CoreTicks>,
+}
+
+/// One core's line of `/proc/stat`, in clock ticks.
+#[derive(Clone, Copy)]
+struct CoreTicks {
+    /// The core's number (`cpuN`).
+    n: usize,
+    /// All its time.
+    all: u64,
+    /// Idle, while no thread waited for I/O.
+    idle: u64,
+    /// Idle while a thread waited for I/O (an fsync).
+    iowait: u64,
+}
+
+/// Field `n` (numbered from 1 as in proc(5)) of a `/proc/.../stat` text, from the state
+/// (the 3rd) on: the name before it, in parentheses, may hold spaces.
+fn stat_field<T: std::str::FromStr>(stat: &str, n: usize) -> Option<T> {
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
 }
 
 impl Cpu {
@@ -359,20 +378,17 @@ impl Cpu {
             .iter()
             .zip(&before.cores)
             .map(|(a, b)| {
-                let all = a.1.saturating_sub(b.1).max(1) as f64;
-                let io = a.3.saturating_sub(b.3);
-                let idle = a.2.saturating_sub(b.2) + io;
-                (a.0, idle as f64 / all, io as f64 / all)
+                let all = a.all.saturating_sub(b.all).max(1) as f64;
+                let io = a.iowait.saturating_sub(b.iowait);
+                let idle = a.idle.saturating_sub(b.idle) + io;
+                (a.n, idle as f64 / all, io as f64 / all)
             })
             .collect()
     }
 
     fn now() -> Cpu {
-        let ticks = |stat: &str| -> Option<(u64, u64)> {
-            // The fields after the name (which may hold spaces), from the state (3rd) on.
-            let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            Some((rest.get(11)?.parse().ok()?, rest.get(12)?.parse().ok()?))
-        };
+        // proc(5): utime and stime, the 14th and 15th fields.
+        let ticks = |stat: &str| Some((stat_field(stat, 14)?, stat_field(stat, 15)?));
         let mut cpu = Cpu::default();
         if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
             cpu.process = ticks(&stat).unwrap_or_default();
@@ -389,7 +405,12 @@ impl Cpu {
                 };
                 let f: Vec<u64> = fields.filter_map(|v| v.parse().ok()).collect();
                 if f.len() >= 5 {
-                    cpu.cores.push((n, f.iter().take(8).sum(), f[3], f[4]));
+                    cpu.cores.push(CoreTicks {
+                        n,
+                        all: f.iter().take(8).sum(),
+                        idle: f[3],
+                        iowait: f[4],
+                    });
                 }
             }
         }
@@ -561,15 +582,9 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
         std::thread::sleep(Duration::from_millis(2));
         stages.sample(running);
         // proc(5): "processor", the 39th field.
-        let on = writer.as_ref().and_then(|path| {
-            let stat = std::fs::read_to_string(path).ok()?;
-            stat.rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(39 - 3)?
-                .parse()
-                .ok()
-        });
+        let on = writer
+            .as_ref()
+            .and_then(|path| stat_field(&std::fs::read_to_string(path).ok()?, 39));
         if let Some(core) = on {
             *writer_on.entry(core).or_default() += 1;
         }
