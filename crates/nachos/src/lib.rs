@@ -37,6 +37,7 @@
 //! - `bad_player_count`: `new_match` with fewer than 2 or more than 5 players.
 
 pub mod cards;
+mod guess;
 pub mod state;
 pub mod view;
 

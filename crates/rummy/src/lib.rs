@@ -55,6 +55,7 @@
 //! `must_close_all_sets`, `same_set`.
 
 pub mod cards;
+mod guess;
 pub mod rules;
 mod state;
 mod view;
