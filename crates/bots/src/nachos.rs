@@ -80,16 +80,7 @@ impl BotGame for NachosMatch {
     fn determinize(view: &NachosView, rng: &mut BotRng) -> Option<NachosMatch> {
         let me = view.viewer?;
         let mut seen = [false; 45];
-        let own: Vec<Card> = view
-            .hand
-            .iter()
-            .flatten()
-            .map(|c| Card {
-                suit: c.suit,
-                number: c.number,
-                copy: c.copy,
-            })
-            .collect();
+        let own: Vec<Card> = view.hand.iter().flatten().map(|c| c.card()).collect();
         let trick_cards = view.trick.iter().map(|p| p.card.card());
         // The round's completed tricks are listed in the view (played face up).
         let played = view.played.iter().map(|c| c.card());

@@ -33,16 +33,7 @@ impl NachosMatch {
         {
             return Err(bad("the guess does not match the view's counts"));
         }
-        let own: Vec<Card> = view
-            .hand
-            .iter()
-            .flatten()
-            .map(|c| Card {
-                suit: c.suit,
-                number: c.number,
-                copy: c.copy,
-            })
-            .collect();
+        let own: Vec<Card> = view.hand.iter().flatten().map(|c| c.card()).collect();
         let mut mine = hands[me].clone();
         mine.sort_unstable();
         if mine != own {

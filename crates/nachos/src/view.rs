@@ -8,7 +8,7 @@ use game_core::{Phase, Seat, Viewer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cards::{Suit, hand_size};
+use crate::cards::{Card, Suit, hand_size};
 use crate::state::{
     Action, CardView, NachosMatch, PlayedCard, ROUNDS, RoundSummary, TrickResult, trick_winner,
 };
@@ -22,6 +22,17 @@ pub struct HandCard {
     pub fibonacho: bool,
     /// The viewer is on turn and may play this card now.
     pub playable: bool,
+}
+
+impl HandCard {
+    /// The card itself, without what the view says of it.
+    pub fn card(self) -> Card {
+        Card {
+            suit: self.suit,
+            number: self.number,
+            copy: self.copy,
+        }
+    }
 }
 
 /// A seat's won spicy cards this round (public).
