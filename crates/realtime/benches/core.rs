@@ -572,6 +572,7 @@ fn cpu_window(running: &Tables, label: &str, secs: f64) -> (f64, f64) {
     let (before, moves_before, start) = (Cpu::now(), running.moves(), Instant::now());
     let mut stages = Stages::start(running);
     // Where the SQLite write thread is seen at each sample: the core it runs or last ran on.
+    // The store names it `fib-sqlite-write`; a thread's `comm` keeps 15 characters of that.
     let writer = before
         .threads
         .iter()
