@@ -297,3 +297,168 @@ async fn display_names_are_refused_specifically() {
     }
     server.stop().await;
 }
+
+/// A raw request to `base`: (status, content type, body as text).
+async fn raw(
+    method: reqwest::Method,
+    url: &str,
+    token: Option<&str>,
+    auth_scheme: &str,
+    body: Option<String>,
+) -> (u16, String, String) {
+    let mut r = reqwest::Client::new().request(method, url);
+    if let Some(t) = token {
+        r = r.header("Authorization", format!("{auth_scheme} {t}"));
+    }
+    if let Some(b) = body {
+        r = r.header("Content-Type", "application/json").body(b);
+    }
+    let r = r.send().await.unwrap();
+    let status = r.status().as_u16();
+    let kind = r
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, kind, r.text().await.unwrap())
+}
+
+/// Bodies and lobby messages are decoded as strictly as the published schema says (a
+/// black-box walk found these taken): an array is no object, even where serde would read
+/// it as the fields in order, and a unit variant (`{"kind":"untimed"}`) takes no other
+/// field. Each refusal says what is wrong in words and creates nothing. Also: `/api/`
+/// itself is a JSON 404; a body over the limit is 413 on an endpoint that reads none; the
+/// bearer scheme is case-insensitive; setup errors carry no Rust debug text; unmuting
+/// nobody is `player_not_found` like muting nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_and_lobby_messages_are_decoded_strictly() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let base = server.base.as_str();
+    let p = Player::guest(base, &server.ws, "Strict").await;
+
+    // An array where the body is an object: no guest made, no table, no seat.
+    let (s, v) = p.post("/api/guest", json!(["Zed"])).await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("malformed")), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("`body` must be a JSON object, not an array"),
+        "{v}"
+    );
+    for (body, code, needle) in [
+        (
+            json!(["trump", 2]),
+            "malformed",
+            "`body` must be a JSON object",
+        ),
+        (
+            json!({"game": "trump", "seats": 2, "pace": {"kind": "untimed", "bogus": 3}}),
+            "malformed",
+            "unknown field `bogus` in `body.pace`",
+        ),
+        (
+            json!({"game": "trump", "seats": 2, "pace": ["live", 30, 60]}),
+            "malformed",
+            "`body.pace` must be a JSON object",
+        ),
+        (
+            json!({"game": "trump", "seats": 2, "options": [8]}),
+            "bad_options",
+            "`options` must be a JSON object, not an array",
+        ),
+    ] {
+        let (s, v) = p.post("/api/tables", body.clone()).await;
+        assert_eq!((s, v["code"].as_str()), (400, Some(code)), "{body}: {v}");
+        assert!(
+            v["message"].as_str().unwrap().contains(needle),
+            "{body}: {v}"
+        );
+    }
+    let (s, mine) = p.get("/api/me/matches").await;
+    assert_eq!(s, 200, "{mine}");
+    assert_eq!(mine.as_array().map(Vec::len), Some(0), "{mine}");
+
+    // A table to join: an array is no join request either, and leaves the seat free.
+    let host = Player::guest(base, &server.ws, "Host").await;
+    let table = host.create_trump(2, false).await;
+    let (s, v) = p
+        .post(&format!("/api/tables/{table}/join"), json!([1]))
+        .await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("malformed")), "{v}");
+    let (_, t) = p.get(&format!("/api/tables/{table}")).await;
+    assert_eq!(t["seats"][1]["kind"], "empty", "{t}");
+
+    // `/api/` is the API's, not the browser client's page.
+    let (s, kind, text) = raw(
+        reqwest::Method::GET,
+        &format!("{base}/api/"),
+        None,
+        "",
+        None,
+    )
+    .await;
+    assert_eq!(s, 404, "{text}");
+    assert!(kind.starts_with("application/json"), "{kind}");
+    assert!(text.contains("\"not_found\""), "{text}");
+
+    // Over the limit where the handler reads no body: 413, and the table is not left.
+    let big = format!("{{\"x\":\"{}\"}}", "a".repeat(17 * 1024));
+    let (s, _, text) = raw(
+        reqwest::Method::POST,
+        &format!("{base}/api/tables/{table}/leave"),
+        Some(&host.token),
+        "Bearer",
+        Some(big),
+    )
+    .await;
+    assert_eq!(s, 413, "{text}");
+    assert!(text.contains("\"too_large\""), "{text}");
+    let (_, t) = host.get(&format!("/api/tables/{table}")).await;
+    assert_eq!(t["seats"][0]["name"], "Host", "still seated: {t}");
+
+    // The scheme of `Authorization` in any case (RFC 9110).
+    let (s, _, text) = raw(
+        reqwest::Method::GET,
+        &format!("{base}/api/me"),
+        Some(&p.token),
+        "bearer",
+        None,
+    )
+    .await;
+    assert_eq!(s, 200, "{text}");
+
+    // The lobby: a challenge's options refused in words, its pace as strictly as a
+    // table's; unmuting nobody refused.
+    let mut sock = lobby(&p).await;
+    sock.send(
+        json!({"type": "challenge", "to": "house:easy", "game": "trump",
+                     "options": {"target": 0}}),
+    )
+    .await;
+    let e = lobby_until(&mut sock, "error").await;
+    assert_eq!(e["code"], "bad_options", "{e}");
+    assert_eq!(e["message"], "the target score must be at least 1", "{e}");
+    sock.send(
+        json!({"type": "challenge", "to": "house:easy", "game": "trump",
+                     "pace": {"kind": "untimed", "zz": 1}}),
+    )
+    .await;
+    let e = lobby_until(&mut sock, "error").await;
+    assert_eq!(e["code"], "malformed", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `zz` in `message.pace`"),
+        "{e}"
+    );
+    sock.send(json!({"type": "unmute", "player": uuid::Uuid::new_v4()}))
+        .await;
+    let e = lobby_until(&mut sock, "error").await;
+    assert_eq!(e["code"], "player_not_found", "{e}");
+    let (_, mine) = p.get("/api/me/matches").await;
+    assert_eq!(mine.as_array().map(Vec::len), Some(0), "{mine}");
+    server.stop().await;
+}

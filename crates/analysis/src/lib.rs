@@ -250,7 +250,7 @@ fn to_json<T: Serialize>(v: &T) -> Value {
 
 fn new_game<G: Analysed>(input: &MatchInput) -> Result<G, AnalysisError> {
     ::games::check_options(&input.game, &input.options, input.players)
-        .map_err(|e| AnalysisError::BadOptions(format!("{e:?}")))?;
+        .map_err(|e| AnalysisError::BadOptions(e.to_string()))?;
     let opts: G::Options = if input.options.is_null() {
         Default::default()
     } else {

@@ -181,15 +181,28 @@ impl TryFrom<CardWire> for Card {
         let c = Card::from_id(w.id).ok_or_else(|| format!("no card has id {}", w.id))?;
         if c.rank() != w.rank || c.suit() != w.suit {
             return Err(format!(
-                "card id {} is {:?} {:?}, not {:?} {:?}",
+                "card id {} is {}, not {}",
                 w.id,
-                c.rank(),
-                c.suit(),
-                w.rank,
-                w.suit
+                in_words(c.rank(), c.suit()),
+                in_words(w.rank, w.suit)
             ));
         }
         Ok(c)
+    }
+}
+
+/// A card as a message says it, in the wire's names: `the five of hearts`, `a joker`, `the
+/// four` (a 4 or 6 named without its suit).
+fn in_words(rank: Rank, suit: Option<Suit>) -> String {
+    let name = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let rank = name(serde_json::to_value(rank).expect("a rank is JSON"));
+    match suit {
+        _ if rank == "joker" => "a joker".to_string(),
+        Some(s) => format!(
+            "the {rank} of {}",
+            name(serde_json::to_value(s).expect("a suit is JSON"))
+        ),
+        None => format!("the {rank}"),
     }
 }
 
@@ -212,5 +225,23 @@ mod wire_tests {
             );
             assert_eq!(serde_json::from_str::<Card>(&text).unwrap(), c);
         }
+    }
+
+    /// A card named with another card's id is refused in the wire's words, not Rust's.
+    #[test]
+    fn a_mismatched_card_is_refused_in_words() {
+        let read = |v: serde_json::Value| serde_json::from_value::<Card>(v).unwrap_err();
+        let e = read(serde_json::json!({"id": 9, "rank": "two", "suit": "spades"}));
+        assert!(
+            e.to_string()
+                .starts_with("card id 9 is the five of hearts, not the two of spades"),
+            "{e}"
+        );
+        let e = read(serde_json::json!({"id": 0, "rank": "two", "suit": "spades"}));
+        assert!(
+            e.to_string()
+                .starts_with("card id 0 is a joker, not the two of spades"),
+            "{e}"
+        );
     }
 }

@@ -80,7 +80,11 @@ pub fn decode_action(kind: &str, action: &Value) -> Result<(), ActionError> {
 /// Strictly decodes a JSON action of game `G`: unknown fields anywhere are refused before
 /// serde sees the action (serde would ignore them beside a unit variant's tag).
 fn decode_as<G: Game>(action: &Value) -> Result<G::Action, ActionError> {
-    strict::unknown_field(G::KIND, action).map_err(ActionError::UnknownField)?;
+    strict::unknown_field(G::KIND, action).map_err(|r| match r {
+        protocol::strict::Refusal::UnknownField(m) => ActionError::UnknownField(m),
+        // What serde would have taken for the object (its fields in order): a bad action.
+        protocol::strict::Refusal::NotAnObject(m) => ActionError::Decode(m),
+    })?;
     // Read from the borrowed value: no copy of the action's tree per move.
     G::Action::deserialize(action).map_err(|e| {
         let m = e.to_string();
@@ -274,6 +278,31 @@ pub enum SetupError {
     Rule(RuleError),
 }
 
+impl SetupError {
+    /// The error code a client is answered with: `unknown_game`, `bad_options`, or the
+    /// rules' own (`bad_player_count`, `bad_options`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SetupError::UnknownGame(_) => "unknown_game",
+            SetupError::BadOptions(_) => "bad_options",
+            SetupError::Rule(r) => r.code,
+        }
+    }
+}
+
+/// The message for people that goes with [`SetupError::code`].
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::UnknownGame(g) => {
+                write!(f, "there is no game {g:?}; see GET /api/games")
+            }
+            SetupError::BadOptions(m) => f.write_str(m),
+            SetupError::Rule(r) => f.write_str(&r.message),
+        }
+    }
+}
+
 /// Every game the server offers.
 pub fn catalogue() -> Vec<GameInfo> {
     let mut out = Vec::new();
@@ -312,8 +341,9 @@ pub fn new_match(
                 let opts: <$t as Game>::Options = if options.is_null() {
                     Default::default()
                 } else {
-                    serde_json::from_value(options.clone())
-                        .map_err(|e| SetupError::BadOptions(e.to_string()))?
+                    // Strictly: an array is no options object, nor is an unknown field
+                    // beside a unit variant allowed (`protocol::strict`).
+                    protocol::strict::decode(options, "options").map_err(SetupError::BadOptions)?
                 };
                 let normalized = to_json(&opts);
                 refuse_unknown_keys(options, &normalized)?;
@@ -607,5 +637,43 @@ mod tests {
             new_match("trump", &Value::Null, 9),
             Err(SetupError::Rule(_))
         ));
+    }
+
+    /// What a client is told: a code and a message for people, never Rust's debug text.
+    #[test]
+    fn setup_errors_say_what_is_wrong_in_words() {
+        let said = |kind: &str, options: Value, players: usize| {
+            let e = check_options(kind, &options, players).unwrap_err();
+            (e.code(), e.to_string())
+        };
+        assert_eq!(
+            said("chess", Value::Null, 2),
+            (
+                "unknown_game",
+                "there is no game \"chess\"; see GET /api/games".into()
+            )
+        );
+        assert_eq!(
+            said("trump", serde_json::json!({"zz": 1}), 2),
+            (
+                "bad_options",
+                "unknown field `zz` in `options`: expected `target`".into()
+            )
+        );
+        // serde alone took an array for the options' fields in order.
+        assert_eq!(
+            said("trump", serde_json::json!([8]), 2),
+            (
+                "bad_options",
+                "`options` must be a JSON object, not an array".into()
+            )
+        );
+        assert_eq!(
+            said("trump", serde_json::json!({"target": 0}), 2),
+            ("bad_options", "the target score must be at least 1".into())
+        );
+        let (code, message) = said("trump", Value::Null, 9);
+        assert_eq!(code, "bad_player_count");
+        assert!(!message.contains("RuleError"), "{message}");
     }
 }

@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 pub mod client;
 pub mod patch;
+pub mod strict;
 
 pub use patch::PatchOp;
 
@@ -1001,8 +1002,16 @@ pub struct Challenge {
 impl LobbyClientMsg {
     /// The lobby socket's decoder for one text message, strict like [`ClientMsg::decode`];
     /// an error is answered `malformed`. The fuzz target `lobby_msg` drives it.
+    ///
+    /// Not on any hot path, so it goes through a tree of values and [`strict`]'s walk: a
+    /// challenge's `pace` holds a unit variant and structs, which serde alone would take
+    /// with unknown fields, or as arrays.
     pub fn decode(text: &str) -> Result<LobbyClientMsg, serde_json::Error> {
-        serde_json::from_str(text)
+        use serde::de::Error as _;
+        let value: Value = serde_json::from_str(text)?;
+        strict::check(&value, &strict::schema_of::<LobbyClientMsg>(), "message")
+            .map_err(serde_json::Error::custom)?;
+        LobbyClientMsg::deserialize(&value)
     }
 }
 
@@ -1011,7 +1020,18 @@ impl ClientMsg {
     /// in the envelope is an error; the `action` inside is a game's to check). An error
     /// is answered `malformed` with its text. The server uses this and nothing else, so
     /// the fuzz target `client_msg` exercises exactly the server's path.
+    ///
+    /// Every variant is a struct (`Ping {}`, not `Ping`), so that `deny_unknown_fields`
+    /// reaches each, and no field is itself a struct. What serde would still take is a
+    /// message written as an array (an internally tagged enum decodes from a sequence that
+    /// starts with its tag), refused here before serde sees it.
     pub fn decode(text: &str) -> Result<ClientMsg, serde_json::Error> {
+        use serde::de::Error as _;
+        if text.trim_start().starts_with('[') {
+            return Err(serde_json::Error::custom(
+                "a message is a JSON object, not an array",
+            ));
+        }
         serde_json::from_str(text)
     }
 }

@@ -190,9 +190,13 @@ fn check_options(o: &Options) -> Result<(), RuleError> {
     match o.match_length {
         MatchLength::Rounds { count } if [1, 3, 5].contains(&count) => Ok(()),
         MatchLength::FirstTo { points } if [500, 1000].contains(&points) => Ok(()),
+        // Said as the client wrote it (JSON), not as Rust debug-prints it.
         m => Err(RuleError::new(
             core_codes::BAD_OPTIONS,
-            format!("match length {m:?} is not 1, 3 or 5 rounds or first to 500 or 1000 (R-24)"),
+            format!(
+                "match length {} is not 1, 3 or 5 rounds or first to 500 or 1000 (R-24)",
+                serde_json::to_string(&m).expect("a match length is JSON")
+            ),
         )),
     }
 }

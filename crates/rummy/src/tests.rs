@@ -1713,15 +1713,20 @@ fn finish_round_with(g: &mut Rummy, round_scores: &[i64]) {
 
 #[test]
 fn r24_match_length_negative_carry_and_tie_plays_on() {
-    assert!(
-        Rummy::new_match(
-            &Options {
-                match_length: MatchLength::Rounds { count: 2 },
-                ..opts(21)
-            },
-            2
+    let two_rounds = Rummy::new_match(
+        &Options {
+            match_length: MatchLength::Rounds { count: 2 },
+            ..opts(21)
+        },
+        2,
+    );
+    assert_eq!(
+        two_rounds.err().map(|e| e.message),
+        Some(
+            "match length {\"kind\":\"rounds\",\"count\":2} is not 1, 3 or 5 rounds or \
+             first to 500 or 1000 (R-24)"
+                .to_string()
         )
-        .is_err()
     );
     assert!(
         Rummy::new_match(

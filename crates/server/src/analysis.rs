@@ -146,7 +146,9 @@ async fn run(
         Ok(input) => input,
         Err(why) => {
             tracing::error!(job = %job.id, table = %job.table_id, error = %why, "a match cannot be analysed");
-            let _ = store.finish_analysis(job.id, name, Err(&why), now()).await;
+            let _ = store
+                .finish_analysis(job.id, name, Err(&why), (0, 0), now())
+                .await;
             return;
         }
     };
@@ -202,11 +204,17 @@ async fn run(
         }
     };
     set_live(app, job.id, None);
+    // Stored with the outcome: a match analysed within the first progress report's
+    // interval would otherwise show 0 of 0 decisions.
+    let progress = {
+        let (done, total) = *progress_rx.borrow();
+        (done as i64, total as i64)
+    };
     let Ok(result) = result else {
         // The thread ended without answering: it panicked.
         tracing::error!(job = %job.id, table = %job.table_id, "the analysis panicked");
         let _ = store
-            .finish_analysis(job.id, name, Err("the analysis panicked"), now())
+            .finish_analysis(job.id, name, Err("the analysis panicked"), progress, now())
             .await;
         return;
     };
@@ -219,7 +227,10 @@ async fn run(
                     return;
                 }
             };
-            match store.finish_analysis(job.id, name, Ok(&json), now()).await {
+            match store
+                .finish_analysis(job.id, name, Ok(&json), progress, now())
+                .await
+            {
                 Ok(true) => tracing::info!(
                     job = %job.id,
                     table = %job.table_id,
@@ -242,7 +253,9 @@ async fn run(
         Err(e) => {
             let why = e.to_string();
             tracing::error!(job = %job.id, table = %job.table_id, error = %why, "a match cannot be analysed");
-            let _ = store.finish_analysis(job.id, name, Err(&why), now()).await;
+            let _ = store
+                .finish_analysis(job.id, name, Err(&why), progress, now())
+                .await;
         }
     }
 }

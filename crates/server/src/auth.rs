@@ -24,7 +24,9 @@ pub fn token_from(headers: &HeaderMap) -> Option<String> {
     if let Some(v) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        && let Some(t) = v.strip_prefix("Bearer ")
+        && let Some((scheme, t)) = v.trim_start().split_once(' ')
+        // An authentication scheme's name is case-insensitive (RFC 9110 §11.1).
+        && scheme.eq_ignore_ascii_case("bearer")
     {
         return Some(t.trim().to_string());
     }
@@ -56,14 +58,19 @@ pub fn clear_cookie(secure: bool) -> String {
 /// invisible but change what a name looks like: bidi overrides and isolates (U+202A–202E,
 /// U+2066–2069) can make "Ada" display as another name, and zero-width characters
 /// (U+200B–200D), the BOM (U+FEFF) and the soft hyphen (U+00AD) make two names that
-/// look alike compare different.
-fn forbidden_in_name(c: char) -> bool {
+/// look alike compare different. So are the letters and symbols that are drawn as nothing
+/// at all: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and the blank Braille
+/// pattern (U+2800), with which a name would look empty.
+pub(crate) fn forbidden_in_name(c: char) -> bool {
     matches!(
         c.general_category(),
         GeneralCategory::Control
             | GeneralCategory::Format
             | GeneralCategory::LineSeparator
             | GeneralCategory::ParagraphSeparator
+    ) || matches!(
+        c,
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
     )
 }
 
@@ -175,6 +182,16 @@ mod tests {
             HeaderValue::from_static("Bearer xyz"),
         );
         assert_eq!(token_from(&h).as_deref(), Some("xyz"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer  lower"),
+        );
+        assert_eq!(token_from(&h).as_deref(), Some("lower"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Basic Zm9v"),
+        );
+        assert_eq!(token_from(&h).as_deref(), Some("abc"), "not a bearer token");
     }
 
     fn code_of(name: &str) -> &'static str {
@@ -196,7 +213,7 @@ mod tests {
         assert_eq!(code_of("a\u{7}b"), "name_forbidden_char");
     }
 
-    /// Every kind of invisible character the issue names, alone (then the name is empty
+    /// Every kind of invisible character, alone (then the name is empty
     /// once they are removed: `bad_name`) and inside a name (`name_forbidden_char`).
     #[test]
     fn invisible_and_control_characters_are_refused() {
@@ -215,6 +232,10 @@ mod tests {
             '\u{2028}', // line separator
             '\u{2029}', // paragraph separator
             '\u{0000}', '\n', '\u{0085}', // next line (C1 control)
+            '\u{3164}', // Hangul filler: a letter drawn as nothing
+            '\u{FFA0}', // halfwidth Hangul filler
+            '\u{115F}', // Hangul choseong filler
+            '\u{2800}', // blank Braille pattern
         ] {
             assert_eq!(code_of(&format!("Ada{c}")), "name_forbidden_char", "{c:?}");
             assert_eq!(code_of(&format!("A{c}da")), "name_forbidden_char", "{c:?}");

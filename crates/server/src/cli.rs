@@ -131,7 +131,7 @@ fn verify(game: &str, players: usize, seed: &str, options: &str) -> std::process
     };
     let (mut g, _) = match games::new_match(game, &options, players) {
         Ok(g) => g,
-        Err(e) => return fail(format!("{e:?}")),
+        Err(e) => return fail(e.to_string()),
     };
     debug_assert_eq!(g.phase(), Phase::AwaitingRound);
     if let Err(e) = g.start_round(&seed) {

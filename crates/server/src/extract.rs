@@ -5,7 +5,6 @@
 
 use axum::Json;
 use axum::extract::FromRequestParts;
-use axum::extract::rejection::JsonRejection;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
@@ -21,23 +20,35 @@ use crate::error::ApiError;
 use crate::state::{AppState, now_ms};
 use realtime::table::{self, Who};
 
-/// A JSON body whose rejection is our `malformed` error rather than axum's plain text.
+/// A JSON body whose rejection is our `malformed` error rather than axum's plain text,
+/// decoded strictly: checked against its type's JSON Schema first (`protocol::strict`), so
+/// that an array where the schema has an object, or an unknown field beside a unit variant,
+/// is refused as the published schema says rather than taken by serde.
 pub struct Body<T>(pub T);
 
 impl<T, S> axum::extract::FromRequest<S> for Body<T>
 where
-    Json<T>: axum::extract::FromRequest<S, Rejection = JsonRejection>,
+    T: serde::de::DeserializeOwned + schemars::JsonSchema + 'static,
     S: Send + Sync,
 {
     type Rejection = ApiError;
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(v)) => Ok(Body(v)),
-            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::TooLarge),
-            Err(e) => Err(ApiError::Malformed(e.body_text())),
-        }
+        let value = match Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(Json(v)) => v,
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                return Err(ApiError::TooLarge);
+            }
+            Err(e) => return Err(ApiError::Malformed(e.body_text())),
+        };
+        protocol::strict::decode(&value, "body")
+            .map(Body)
+            .map_err(|m| ApiError::Malformed(format!("{BODY_REFUSED}: {m}")))
     }
 }
+
+/// How axum begins the message of a body that is JSON but not of the type; kept for the
+/// refusals of the strict decoding, so that every such message reads alike.
+const BODY_REFUSED: &str = "Failed to deserialize the JSON body into the target type";
 
 /// The signed-in player of a request (401 `unauthorized` without a valid token).
 pub struct Me(pub Who);
@@ -153,6 +164,26 @@ pub struct InviteQuery {
 
 pub async fn not_found_api() -> ApiError {
     ApiError::NotFound("no such endpoint; see docs/protocol.md".into())
+}
+
+/// Refuses a request that says its body is over the limit (`413 too_large`), before any
+/// handler runs: also where the handler takes no body, and so never reads it (axum's own
+/// limit only acts on a body read), so that the limit holds for every endpoint alike.
+pub async fn refuse_large_bodies(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let too_large = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > protocol::MAX_HTTP_BODY as u64);
+    if too_large {
+        return ApiError::TooLarge.into_response();
+    }
+    next.run(req).await
 }
 
 /// The client's address as the limits see it (an extractor).

@@ -155,9 +155,15 @@ pub fn app(state: AppState) -> Router {
     } else {
         api
     }
-    .fallback(extract::not_found_api);
+    .fallback(extract::not_found_api)
+    .layer(axum::middleware::from_fn(extract::refuse_large_bodies));
     Router::new()
         .nest("/api", api)
+        // `/api/` itself is no page of the browser client's either (`nest` leaves it out).
+        .route_service(
+            "/api/",
+            axum::handler::HandlerWithoutStateExt::into_service(extract::not_found_api),
+        )
         .route("/", get(http::pages::index))
         .route("/index.html", get(http::pages::index_html))
         .route("/table/{id}", get(http::pages::table_page))

@@ -148,7 +148,7 @@ async fn seat_group(
 ) -> Result<(Uuid, u8), Refusal> {
     let first = &group[0];
     let options = games::check_options(&first.game, &serde_json::Value::Null, usize::from(seats))
-        .map_err(|e| Refusal("bad_options", format!("{e:?}")))?;
+        .map_err(|e| Refusal(e.code(), e.to_string()))?;
     let now = now_ms();
     let pace = if group.len() >= 2 {
         PACE

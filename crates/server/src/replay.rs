@@ -14,7 +14,7 @@ use store::{Occupant, StoredTable};
 pub fn build(st: &StoredTable) -> Result<Replay, String> {
     let n = st.seats.len();
     let (mut game, _) =
-        games::new_match(&st.record.game, &st.record.options, n).map_err(|e| format!("{e:?}"))?;
+        games::new_match(&st.record.game, &st.record.options, n).map_err(|e| e.to_string())?;
     let views_now = |g: &dyn games::DynGame| -> Vec<Value> {
         (0..n).map(|s| g.view_json(Viewer::Player(s))).collect()
     };
@@ -110,7 +110,7 @@ pub fn build(st: &StoredTable) -> Result<Replay, String> {
 pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
     let n = replay.seats.len();
     let (mut g, _) =
-        games::new_match(&replay.game, &replay.options, n).map_err(|e| format!("{e:?}"))?;
+        games::new_match(&replay.game, &replay.options, n).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for r in &replay.rounds {
         let seed = Seed::from_hex(&r.seed).ok_or(format!("round {}: bad seed", r.round))?;

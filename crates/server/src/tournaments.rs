@@ -140,7 +140,7 @@ pub fn plan(
         )));
     }
     let options = games::check_options(&req.game, &req.options, size)
-        .map_err(|e| ApiError::BadTournament("bad_options", format!("{e:?}")))?;
+        .map_err(|e| ApiError::BadTournament(e.code(), e.to_string()))?;
     let kind = match req.kind {
         TournamentKind::Swiss { rounds } => {
             if !(1..=30).contains(&rounds) {
@@ -183,8 +183,18 @@ pub fn plan(
     let name = match &req.name {
         Some(n) => {
             let n = n.trim();
-            if n.is_empty() || n.chars().count() > 60 || n.chars().any(char::is_control) {
-                return Err(bad("name must be 1 to 60 characters, none a control"));
+            if n.is_empty() || n.chars().count() > 60 {
+                return Err(bad("name must be 1 to 60 characters"));
+            }
+            // A tournament's name is listed to everyone: the characters a player's name
+            // may not hold (controls, bidi overrides, zero-width and blank characters)
+            // could make it pass for another's there.
+            if let Some(c) = n.chars().find(|&c| crate::auth::forbidden_in_name(c)) {
+                return Err(bad(format!(
+                    "a name cannot contain control or invisible formatting characters \
+                     (bidi overrides, zero-width characters, line breaks): U+{:04X}",
+                    u32::from(c)
+                )));
             }
             n.to_string()
         }
@@ -904,7 +914,7 @@ async fn open_table(
     let handle = if create {
         let now = now_ms();
         let options = games::check_options(&l.record.game, &l.settings.options, seats.len())
-            .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+            .map_err(|e| ApiError::BadTable(e.code(), e.to_string()))?;
         let record = TableRecord {
             id,
             game: l.record.game.clone(),

@@ -1931,6 +1931,7 @@ macro_rules! impl_store {
                 job: ::uuid::Uuid,
                 worker: &str,
                 result: ::std::result::Result<&str, &str>,
+                (done, total): (i64, i64),
                 now: i64,
             ) -> $crate::Result<bool> {
                 let (state, result, error) = match result {
@@ -1939,8 +1940,7 @@ macro_rules! impl_store {
                 };
                 let r = sqlx::query(
                     "UPDATE analysis_jobs SET state = $3, result = $4, error = $5, \
-                     finished_at = $6, done = CASE WHEN $3 = 'done' THEN total ELSE done END, \
-                     lease_until = NULL \
+                     finished_at = $6, done = $7, total = $8, lease_until = NULL \
                      WHERE id = $1 AND worker = $2 AND state = 'running'",
                 )
                 .bind(job.to_string())
@@ -1949,6 +1949,8 @@ macro_rules! impl_store {
                 .bind(result)
                 .bind(error)
                 .bind(now)
+                .bind(done)
+                .bind(total)
                 .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(r.rows_affected() == 1)
@@ -2615,7 +2617,8 @@ macro_rules! impl_store {
                         "player {player} cannot mute themselves"
                     )));
                 }
-                let q = if muted {
+                let not_found = || format!("player {target} or {player}");
+                if muted {
                     sqlx::query(
                         "INSERT INTO chat_mutes (player_id, muted_id, created_at) \
                          VALUES ($1, $2, $3) ON CONFLICT (player_id, muted_id) DO NOTHING",
@@ -2623,14 +2626,30 @@ macro_rules! impl_store {
                     .bind(player.to_string())
                     .bind(target.to_string())
                     .bind(now)
-                } else {
+                    .execute(&mut *self.write_conn().await?)
+                    .await
+                    .map_err(|e| $crate::common::fk_as_not_found(e, not_found))?;
+                    return Ok(());
+                }
+                let done =
                     sqlx::query("DELETE FROM chat_mutes WHERE player_id = $1 AND muted_id = $2")
                         .bind(player.to_string())
                         .bind(target.to_string())
-                };
-                q.execute(&mut *self.write_conn().await?).await.map_err(|e| {
-                    $crate::common::fk_as_not_found(e, || format!("player {target} or {player}"))
-                })?;
+                        .execute(&mut *self.write_conn().await?)
+                        .await?;
+                // Nothing to delete: unmuting a player who was not muted is fine, one who
+                // does not exist is refused as muting them is (by the foreign keys).
+                if done.rows_affected() == 0 {
+                    let (found,): (i64,) =
+                        sqlx::query_as("SELECT COUNT(*) FROM players WHERE id IN ($1, $2)")
+                            .bind(player.to_string())
+                            .bind(target.to_string())
+                            .fetch_one(&self.pool)
+                            .await?;
+                    if found < 2 {
+                        return Err($crate::StoreError::NotFound(not_found()));
+                    }
+                }
                 Ok(())
             }
 

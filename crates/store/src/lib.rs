@@ -871,12 +871,15 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<bool>;
 
     /// Ends `worker`'s job: `Ok(json)` stores the result (`done`), `Err(why)` marks it
-    /// failed. `false`: the job was not `worker`'s any more (nothing written).
+    /// failed; `progress` is its last `(done, total)`, stored with it (a short job ends
+    /// before its first progress report). `false`: the job was not `worker`'s any more
+    /// (nothing written).
     async fn finish_analysis(
         &self,
         job: Uuid,
         worker: &str,
         result: std::result::Result<&str, &str>,
+        progress: (i64, i64),
         now: i64,
     ) -> Result<bool>;
 

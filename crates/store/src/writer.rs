@@ -554,9 +554,12 @@ mod tests {
             job: Uuid,
             worker: &str,
             result: std::result::Result<&str, &str>,
+            progress: (i64, i64),
             now: i64,
         ) -> Result<bool> {
-            self.inner.finish_analysis(job, worker, result, now).await
+            self.inner
+                .finish_analysis(job, worker, result, progress, now)
+                .await
         }
         async fn release_analysis(&self, job: Uuid, worker: &str) -> Result<bool> {
             self.inner.release_analysis(job, worker).await

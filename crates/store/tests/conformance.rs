@@ -656,12 +656,12 @@ async fn analysis_jobs(s: &dyn Store) {
             .unwrap()
     );
     assert!(
-        !s.finish_analysis(c0.id, "w1", Ok("{}"), T0 + 1_033)
+        !s.finish_analysis(c0.id, "w1", Ok("{}"), (10, 10), T0 + 1_033)
             .await
             .unwrap()
     );
     assert!(
-        s.finish_analysis(c0.id, "w3", Ok(r#"{"version":1}"#), T0 + 1_040)
+        s.finish_analysis(c0.id, "w3", Ok(r#"{"version":1}"#), (10, 10), T0 + 1_040)
             .await
             .unwrap()
     );
@@ -673,7 +673,7 @@ async fn analysis_jobs(s: &dyn Store) {
         (10, 10, Some(T0 + 1_040))
     );
     assert!(
-        !s.finish_analysis(c0.id, "w3", Ok("{}"), T0 + 1_041)
+        !s.finish_analysis(c0.id, "w3", Ok("{}"), (10, 10), T0 + 1_041)
             .await
             .unwrap()
     );
@@ -694,7 +694,7 @@ async fn analysis_jobs(s: &dyn Store) {
         .unwrap();
     assert_eq!(again.id, c1.id);
     assert!(
-        s.finish_analysis(again.id, "w4", Err("does not replay"), T0 + 1_070)
+        s.finish_analysis(again.id, "w4", Err("does not replay"), (3, 7), T0 + 1_070)
             .await
             .unwrap()
     );
@@ -703,6 +703,7 @@ async fn analysis_jobs(s: &dyn Store) {
         (failed.state, failed.error.as_deref()),
         (S::Failed, Some("does not replay"))
     );
+    assert_eq!((failed.done, failed.total), (3, 7), "how far it got");
     // Then Ann's second; nothing else waits.
     let anns = s
         .claim_analysis("w5", T0 + 1_080, 1_000)
@@ -716,11 +717,15 @@ async fn analysis_jobs(s: &dyn Store) {
             .unwrap()
             .is_none()
     );
+    // Finished before any progress was written (a short match): the counts come with
+    // the result.
     assert!(
-        s.finish_analysis(anns.id, "w5", Ok("{}"), T0 + 1_082)
+        s.finish_analysis(anns.id, "w5", Ok("{}"), (48, 48), T0 + 1_082)
             .await
             .unwrap()
     );
+    let short = s.analysis_job(tables[1], 1).await.unwrap().unwrap();
+    assert_eq!((short.state, short.done, short.total), (S::Done, 48, 48));
 
     // Ann's allowance is three a day: this is her third, and a fourth must wait a day.
     assert!(matches!(
@@ -1804,8 +1809,11 @@ async fn chat_lines_and_mutes(s: &dyn Store) {
     assert!(matches!(me, Err(StoreError::Conflict(_))), "{me:?}");
     let nobody = s.set_muted(a.id, Uuid::new_v4(), true, T0).await;
     assert!(matches!(nobody, Err(StoreError::NotFound(_))), "{nobody:?}");
+    // Unmuting nobody is refused too, though there is no row to delete either way.
+    let nobody = s.set_muted(a.id, Uuid::new_v4(), false, T0).await;
+    assert!(matches!(nobody, Err(StoreError::NotFound(_))), "{nobody:?}");
     s.set_muted(a.id, c.id, false, T0).await.unwrap();
-    s.set_muted(a.id, c.id, false, T0).await.unwrap();
+    s.set_muted(a.id, c.id, false, T0).await.unwrap(); // not muted any more: no error
     assert!(s.mutes_of(a.id).await.unwrap().is_empty());
 }
 

@@ -308,14 +308,32 @@ impl TournamentError {
     }
 }
 
+/// The message for people that goes with [`TournamentError::code`] (a client shows it).
 impl fmt::Display for TournamentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let said = match self {
             TournamentError::BadConfig(m) | TournamentError::BadOutcome(m) => {
-                write!(f, "{}: {m}", self.code())
+                return write!(f, "{}: {m}", self.code());
             }
-            _ => f.write_str(self.code()),
-        }
+            TournamentError::BadRating => "a rating is a finite number of at most 10^12 in size",
+            TournamentError::AlreadyJoined => "this player is in the tournament already",
+            TournamentError::NotAMember => "this player is not in the tournament",
+            TournamentError::NotActive => {
+                "this player has withdrawn from the tournament, or was dropped from it"
+            }
+            TournamentError::Closed => {
+                "too late to join: the tournament is over, its last Swiss round has begun, \
+                 or the arena has stopped pairing"
+            }
+            TournamentError::AlreadyStarted => "the tournament has started already",
+            TournamentError::TooFewPlayers => "too few players are left in for a table",
+            TournamentError::TournamentOver => "the tournament is over",
+            TournamentError::UnknownTable => "no table of the tournament has this id",
+            TournamentError::TableClosed => "this table's result is counted already",
+            TournamentError::NotAtTable => "this player does not sit at that table",
+            TournamentError::AlreadyAbsent => "this player is marked absent already",
+        };
+        f.write_str(said)
     }
 }
 

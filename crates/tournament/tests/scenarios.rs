@@ -645,3 +645,30 @@ fn a_log_of_inputs_replays_to_the_same_tournament() {
     }
     assert_eq!(replay, t);
 }
+
+/// Every refusal has a message for people besides its code (the server sends both).
+#[test]
+fn every_refusal_says_what_is_wrong_in_words() {
+    use tournament::TournamentError as E;
+    let all = [
+        E::BadConfig("x".into()),
+        E::BadRating,
+        E::AlreadyJoined,
+        E::NotAMember,
+        E::NotActive,
+        E::Closed,
+        E::AlreadyStarted,
+        E::TooFewPlayers,
+        E::TournamentOver,
+        E::UnknownTable,
+        E::TableClosed,
+        E::NotAtTable,
+        E::AlreadyAbsent,
+        E::BadOutcome("y".into()),
+    ];
+    for e in all {
+        let said = e.to_string();
+        assert_ne!(said, e.code(), "{e:?}");
+        assert!(said.contains(' '), "{e:?}: {said}");
+    }
+}

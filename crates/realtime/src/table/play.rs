@@ -218,8 +218,16 @@ impl Table {
         seat: Seat,
         action: Value,
     ) -> Result<(), (String, String)> {
-        if self.record.status != TableStatus::Playing {
-            return Err(("not_started".into(), "the match has not started".into()));
+        // One code for every status but `playing` (protocol.md §3.5), and a message that
+        // says which.
+        let not_now = match self.record.status {
+            TableStatus::Playing => None,
+            TableStatus::Open => Some("the match has not started"),
+            TableStatus::Finished => Some("the match is over"),
+            TableStatus::Abandoned => Some("the table was abandoned: no match is played here"),
+        };
+        if let Some(why) = not_now {
+            return Err(("not_started".into(), why.into()));
         }
         if self.online.parked.is_some() {
             // Nothing can be stored now (a bot's answer that was on its way ends here).

@@ -85,7 +85,7 @@ pub async fn start_daily(
         return Ok(Json(info));
     }
     let options = games::check_options("rummy", &serde_json::json!({ "target": target }), 1)
-        .map_err(|e| ApiError::BadTable("bad_options", format!("{e:?}")))?;
+        .map_err(|e| ApiError::BadTable(e.code(), e.to_string()))?;
     let record = TableRecord {
         id: Uuid::new_v4(),
         game: "rummy".into(),

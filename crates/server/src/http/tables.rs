@@ -65,16 +65,8 @@ pub async fn create_table(
     Me(who): Me,
     Body(req): Body<CreateTableRequest>,
 ) -> Result<(StatusCode, Json<CreateTableResponse>), ApiError> {
-    let options =
-        games::check_options(&req.game, &req.options, req.seats).map_err(|e| match e {
-            games::SetupError::UnknownGame(g) => ApiError::BadTable(
-                "unknown_game",
-                format!("there is no game {g:?}; see GET /api/games"),
-            ),
-            games::SetupError::BadOptions(m) => ApiError::BadTable("bad_options", m),
-            // The rules' own code: `bad_player_count`, `bad_options`, …
-            games::SetupError::Rule(r) => ApiError::BadTable(r.code, r.message),
-        })?;
+    let options = games::check_options(&req.game, &req.options, req.seats)
+        .map_err(|e| ApiError::BadTable(e.code(), e.to_string()))?;
     req.pace
         .validate()
         .map_err(|m| ApiError::BadTable("bad_pace", m))?;
@@ -214,7 +206,9 @@ pub async fn join_table(
     let req: JoinRequest = if body.iter().all(u8::is_ascii_whitespace) {
         JoinRequest::default()
     } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::Malformed(e.to_string()))?
+        let value: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|e| ApiError::Malformed(e.to_string()))?;
+        protocol::strict::decode(&value, "body").map_err(ApiError::Malformed)?
     };
     let h = reach_table(&app, &id, req.invite_code.as_deref(), Some(&who)).await?;
     let info = h

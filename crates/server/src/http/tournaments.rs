@@ -164,10 +164,13 @@ pub async fn get_tournament(
     request_body = wire::JoinTournamentRequest,
     responses(
         (status = 200, description = "joined", body = wire::TournamentInfo),
+        (status = 400, description = "`code`: malformed (the id is not a UUID, or the body is not a `JoinTournamentRequest`)", body = wire::ErrorBody),
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
         (status = 403, description = "`code`: invite_required, bots_not_allowed", body = wire::ErrorBody),
         (status = 404, description = "`code`: tournament_not_found", body = wire::ErrorBody),
         (status = 409, description = "`code`: already_joined, closed (over, last Swiss round started, arena pairing stopped), tournament_cancelled", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+        (status = 429, description = "`code`: rate_limited (seat requests from this address, counted with table joins)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
         (status = 503, description = "`code`: busy (many steps of the tournament at once: try again)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]

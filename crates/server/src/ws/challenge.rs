@@ -84,7 +84,7 @@ pub(super) async fn challenge(
         );
     }
     let options = games::check_options(&ask.game, &ask.options, seats)
-        .map_err(|e| Refusal("bad_options", format!("{e:?}")))?;
+        .map_err(|e| Refusal(e.code(), e.to_string()))?;
     ask.pace
         .validate()
         .map_err(|e| Refusal("bad_pace", e.to_string()))?;
