@@ -386,14 +386,20 @@ function rematchPanel(t, me, send) {
     return h('p', { testid: 'rematch-status' }, 'Rematch agreed: going to the new table…');
   }
   const name = (i) => seatText(t.seats[i], i);
+  // `declined_by` is a seat or null: compared with `>= 0`, null would count as seat 0
+  // (`null >= 0` is true) and hide the buttons from everyone once anyone accepted.
+  const declined = typeof r?.declined_by === 'number';
+  const mine = me !== null && r?.accepted?.[me];
   let status;
-  if (r?.declined_by !== null && r?.declined_by !== undefined) status = `${name(r.declined_by)} declined the rematch.`;
-  else if (r) {
+  if (declined) status = `${name(r.declined_by)} declined the rematch.`;
+  else if (r && me !== null && !mine) {
+    const asking = r.accepted.map((a, i) => (a ? name(i) : null)).filter(Boolean);
+    status = `${asking.join(' and ')} would like a rematch.`;
+  } else if (r) {
     const waiting = r.accepted.map((a, i) => (a ? null : name(i))).filter(Boolean);
     status = `Rematch: waiting for ${waiting.join(' and ')}.`;
   } else status = 'Play the same players again?';
-  const open = !(r?.declined_by >= 0);
-  const mine = me !== null && r?.accepted?.[me];
+  const open = !declined;
   return h('section', { class: 'panel rematch', testid: 'rematch-panel' },
     h('p', { testid: 'rematch-status', 'aria-live': 'polite' }, status),
     me !== null && open && !mine

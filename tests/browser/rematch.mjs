@@ -1,7 +1,10 @@
 // Browser test of the rematch: Ada plays a short Trump match against a bot (her moves go
 // through a second WebSocket of the same page, always the first legal one); her table page
 // then offers a rematch, she accepts, the bot has already, and the page moves to the new,
-// started table.
+// started table. Then two people: Ada and Bob (on a phone) play a match; Ada accepts the
+// rematch, and Bob's page must still offer it to him (a black-box walk found the buttons
+// gone from every page once anyone accepted), saying Ada would like one; he accepts, and
+// both pages move to the same new table.
 // Usage: node tests/browser/rematch.mjs <base-url>
 
 import { join } from 'node:path';
@@ -37,4 +40,28 @@ await runBrowserTest('rematch after a finished match', async ({ player, tid, log
   if (info.status !== 'playing') throw new Error(`the rematch is ${info.status}`);
   if (info.options.target !== 5) throw new Error(`the rematch lost its options: ${JSON.stringify(info.options)}`);
   await a.locator(tid('table-page')).waitFor();
+
+  // Two people.
+  const b = await player('Bob', { phone: true });
+  const post = (page, url, body) => page.evaluate(async ([u, bd]) => {
+    const r = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bd) });
+    if (!r.ok) throw new Error(`${u}: ${r.status} ${await r.text()}`);
+    return r.json();
+  }, [url, body]);
+  const duel = (await post(a, '/api/tables', { game: 'trump', seats: 2, options: { target: 5 } })).table.id;
+  await post(b, `/api/tables/${duel}/join`, {});
+  await post(a, `/api/tables/${duel}/start`, {});
+  await Promise.all([playOut(a, duel), playOut(b, duel)]);
+  log('two-person match finished');
+  for (const p of [a, b]) await p.goto(p.url().replace(/#.*$/, '') + `#/table/${duel}`);
+  await a.locator(tid('rematch-accept')).click();
+  await a.locator(tid('rematch-status')).filter({ hasText: 'waiting for Bob' }).waitFor();
+  await b.locator(tid('rematch-status')).filter({ hasText: 'Ada would like a rematch' }).waitFor();
+  await b.screenshot({ path: join(outDir, 'rematch-asked.png'), fullPage: true });
+  await b.locator(tid('rematch-accept')).click();
+  const moved = (p) => p.waitForURL((u) => /#\/table\/[0-9a-f-]{36}$/.test(u.hash) && !u.hash.includes(duel));
+  await Promise.all([moved(a), moved(b)]);
+  const [na, nb] = [a, b].map((p) => p.url().split('#/table/')[1]);
+  if (na !== nb) throw new Error(`the two pages went to different tables: ${na} and ${nb}`);
+  log(`two-person rematch table ${na}`);
 });
