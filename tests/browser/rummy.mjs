@@ -63,8 +63,13 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
     let added = false;
     for (let turn = 1; turn <= TURNS && !done; turn++) {
       const hand = await count(tid('hand-card'));
+      await p.evaluate(() => { for (const e of document.querySelectorAll('[data-testid="hand-card"]')) e.__kept = true; });
       await p.locator(tid('act-draw-stock')).tap();
       await until('the draw', async () => (await count(tid('hand-card'))) === hand + 2);
+      // The cards held before are the same elements (keyed by card): only the two drawn
+      // are new, and only they fly in.
+      const kept = await p.evaluate(() => [...document.querySelectorAll('[data-testid="hand-card"]')].filter((e) => e.__kept).length);
+      if (kept !== hand) throw new Error(`a draw replaced ${hand - kept} of the ${hand} hand cards' elements`);
       if (!refused && (await count(tid('act-build-open')))) {
         // An opening of one card is refused, and the refusal says why in words (the
         // builder sends what the player laid out; the server judges it).
@@ -141,4 +146,38 @@ await runBrowserTest('rummy: open, add to a set, discard', async ({ player, tid,
   await until('the phone order after narrowing', async () => (await handFirst()) === true, 3000);
   log('the order of the parts follows the breakpoint when it is crossed');
   log('opened, added to a set and discarded through the UI');
+
+  // A finished match on the phone: the result's round breakdown (a table wider than the
+  // phone) scrolls inside itself and does not widen the page. The match, a round of
+  // Fibonacci 8 against a bot, is played through a socket of the page (the same cookie).
+  const finished = await p.evaluate(async () => {
+    const r = await fetch('/api/tables', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ game: 'rummy', seats: 2, bots: 'normal', options: { target: 8, match_length: { kind: 'rounds', count: 1 } } }),
+    });
+    const id = (await r.json()).table.id;
+    await fetch(`/api/tables/${id}/start`, { method: 'POST' });
+    await new Promise((resolve, reject) => {
+      const ws = new WebSocket(`${location.origin.replace('http', 'ws')}/ws/table/${id}?updates=full`);
+      const timer = setTimeout(() => reject(new Error('the match did not finish')), 60_000);
+      ws.onmessage = (ev) => {
+        const m = JSON.parse(ev.data);
+        if (m.type !== 'state') return;
+        if (m.table.status === 'finished') { clearTimeout(timer); ws.close(); resolve(); return; }
+        const pick = (t) => m.legal?.find((x) => x.type === t);
+        // Lay down whatever can go down, so that someone goes out.
+        const a = pick('open') || pick('close_set') || pick('add_to_set') || pick('start_set') || pick('discard') || pick('draw_stock') || pick('draw_discard');
+        if (a) ws.send(JSON.stringify({ type: 'act', version: m.version, action: a }));
+      };
+    });
+    return id;
+  });
+  await p.goto(p.url().replace(/#.*$/, '') + `#/table/${finished}`);
+  await p.locator(tid('match-result')).waitFor();
+  await p.locator(tid('round-breakdown')).first().waitFor();
+  const wide = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await p.screenshot({ path: join(outDir, 'rummy-phone-result.png'), fullPage: true });
+  if (wide > 0) throw new Error(`the finished match's page scrolls sideways on a phone by ${wide} px`);
+  log('a finished match fits the phone');
 });

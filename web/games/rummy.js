@@ -236,9 +236,10 @@ function cardEl(c, opts = {}) {
     // A picture is named by its label; a button by its (hidden) text.
     'aria-label': clickable ? null : cardName(c) + wildValue,
     'aria-pressed': clickable ? String(!!opts.selected) : null,
+    'aria-disabled': clickable && opts.disabled ? 'true' : null,
     title: cardName(c) + wildValue,
     draggable: opts.draggable ? 'true' : null,
-    onclick: clickable ? (e) => { e.stopPropagation(); opts.onClick(c); } : null,
+    onclick: clickable ? (e) => { e.stopPropagation(); if (!opts.disabled) opts.onClick(c); } : null,
   }, face(c),
   c.kind === 'wild' && opts.value ? h('span', { class: 'rc-value', 'aria-hidden': 'true' }, `=${opts.value}`) : null,
   clickable ? h('span', { class: 'sr-only' }, cardName(c) + wildValue + (opts.selected ? ', selected' : '')) : null);
@@ -474,10 +475,15 @@ export function render(root, msg, ctx) {
             selected: (sel?.from === 'hand' && sel.id === c.id) || inBuilder(c.id),
             // Highlight what can go on the table; every card may be discarded.
             hot: myTurn && moves.some((a) => a.type !== 'discard') && !m.builder,
-            onClick: busy ? null : selectHand,
+            // A button even while a move is on its way (only inert then): a card that
+            // turned into a <div> and back would be a new element twice per move.
+            onClick: selectHand,
+            disabled: busy,
             draggable: !busy && moves.length > 0 && !m.builder,
             onDragStart: () => { m.sel = { from: 'hand', id: c.id }; },
-            dataset: { moves: String(moves.length) },
+            // Keyed by the card (docs/web.md): a draw or a discard keeps the other cards'
+            // elements, so only a new card flies in (it is inserted), and focus stays.
+            dataset: { moves: String(moves.length), key: `card-${c.id}` },
           });
         }))));
   } else {
