@@ -153,6 +153,39 @@ async fn ada_and_bob_playing(server: &Server) -> (Player, String, Sock, Sock, Va
     (ada, table, a, b, sa)
 }
 
+/// A player's second socket (another tab) that closes changes nothing anyone sees: no new
+/// version, so the first socket hears nothing, and the second comes back with `since` = the
+/// version it held and gets a patch, not the full state (a black-box walk found a full
+/// state every time a player had another socket open).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (ada, table, mut a, _b, _) = ada_and_bob_playing(&server).await;
+    let mut second = ada.connect(&table).await;
+    let held = second.next_state().await;
+    let since = held["version"].as_u64().unwrap();
+    a.until(|s| s["version"].as_u64().unwrap() >= since).await;
+    second.ws.close(None).await.unwrap();
+    drop(second);
+    // Time for the server to take the socket's leaving in (a broadcast, before the fix).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    a.send(json!({"type": "ping"})).await;
+    let m = a.next_any().await;
+    assert_eq!(m["type"], "pong", "nothing but the answer: {m}");
+
+    let url = format!("{}/ws/table/{table}?since={since}", server.ws);
+    let mut back = Sock::open(&url, Some(&ada.token), None).await;
+    back.state = Some(held.clone());
+    let first = back.next().await;
+    assert_eq!(back.patches, 1, "one patch from the version held: {first}");
+    back.send(json!({"type": "sync"})).await;
+    let full = back.next_state().await;
+    assert_eq!(first["view"], full["view"]);
+    assert_eq!(first["table"], full["table"]);
+    server.stop().await;
+}
+
 /// A client that reconnects with `since` = the version it holds gets one patch from there
 /// (the move it missed while away), which brings it to exactly the state a `sync` gives; a
 /// `since` the table does not hold gets the full state.

@@ -488,6 +488,16 @@ impl Table {
         }
     }
 
+    /// Whether the table's part of the documents (seats, presence, spectators, clocks)
+    /// differs from what the latest broadcast sent: the only part a socket's coming or
+    /// going can change. Clocks count down, so a timed table's always differs.
+    pub(super) fn table_part_changed(&self) -> bool {
+        self.fan
+            .table
+            .as_ref()
+            .is_none_or(|sent| sent.text() != Doc::of(&self.info()).text())
+    }
+
     /// Drops a connection that could not take its next message: its socket closes with
     /// 1013 and the client reconnects and resyncs. A connection is never left open after a
     /// message to it was lost, so what it holds is always what it was sent. A socket that

@@ -523,8 +523,13 @@ impl Table {
                     if let Some(who) = who {
                         self.person_disconnected(who);
                     }
-                    self.version += 1;
-                    self.broadcast(&[]);
+                    // A socket whose leaving nobody can see (its player still has another
+                    // open) changes no document: no new version, so that it can come back
+                    // with `since` = what it holds and get a patch, not a full state.
+                    if self.table_part_changed() {
+                        self.version += 1;
+                        self.broadcast(&[]);
+                    }
                 }
             }
             Cmd::Sync { conn } => self.send_state(conn),
