@@ -14,6 +14,16 @@ import { fileURLToPath } from 'node:url';
 export const tid = (id) => `[data-testid="${id}"]`;
 
 /**
+ * POSTs `body` as JSON to `url` from `page` (its cookie), and resolves with the answer's
+ * JSON; a refusal throws with its status and text.
+ */
+export const postJson = (page, url, body) => page.evaluate(async ([u, bd]) => {
+  const r = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bd) });
+  if (!r.ok) throw new Error(`${u}: ${r.status} ${await r.text()}`);
+  return r.json();
+}, [url, body]);
+
+/**
  * Plays table `id` to its end from `page`, through a WebSocket of the page itself (its
  * cookie), always sending the first legal action. Resolves when the match is finished.
  */

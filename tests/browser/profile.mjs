@@ -5,20 +5,15 @@
 // Usage: node tests/browser/profile.mjs <base-url>
 
 import { join } from 'node:path';
-import { playOut, runBrowserTest } from './lib.mjs';
+import { playOut, postJson, runBrowserTest } from './lib.mjs';
 
 await runBrowserTest('a profile with its rating chart', async ({ player, tid, log, outDir }) => {
   const a = await player('Ada');
   const b = await player('Bob', { phone: true });
-  const post = (page, url, body) => page.evaluate(async ([u, bd]) => {
-    const r = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bd) });
-    if (!r.ok) throw new Error(`${u}: ${r.status} ${await r.text()}`);
-    return r.json();
-  }, [url, body]);
-  const created = await post(a, '/api/tables', { game: 'trump', seats: 2, options: { target: 5 } });
+  const created = await postJson(a, '/api/tables', { game: 'trump', seats: 2, options: { target: 5 } });
   const table = created.table.id;
-  await post(b, `/api/tables/${table}/join`, {});
-  await post(a, `/api/tables/${table}/start`, {});
+  await postJson(b, `/api/tables/${table}/join`, {});
+  await postJson(a, `/api/tables/${table}/start`, {});
   await Promise.all([playOut(a, table), playOut(b, table)]);
   log('rated match finished');
   const me = await a.evaluate(async () => (await fetch('/api/me')).json());

@@ -8,7 +8,7 @@
 // Usage: node tests/browser/rematch.mjs <base-url>
 
 import { join } from 'node:path';
-import { playOut, runBrowserTest } from './lib.mjs';
+import { playOut, postJson, runBrowserTest } from './lib.mjs';
 
 await runBrowserTest('rematch after a finished match', async ({ player, tid, log, outDir }) => {
   const a = await player('Ada');
@@ -43,14 +43,9 @@ await runBrowserTest('rematch after a finished match', async ({ player, tid, log
 
   // Two people.
   const b = await player('Bob', { phone: true });
-  const post = (page, url, body) => page.evaluate(async ([u, bd]) => {
-    const r = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bd) });
-    if (!r.ok) throw new Error(`${u}: ${r.status} ${await r.text()}`);
-    return r.json();
-  }, [url, body]);
-  const duel = (await post(a, '/api/tables', { game: 'trump', seats: 2, options: { target: 5 } })).table.id;
-  await post(b, `/api/tables/${duel}/join`, {});
-  await post(a, `/api/tables/${duel}/start`, {});
+  const duel = (await postJson(a, '/api/tables', { game: 'trump', seats: 2, options: { target: 5 } })).table.id;
+  await postJson(b, `/api/tables/${duel}/join`, {});
+  await postJson(a, `/api/tables/${duel}/start`, {});
   await Promise.all([playOut(a, duel), playOut(b, duel)]);
   log('two-person match finished');
   for (const p of [a, b]) await p.goto(p.url().replace(/#.*$/, '') + `#/table/${duel}`);
