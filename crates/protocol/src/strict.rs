@@ -212,9 +212,16 @@ fn names_branch(value: &Value, branch: &Value) -> bool {
         .any(|(k, s)| tag_of(s).is_some_and(|tag| fields.get(k) == Some(tag)))
 }
 
-/// Whether `schema` is of an object and nothing else.
+/// Whether `schema` takes an object and no array (`"object"`, or a list of types with
+/// `"object"` and without `"array"`, as `["object", "null"]`).
 fn is_object(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => {
+            ts.iter().any(|t| t == "object") && !ts.iter().any(|t| t == "array")
+        }
+        _ => false,
+    }
 }
 
 /// Whether `schema`'s `type` (absent: anything) admits the JSON type of `value`.
@@ -345,6 +352,15 @@ mod tests {
             "`message` must be a JSON object, not an array"
         );
         assert!(crate::LobbyClientMsg::decode(r#"{"type":"queue_leave"}"#).is_ok());
+    }
+
+    #[test]
+    fn an_object_is_known_by_its_type_alone_or_in_a_list() {
+        assert!(is_object(&json!({"type": "object"})));
+        assert!(is_object(&json!({"type": ["object", "null"]})));
+        assert!(!is_object(&json!({"type": ["object", "array"]})));
+        assert!(!is_object(&json!({"type": "array"})));
+        assert!(!is_object(&json!({})));
     }
 
     #[test]
