@@ -82,8 +82,47 @@ async fn rematch_when_everyone_accepts_and_not_after_a_refusal() {
         a.send(json!({"type": "rematch", "accept": true})).await;
         let e = a.next_error().await;
         assert_eq!(e["code"], "rematch_declined", "{e}");
+        // Seats are numbered from 0 (§1.3): Bob's is 1.
+        assert_eq!(e["message"], "seat 1 declined this rematch", "{e}");
         let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
         assert!(info["rematch"]["table"].is_null());
         server.stop().await;
     }
+}
+
+/// An unrated challenge's rematch is unrated too: neither match changes a rating (a
+/// black-box walk found the rematch rated).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unrated_challenges_rematch_is_unrated() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let mut la = lobby(&ada).await;
+    let mut lb = lobby(&bob).await;
+    lobby_until(&mut la, "tables").await;
+    lobby_until(&mut lb, "tables").await;
+    la.send(json!({"type": "challenge", "to": bob.id, "game": "trump",
+                   "options": {"target": 5}, "rated": false}))
+        .await;
+    let id = lobby_until(&mut lb, "challenge_received").await["challenge"]["id"].clone();
+    lb.send(json!({"type": "challenge_accept", "id": id})).await;
+    let table = lobby_until(&mut lb, "challenge_started").await["table"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (mut a, mut b) = finish(&ada, &bob, &table).await;
+    a.send(json!({"type": "rematch", "accept": true})).await;
+    b.until(|s| rematch(s)["accepted"] == json!([true, false]))
+        .await;
+    b.send(json!({"type": "rematch", "accept": true})).await;
+    let done = a.until(|s| rematch(s)["table"].is_string()).await;
+    let next = rematch(&done)["table"].as_str().unwrap().to_string();
+    finish(&ada, &bob, &next).await;
+    for p in [&ada, &bob] {
+        let (s, ratings) = p.get(&format!("/api/players/{}/ratings", p.id)).await;
+        assert_eq!(s, 200, "{ratings}");
+        assert_eq!(ratings, json!([]), "no rating from either match: {ratings}");
+    }
+    server.stop().await;
 }

@@ -431,6 +431,12 @@ pub(crate) type LeaderTuple = (String, String, f64, f64, f64, f64, i64, i64);
 /// A [`LeaderTuple`] and the player's `bot_since` ([`LEADERBOARD`]).
 pub(crate) type BoardTuple = (String, String, f64, f64, f64, f64, i64, i64, Option<i64>);
 
+/// A row when table `$1`'s match changes no rating: a game of an unrated tournament, or a
+/// table marked unrated (an unrated challenge, and its rematches).
+pub(crate) const UNRATED: &str = "SELECT 1 FROM tournament_tables tt JOIN tournaments t \
+     ON t.id = tt.tournament_id WHERE tt.table_id = $1 AND NOT t.rated \
+     UNION ALL SELECT 1 FROM unrated_tables WHERE table_id = $1";
+
 /// The players and house bots seated at a table (`$1`): `player_id` (NULL for a house
 /// bot), `bot_level`, `won, score, abandoned`, and the player's `bot_since` (a bot
 /// account), by seat.
@@ -1261,11 +1267,7 @@ macro_rules! impl_store {
                 use $crate::rating::{self, Entry, Pool};
                 // A game of an unrated tournament, or an unrated table (challenge),
                 // changes no rating.
-                let unrated: Option<(i32,)> = sqlx::query_as(
-                    "SELECT 1 FROM tournament_tables tt JOIN tournaments t \
-                     ON t.id = tt.tournament_id WHERE tt.table_id = $1 AND NOT t.rated \
-                     UNION ALL SELECT 1 FROM unrated_tables WHERE table_id = $1",
-                )
+                let unrated: Option<(i32,)> = sqlx::query_as($crate::common::UNRATED)
                 .bind(key)
                 .fetch_optional(&mut *conn)
                 .await?;
@@ -2827,6 +2829,14 @@ macro_rules! impl_store {
                 .execute(&mut *self.write_conn().await?)
                 .await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            async fn is_unrated(&self, table: ::uuid::Uuid) -> $crate::Result<bool> {
+                let unrated: Option<(i32,)> = sqlx::query_as($crate::common::UNRATED)
+                    .bind(table.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(unrated.is_some())
             }
 
             async fn mark_unrated(&self, table: ::uuid::Uuid, now: i64) -> $crate::Result<()> {

@@ -1190,6 +1190,9 @@ pub trait Store: Send + Sync + 'static {
     /// Marks a table (before it is created) as unrated: its match changes no rating.
     /// Marking it twice is no error.
     async fn mark_unrated(&self, table: Uuid, now: i64) -> Result<()>;
+    /// Whether a table's match changes no rating: marked unrated (`mark_unrated`), or a
+    /// game of an unrated tournament. An unknown table is not unrated.
+    async fn is_unrated(&self, table: Uuid) -> Result<bool>;
     /// How many tournaments `player` created that are in registration or running (not
     /// cancelled).
     async fn open_tournaments_created_by(&self, player: Uuid) -> Result<i64>;

@@ -688,6 +688,9 @@ mod tests {
         async fn mark_unrated(&self, table: Uuid, now: i64) -> Result<()> {
             self.inner.mark_unrated(table, now).await
         }
+        async fn is_unrated(&self, table: Uuid) -> Result<bool> {
+            self.inner.is_unrated(table).await
+        }
         async fn open_tournaments_created_by(&self, player: Uuid) -> Result<i64> {
             self.inner.open_tournaments_created_by(player).await
         }

@@ -2940,6 +2940,10 @@ async fn tournaments(s: &dyn Store) {
         .await
         .unwrap();
     s.finish_match(table, &[8, 3], &[0], T0).await.unwrap();
+    assert!(
+        s.is_unrated(table).await.unwrap(),
+        "a game of an unrated tournament"
+    );
     let tables = s.tournament_tables(t.id).await.unwrap();
     assert_eq!(tables[0].status, Some(TableStatus::Finished));
     assert_eq!(
@@ -2950,8 +2954,10 @@ async fn tournaments(s: &dyn Store) {
     // Nor does a table marked unrated (an unrated challenge), marked twice.
     let mut u = record("trump", 2, ada.id, T0);
     u.id = Uuid::new_v4();
+    assert!(!s.is_unrated(u.id).await.unwrap());
     s.mark_unrated(u.id, T0).await.unwrap();
     s.mark_unrated(u.id, T0).await.unwrap();
+    assert!(s.is_unrated(u.id).await.unwrap());
     s.create_table(&u, &[seat_of(&ada), seat_of(&bob)])
         .await
         .unwrap();

@@ -1,7 +1,7 @@
 //! Rematch: at a finished match the same players start a new one in one click. Every
 //! person must accept (a bot always has); one refusal ends the offer. When the last person
 //! accepts, this table creates the new one (same game, options, pace, privacy and seats,
-//! the first person as its creator), starts it, and shows its id in `table.rematch.table`,
+//! unrated if this one was, the first person as its creator), starts it, and shows its id in `table.rematch.table`,
 //! which the clients follow. The offer lives in this table's task: a server restart forgets
 //! an offer in progress (the players then simply ask again).
 
@@ -48,7 +48,7 @@ impl Table {
             return self.refuse(
                 conn,
                 "rematch_declined",
-                format!("seat {} declined this rematch", by + 1),
+                format!("seat {by} declined this rematch"),
             );
         }
         if accept {
@@ -109,6 +109,11 @@ impl Table {
             clock: None,
             updated_at: now,
         };
+        // An unrated match's rematch is unrated too (an unrated challenge's, or a game of
+        // an unrated tournament's): marked before the table exists, as a challenge does.
+        if self.core.store.is_unrated(self.record.id).await? {
+            self.core.store.mark_unrated(record.id, now).await?;
+        }
         let handle = self.core.create(record, self.seats.clone()).await?;
         let (tx, rx) = oneshot::channel();
         handle
