@@ -172,6 +172,39 @@ async fn a_clock_that_runs_out_lets_a_bot_move_then_the_seat_comes_back() {
     }
 }
 
+/// A player is away only while every page of theirs is hidden (a black-box walk found a
+/// hidden second tab making a player who watched their table "away", and then counted as
+/// abandoning when their clock ran out): a hidden tab beside one in view changes nothing;
+/// closing the one in view leaves them away; the hidden one back in view, there again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_is_away_only_when_every_page_of_theirs_is_hidden() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (ada, _, table, mut a, mut b) =
+        ada_and_bob_started(&server, json!({"kind": "untimed"}), Value::Null).await;
+    let mut hidden_tab = ada.connect(&table).await;
+    hidden_tab.next_state().await;
+    hidden_tab
+        .send(json!({"type": "presence", "away": true}))
+        .await;
+    // A ping on the same socket after it: its answer comes once the presence is taken in.
+    hidden_tab.send(json!({"type": "ping"})).await;
+    while hidden_tab.next().await["type"] != "pong" {}
+    let (s, info) = ada.get(&format!("/api/tables/{table}")).await;
+    assert_eq!(s, 200, "{info}");
+    assert_eq!(info["seats"][0]["presence"], "connected", "{info}");
+    // The page in view closes: only the hidden one is left.
+    a.ws.close(None).await.unwrap();
+    drop(a);
+    let away = b.until(|s| seat(s, 0)["presence"] == "away").await;
+    assert!(seat(&away, 0)["stand_in"].is_null(), "{away}");
+    hidden_tab
+        .send(json!({"type": "presence", "away": false}))
+        .await;
+    b.until(|s| seat(s, 0)["presence"] == "connected").await;
+    server.stop().await;
+}
+
 /// Issue #33, item 1: a stand-in makes only the move whose clock ran out. In Fibonacci 21
 /// a turn is two moves (draw, then discard) for the same seat: the stand-in draws for the
 /// late player, who is back (their late draw was refused), and the discard is theirs, on a

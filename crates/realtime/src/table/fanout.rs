@@ -55,6 +55,9 @@ struct Conn {
     /// The viewer and version of the document this connection holds (what it was last
     /// sent, or on connect what it says it has).
     holds: Option<(Viewer, u64)>,
+    /// Its page said it is hidden (`presence` with `away: true`) and not since that it is
+    /// back in view. A player is away only while every page of theirs is.
+    hidden: bool,
     /// The table part of that document, when it is not the viewer's held one: the table
     /// part changes between versions too (the clocks' `left_ms` count down), so a full
     /// state made later at the same version (`sync`, HTTP) has another one
@@ -107,10 +110,26 @@ impl Fanout {
                 out,
                 updates,
                 holds: since,
+                hidden: false,
                 table: None,
             },
         );
         id
+    }
+
+    /// Notes what connection `id`'s page said of itself (`presence`).
+    pub fn set_hidden(&mut self, id: u64, hidden: bool) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.hidden = hidden;
+        }
+    }
+
+    /// Whether `player` has connections and every one of them is hidden: one page in view
+    /// (another tab, another device) is the player there.
+    pub fn all_hidden(&self, player: Uuid) -> bool {
+        let mut theirs = self.conns.values().filter(|c| c.who == Some(player));
+        let first = theirs.next();
+        first.is_some_and(|c| c.hidden) && theirs.all(|c| c.hidden)
     }
 
     pub fn remove(&mut self, id: u64) -> bool {

@@ -374,6 +374,15 @@ impl Table {
     /// A connection of player `id` left; if it was their last, the grace period starts.
     pub(super) fn person_disconnected(&mut self, id: uuid::Uuid) {
         if self.fan.connected(id) {
+            // Another page of theirs is open: they are away if every page left is hidden
+            // (the one in view closed), there if one is in view (the hidden one closed).
+            let hidden = self.fan.all_hidden(id);
+            if let Some(seat) = self.seat_of(Some(id))
+                && self.online.hidden[seat] != hidden
+            {
+                self.online.hidden[seat] = hidden;
+                self.sync_clocks();
+            }
             return;
         }
         if let Some(seat) = self.seat_of(Some(id)) {
@@ -385,15 +394,16 @@ impl Table {
         }
     }
 
-    /// `presence` from a seated player's page. Being back in view takes the seat back from
-    /// a stand-in. Returns whether anything changed.
-    pub(super) fn set_hidden(&mut self, id: uuid::Uuid, away: bool) -> bool {
+    /// After `presence` from a seated player's page: `hidden`, whether every page of theirs
+    /// is now hidden; `back`, whether this page said it is back in view, which takes the
+    /// seat back from a stand-in. Returns whether anything changed.
+    pub(super) fn set_hidden(&mut self, id: uuid::Uuid, hidden: bool, back: bool) -> bool {
         let Some(seat) = self.seat_of(Some(id)) else {
             return false;
         };
         let before = (self.online.hidden[seat], self.online.stand_in[seat]);
-        self.online.hidden[seat] = away;
-        if !away {
+        self.online.hidden[seat] = hidden;
+        if back {
             self.online.stand_in[seat] = None;
         }
         let changed = before != (self.online.hidden[seat], self.online.stand_in[seat]);
