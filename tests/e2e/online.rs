@@ -441,6 +441,10 @@ async fn deserted_matches_and_unjoined_tables_end() {
         let info = ended(table.clone(), ada.clone()).await;
         assert_eq!(info["seats"][0]["abandoned"], true, "{info}");
         assert_eq!(info["seats"][1]["abandoned"], true, "{info}");
+        // Over: nobody is waited for, nobody stands in (the game itself still waited).
+        assert_eq!(info["to_act"], json!([]), "{info}");
+        assert!(info["seats"][0]["stand_in"].is_null(), "{info}");
+        assert!(info["seats"][1]["stand_in"].is_null(), "{info}");
         ended(open.clone(), ada2.clone()).await;
         for (p, id) in [(&ada, &table), (&ada2, &open)] {
             let (_, lobby) = p.get("/api/tables").await;

@@ -411,6 +411,9 @@ impl Table {
     }
 
     pub fn info(&self) -> TableInfo {
+        // Nobody acts or stands in at a table that is over (an abandoned match's game
+        // still waits for a seat).
+        let playing = self.record.status == TableStatus::Playing;
         let seats = self
             .seats
             .iter()
@@ -423,7 +426,11 @@ impl Table {
                     bot_account: self.core.is_bot_account(*id),
                     connected: self.fan.connected(*id),
                     presence: self.presence(seat, *id),
-                    stand_in: self.stand_in_info(seat),
+                    stand_in: if playing {
+                        self.stand_in_info(seat)
+                    } else {
+                        None
+                    },
                     abandoned: self.online.abandoned[seat],
                 },
                 Occupant::Bot { level } => SeatInfo::Bot {
@@ -442,7 +449,11 @@ impl Table {
             seats,
             spectators: self.fan.spectators(|who| self.seat_of(Some(who)).is_none()),
             round: self.game.round(),
-            to_act: if started { self.game.to_act() } else { vec![] },
+            to_act: if started && playing {
+                self.game.to_act()
+            } else {
+                vec![]
+            },
             scores: if started {
                 self.game.scores()
             } else {
