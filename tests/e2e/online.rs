@@ -401,6 +401,21 @@ async fn staying_away_to_the_end_is_an_abandoned_match_rated_as_a_loss() {
         // Stored: the same after the table is read back.
         let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
         assert_eq!(info["seats"][1]["abandoned"], true, "{info}");
+        // Whatever Bob's stand-in scored, Ada is the winner everywhere: the table, her
+        // wins, both match lists (a black-box walk found them naming Bob).
+        assert_eq!(info["winners"], json!([0]), "{info}");
+        let (_, r) = ada.get(&format!("/api/players/{}/ratings", ada.id)).await;
+        assert_eq!(r[0]["wins"], 1, "{r}");
+        for (p, won) in [(&ada, true), (&bob, false)] {
+            let (_, rows) = p.get("/api/me/matches").await;
+            let row = rows
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["table_id"] == table.as_str() || m["id"] == table.as_str())
+                .unwrap_or_else(|| panic!("{rows}"));
+            assert_eq!(row["won"], won, "{row}");
+        }
         server.stop().await;
     }
 }

@@ -459,7 +459,10 @@ impl Table {
             } else {
                 vec![0; self.seats.len()]
             },
-            winners: self.game.outcome().map(|o| o.winners),
+            winners: self
+                .game
+                .outcome()
+                .map(|o| online::winners_staying(&o, &self.online.abandoned)),
             created_at: self.record.created_at,
             pace: self.online.pace,
             clocks: self.clocks(),

@@ -147,6 +147,25 @@ impl Online {
     }
 }
 
+/// Who won a finished match once the seats whose players abandoned it are set aside: a
+/// seat that abandoned never wins (docs/ratings.md), whatever its stand-in scored. The
+/// game's winners who stayed; if none stayed, the stayers with the best score (the order
+/// the ratings place them in: stayed, then won, then score). Nobody, if nobody stayed.
+pub(super) fn winners_staying(outcome: &game_core::Outcome, abandoned: &[bool]) -> Vec<Seat> {
+    let stayed = |s: &Seat| !abandoned.get(*s).copied().unwrap_or(false);
+    let winners: Vec<Seat> = outcome.winners.iter().copied().filter(stayed).collect();
+    if !winners.is_empty() || outcome.winners.iter().all(stayed) {
+        return winners;
+    }
+    let best = (0..outcome.scores.len())
+        .filter(stayed)
+        .map(|s| outcome.scores[s])
+        .max();
+    (0..outcome.scores.len())
+        .filter(|s| stayed(s) && Some(outcome.scores[*s]) == best)
+        .collect()
+}
+
 /// Reads a stored pace, untimed if unreadable (a table from before paces existed has the
 /// column's default).
 pub(super) fn stored_pace(v: &serde_json::Value) -> Pace {
@@ -668,6 +687,34 @@ fn backoff(attempts: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seat_that_abandoned_never_wins() {
+        let o = |winners: Vec<usize>, scores: Vec<i64>| game_core::Outcome { winners, scores };
+        // Nobody left: the game's winners.
+        assert_eq!(
+            winners_staying(&o(vec![1], vec![3, 13]), &[false, false]),
+            vec![1]
+        );
+        // The winner's stand-in won: the one who stayed wins instead.
+        assert_eq!(
+            winners_staying(&o(vec![1], vec![3, 13]), &[false, true]),
+            vec![0]
+        );
+        // A shared win: the one who stayed keeps it alone.
+        assert_eq!(
+            winners_staying(&o(vec![0, 2], vec![5, 1, 5]), &[false, false, true]),
+            vec![0]
+        );
+        // Three seats, the winner gone: the better score of those who stayed.
+        assert_eq!(
+            winners_staying(&o(vec![2], vec![4, 7, 9]), &[false, false, true]),
+            vec![1]
+        );
+        // A drawn game stays drawn; nobody stayed: nobody won.
+        assert!(winners_staying(&o(vec![], vec![2, 2]), &[false, true]).is_empty());
+        assert!(winners_staying(&o(vec![0], vec![2, 1]), &[true, true]).is_empty());
+    }
 
     #[test]
     fn a_move_within_its_allowance_costs_no_bank() {

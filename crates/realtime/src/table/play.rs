@@ -151,11 +151,20 @@ impl Table {
                 // Whoever a bot is still standing in for stayed away to the end.
                 let gone = self.abandoning_seats();
                 if !gone.is_empty() {
-                    d.ops.push(WriteOp::Abandon { seats: gone });
+                    d.ops.push(WriteOp::Abandon {
+                        seats: gone.clone(),
+                    });
+                }
+                let mut abandoned = self.online.abandoned.clone();
+                for &s in &gone {
+                    abandoned[s as usize] = true;
                 }
                 d.ops.push(WriteOp::FinishMatch {
                     totals: outcome.scores.clone(),
-                    winners: outcome.winners.iter().map(|&s| s as i32).collect(),
+                    winners: super::online::winners_staying(&outcome, &abandoned)
+                        .into_iter()
+                        .map(|s| s as i32)
+                        .collect(),
                 });
                 d.status = TableStatus::Finished;
                 return Ok(());
