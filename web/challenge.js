@@ -16,6 +16,8 @@ const HOUSE = [['house:easy', 'House bot: easy'], ['house:normal', 'House bot: n
 
 const ENDED = {
   declined: 'was declined',
+  // Told to a player's other pages when one of them accepted.
+  accepted: 'was accepted in another window',
   cancelled: 'was cancelled',
   expired: 'expired without an answer',
   gone: 'ended: the other side left the lobby',

@@ -512,3 +512,47 @@ async fn unrated_challenges_change_no_rating() {
         server.stop().await;
     }
 }
+
+/// Every lobby socket of the challenged player shows a challenge, and every one learns its
+/// answer: when one declines or accepts, the others get `challenge_ended` (a black-box walk
+/// found them still showing a challenge that was over).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenges_answer_reaches_every_socket_of_the_challenged() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let mut a = lobby(&ada).await;
+    let mut b1 = lobby(&bob).await;
+    let mut b2 = lobby(&bob).await;
+    for s in [&mut a, &mut b1, &mut b2] {
+        lobby_until(s, "tables").await;
+    }
+    let challenge = json!({"type": "challenge", "to": bob.id, "game": "trump"});
+    for (answer, reason) in [
+        ("challenge_decline", "declined"),
+        ("challenge_accept", "accepted"),
+    ] {
+        a.send(challenge.clone()).await;
+        lobby_until(&mut a, "challenge_sent").await;
+        let id = lobby_until(&mut b1, "challenge_received").await["challenge"]["id"].clone();
+        assert_eq!(
+            lobby_until(&mut b2, "challenge_received").await["challenge"]["id"],
+            id
+        );
+        b1.send(json!({"type": answer, "id": id})).await;
+        let other = lobby_until(&mut b2, "challenge_ended").await;
+        assert_eq!(
+            (&other["id"], other["reason"].as_str()),
+            (&id, Some(reason)),
+            "{other}"
+        );
+        let expected = if reason == "declined" {
+            "challenge_ended"
+        } else {
+            "challenge_started"
+        };
+        assert_eq!(lobby_until(&mut b1, expected).await["id"], id);
+    }
+    server.stop().await;
+}

@@ -81,6 +81,16 @@ impl Challenges {
         }
     }
 
+    /// Sends `msg` to every lobby socket of `player` but `conn` (the one that answered, and
+    /// got its own reply).
+    pub fn tell_others(&self, player: Uuid, conn: &str, msg: &LobbyMsg) {
+        if let Some(socks) = lock(&self.inner).sockets.get(&player) {
+            for (_, tx) in socks.iter().filter(|(c, _)| c != conn) {
+                let _ = tx.try_send(msg.clone());
+            }
+        }
+    }
+
     /// Sends `msg` to one lobby socket of `player`.
     pub fn tell_conn(&self, player: Uuid, conn: &str, msg: LobbyMsg) {
         if let Some(socks) = lock(&self.inner).sockets.get(&player)

@@ -856,12 +856,18 @@ fn report(t: &mut Tournament, mt: &store::TournamentTable, now: u64, effects: &m
         return;
     };
     let all_absent = mt.status == Some(TableStatus::Abandoned);
-    for (seat, p) in players.iter().enumerate() {
-        if all_absent || mt.abandoned.get(seat).copied().unwrap_or(false) {
-            match t.absent(*p, table, now) {
-                Ok(e) => effects.extend(e),
-                Err(e) => tracing::debug!(%table, error = %e, "absence not counted"),
-            }
+    // All at once: one by one, the first reported absent would hand the last a win
+    // (a table abandoned unplayed is a forfeit for all at it, docs/tournaments.md).
+    let gone: Vec<_> = players
+        .iter()
+        .enumerate()
+        .filter(|(seat, _)| all_absent || mt.abandoned.get(*seat).copied().unwrap_or(false))
+        .map(|(_, p)| *p)
+        .collect();
+    if !gone.is_empty() {
+        match t.absent_together(&gone, table, now) {
+            Ok(e) => effects.extend(e),
+            Err(e) => tracing::debug!(%table, error = %e, "absence not counted"),
         }
     }
     if t.table(table)

@@ -630,38 +630,57 @@ impl Tournament {
     /// in a row and the player is dropped. Arena: the player is paused until they join
     /// again.
     pub fn absent(&mut self, player: PlayerId, table: TableId, at: u64) -> Result<Vec<Effect>> {
+        self.absent_together(&[player], table, at)
+    }
+
+    /// Several players absent from `table` at once, as [`Tournament::absent`] for each,
+    /// but the table is judged once all are marked: a table abandoned unplayed is a
+    /// forfeit for everyone at it, not a win for whoever was reported last. Refused
+    /// (nothing changed) if any of them cannot be marked.
+    pub fn absent_together(
+        &mut self,
+        players: &[PlayerId],
+        table: TableId,
+        at: u64,
+    ) -> Result<Vec<Effect>> {
         let t = self.table(table).ok_or(TournamentError::UnknownTable)?;
         if t.state != TableState::Playing {
             return Err(TournamentError::TableClosed);
         }
-        let seat = t
-            .players
-            .iter()
-            .position(|&p| p == player)
-            .ok_or(TournamentError::NotAtTable)?;
-        if t.absent[seat] {
-            return Err(TournamentError::AlreadyAbsent);
+        let mut seats = Vec::with_capacity(players.len());
+        for player in players {
+            let seat = t
+                .players
+                .iter()
+                .position(|p| p == player)
+                .ok_or(TournamentError::NotAtTable)?;
+            if t.absent[seat] || seats.contains(&seat) {
+                return Err(TournamentError::AlreadyAbsent);
+            }
+            seats.push(seat);
         }
         let mut effects = Vec::new();
-        let t = &mut self.tables[table.0 as usize];
-        t.absent[seat] = true;
-        let present: Vec<usize> = (0..t.players.len()).filter(|&s| !t.absent[s]).collect();
-        let i = self.index(player).expect("a seated player is a member");
         let arena = self.is_arena();
-        let p = &mut self.players[i];
-        p.absences += 1;
-        if arena {
-            if p.status == PlayerStatus::Active {
-                p.status = PlayerStatus::Paused;
-            }
-        } else {
-            p.missed_in_a_row += 1;
-            if p.missed_in_a_row >= 2 && p.status == PlayerStatus::Active {
-                p.status = PlayerStatus::Dropped;
-                effects.push(Effect::PlayerDropped { player });
+        for (&seat, &player) in seats.iter().zip(players) {
+            self.tables[table.0 as usize].absent[seat] = true;
+            let i = self.index(player).expect("a seated player is a member");
+            let p = &mut self.players[i];
+            p.absences += 1;
+            if arena {
+                if p.status == PlayerStatus::Active {
+                    p.status = PlayerStatus::Paused;
+                }
+            } else {
+                p.missed_in_a_row += 1;
+                if p.missed_in_a_row >= 2 && p.status == PlayerStatus::Active {
+                    p.status = PlayerStatus::Dropped;
+                    effects.push(Effect::PlayerDropped { player });
+                }
             }
         }
-        let seats = self.tables[table.0 as usize].players.len();
+        let t = &self.tables[table.0 as usize];
+        let present: Vec<usize> = (0..t.players.len()).filter(|&s| !t.absent[s]).collect();
+        let seats = t.players.len();
         if present.len() <= 1 && seats > 1 || present.is_empty() {
             // Nobody left to play against: the one present (if any) wins.
             let places = (0..seats)

@@ -257,6 +257,46 @@ fn at_a_multi_player_table_an_absent_player_forfeits_and_the_rest_play_on() {
     assert!(matches!(&fx[0], Effect::TableFinished { points, .. } if points == &vec![48, 24, 0]));
 }
 
+/// A table abandoned unplayed: everyone at it is absent at once, and it is a forfeit for
+/// all, with no points for anyone (one by one, the first reported would have handed the
+/// last a win).
+#[test]
+fn a_table_everyone_is_absent_from_at_once_is_a_forfeit_for_all() {
+    let mut t = Tournament::new(swiss(1, 2, 2, 1), (2, 2)).unwrap();
+    for i in 0..2 {
+        t.join(pid(i), 1500.0, 0).unwrap();
+    }
+    t.start(1).unwrap();
+    let seats = t.table(TableId(0)).unwrap().players.clone();
+    let fx = t.absent_together(&seats, TableId(0), 2).unwrap();
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::TableFinished { points, .. } if points == &vec![0, 0])),
+        "{fx:?}"
+    );
+    for p in &seats {
+        let me = t.player(*p).unwrap();
+        assert_eq!((me.points, me.absences), (0, 1), "{me:?}");
+    }
+    // Twice, or a player not at the table: refused, nothing changed.
+    let mut u = Tournament::new(swiss(1, 2, 2, 1), (2, 2)).unwrap();
+    for i in 0..2 {
+        u.join(pid(i), 1500.0, 0).unwrap();
+    }
+    u.start(1).unwrap();
+    let before = serde_json::to_value(&u).unwrap();
+    let seats = u.table(TableId(0)).unwrap().players.clone();
+    assert!(
+        u.absent_together(&[seats[0], seats[0]], TableId(0), 2)
+            .is_err()
+    );
+    assert!(
+        u.absent_together(&[seats[0], pid(7)], TableId(0), 2)
+            .is_err()
+    );
+    assert_eq!(serde_json::to_value(&u).unwrap(), before);
+}
+
 #[test]
 fn refused_inputs_change_nothing() {
     let mut t = Tournament::new(swiss(1, 2, 2, 1), (2, 2)).unwrap();

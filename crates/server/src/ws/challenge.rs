@@ -300,9 +300,9 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
             tokio::spawn(async move {
                 let who = Who { id: who, name };
                 let result = if yes {
-                    accept(&app, &who, &id).await
+                    accept(&app, &who, &id, None).await
                 } else {
-                    decline(&app, &who, &id)
+                    decline(&app, &who, &id, None)
                 };
                 let msg = super::refused(&app, result);
                 app.cluster.tell_challenge(ChallengeWhat::Reply {
@@ -407,12 +407,35 @@ fn gone(id: &str) -> Refusal {
     )
 }
 
-/// `challenge_accept`: the match starts.
-pub(super) async fn accept(app: &AppState, who: &Who, id: &str) -> Result<LobbyMsg, Refusal> {
+/// The challenged player's other lobby sockets here, which showed challenge `id` too,
+/// learn that the socket `conn` answered it (`accepted` or `declined`): it is no longer
+/// waiting. `conn` got its own answer.
+fn answered(app: &AppState, who: &Who, conn: Option<&str>, id: &str, reason: &str) {
+    if let Some(conn) = conn {
+        let msg = LobbyMsg::ChallengeEnded {
+            id: id.to_string(),
+            reason: reason.into(),
+        };
+        app.challenges.tell_others(who.id, conn, &msg);
+    }
+}
+
+/// `challenge_accept` from the lobby socket `conn` (`None`: an answer relayed by another
+/// node): the match starts.
+pub(super) async fn accept(
+    app: &AppState,
+    who: &Who,
+    id: &str,
+    conn: Option<&str>,
+) -> Result<LobbyMsg, Refusal> {
     if app.challenges.get(id).is_none()
         && let Some(shown) = app.challenges.shown(id)
     {
-        return answer_elsewhere(app, who, id, shown, true).await;
+        let answer = answer_elsewhere(app, who, id, shown, true).await;
+        if answer.is_ok() {
+            answered(app, who, conn, id, "accepted");
+        }
+        return answer;
     }
     addressed(app, who, id)?;
     let p = app.challenges.take(id).ok_or_else(|| gone(id))?;
@@ -453,6 +476,7 @@ pub(super) async fn accept(app: &AppState, who: &Who, id: &str) -> Result<LobbyM
         }
     };
     tracing::info!(%table, "challenge accepted");
+    answered(app, who, conn, id, "accepted");
     app.challenges.tell_conn(
         c.from.id,
         &p.from_conn,
@@ -469,25 +493,37 @@ pub(super) async fn accept(app: &AppState, who: &Who, id: &str) -> Result<LobbyM
     })
 }
 
-/// `challenge_decline` of another node's challenge shown here.
+/// `challenge_decline` from the lobby socket `conn`, of a challenge of this node's or
+/// another's shown here.
 pub(super) async fn decline_here_or_there(
     app: &AppState,
     who: &Who,
     id: &str,
+    conn: &str,
 ) -> Result<LobbyMsg, Refusal> {
     if app.challenges.get(id).is_none()
         && let Some(shown) = app.challenges.shown(id)
     {
-        return answer_elsewhere(app, who, id, shown, false).await;
+        let answer = answer_elsewhere(app, who, id, shown, false).await;
+        if answer.is_ok() {
+            answered(app, who, Some(conn), id, "declined");
+        }
+        return answer;
     }
-    decline(app, who, id)
+    decline(app, who, id, Some(conn))
 }
 
-/// `challenge_decline`.
-pub(super) fn decline(app: &AppState, who: &Who, id: &str) -> Result<LobbyMsg, Refusal> {
+/// `challenge_decline` from the lobby socket `conn` (`None`: relayed by another node).
+pub(super) fn decline(
+    app: &AppState,
+    who: &Who,
+    id: &str,
+    conn: Option<&str>,
+) -> Result<LobbyMsg, Refusal> {
     addressed(app, who, id)?;
     let p = app.challenges.take(id).ok_or_else(|| gone(id))?;
     ended(app, &p, "declined", Some(who.id));
+    answered(app, who, conn, id, "declined");
     Ok(LobbyMsg::ChallengeEnded {
         id: id.to_string(),
         reason: "declined".into(),

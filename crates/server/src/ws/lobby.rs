@@ -192,7 +192,10 @@ pub(super) async fn lobby_message(
             let Some(who) = who else {
                 return Some(not_signed_in(app));
             };
-            return Some(refused(app, super::challenge::accept(app, who, &id).await));
+            return Some(refused(
+                app,
+                super::challenge::accept(app, who, &id, Some(&quick.conn)).await,
+            ));
         }
         LobbyClientMsg::ChallengeDecline { id } => {
             let Some(who) = who else {
@@ -200,7 +203,7 @@ pub(super) async fn lobby_message(
             };
             return Some(refused(
                 app,
-                super::challenge::decline_here_or_there(app, who, &id).await,
+                super::challenge::decline_here_or_there(app, who, &id, &quick.conn).await,
             ));
         }
         LobbyClientMsg::ChallengeCancel { id } => {
