@@ -893,9 +893,9 @@ impl Tournament {
 
     /// Arena: seats whoever is free (active, at no table) at tables of the event's plan,
     /// nearest in score (then rating); a table's seats go to the next in that order who
-    /// did not just play anyone already seated there, or, when nobody else is free, to
-    /// the next in order. Those left over wait for the next pairing. Nothing is paired
-    /// once pairing has stopped.
+    /// did not sit at the last game of anyone already seated there, or, when nobody else
+    /// is free, to the next in order. Those left over wait for the next pairing. Nothing
+    /// is paired once pairing has stopped.
     fn pair_arena(&mut self, now: u64) -> Vec<Effect> {
         if self.phase != Phase::Running || Some(now) >= self.pairing_stops_at() {
             return Vec::new();
@@ -916,11 +916,15 @@ impl Tournament {
         for size in sizes {
             let mut table = vec![pool.remove(0)];
             while table.len() < size {
+                // Only the members' last games count (docs/tournaments.md): the candidate's
+                // own may be older. Asking both ways kept a player who waited out of every
+                // table once their last opponent led the order: they had "just played"
+                // the opener, many games ago.
                 let fresh = pool.iter().position(|&c| {
-                    table.iter().all(|&m| {
-                        let (pm, pc) = (&self.players[m], &self.players[c]);
-                        !pm.last_mates.contains(&pc.id) && !pc.last_mates.contains(&pm.id)
-                    })
+                    let candidate = self.players[c].id;
+                    table
+                        .iter()
+                        .all(|&m| !self.players[m].last_mates.contains(&candidate))
                 });
                 table.push(pool.remove(fresh.unwrap_or(0)));
             }

@@ -712,3 +712,45 @@ fn every_refusal_says_what_is_wrong_in_words() {
         assert!(said.contains(' '), "{e:?}: {said}");
     }
 }
+
+/// Three players at tables of two: whoever waited is seated at the next table, every time
+/// (a black-box walk saw the two leaders meet again and again while the third waited).
+#[test]
+fn an_arena_of_three_seats_whoever_waited() {
+    let mut t = Tournament::new(arena(600_000, 60_000, 2, 9), (2, 2)).unwrap();
+    for i in 0..3 {
+        t.join(pid(i), 1500.0 + i as f64, 0).unwrap();
+    }
+    t.start(0).unwrap();
+    let mut now = 10;
+    for game in 0..12 {
+        let open: Vec<TableId> = open_tables(&t);
+        assert_eq!(open.len(), 1, "game {game}");
+        let waiting: Vec<_> = t
+            .players()
+            .iter()
+            .filter(|p| p.table.is_none())
+            .map(|p| p.id)
+            .collect();
+        assert_eq!(waiting.len(), 1, "game {game}");
+        // Seat 0 wins every game, then a draw now and then.
+        let outcome = if game % 3 == 2 {
+            Outcome {
+                winners: vec![],
+                scores: vec![1, 1],
+            }
+        } else {
+            win(0, 2)
+        };
+        t.report_result(open[0], &outcome, now).unwrap();
+        now += 10;
+        let next = open_tables(&t);
+        assert_eq!(next.len(), 1, "game {game}");
+        let seated = &t.table(next[0]).unwrap().players;
+        assert!(
+            seated.contains(&waiting[0]),
+            "game {game}: {:?} waited, and {seated:?} were seated",
+            waiting[0]
+        );
+    }
+}
