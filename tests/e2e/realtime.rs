@@ -162,8 +162,19 @@ async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let (ada, table, mut a, _b, _) = ada_and_bob_playing(&server).await;
+    // Dealt, a turn begun: nothing more is on its way from the start.
+    a.until(|s| {
+        s["table"]["to_act"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    })
+    .await;
     let mut second = ada.connect(&table).await;
-    let held = second.next_state().await;
+    second.next_state().await;
+    // Everything sent to it before its ping's answer is in: it holds the latest.
+    second.send(json!({"type": "ping"})).await;
+    while second.next().await["type"] != "pong" {}
+    let held = second.state.clone().unwrap();
     let since = held["version"].as_u64().unwrap();
     a.until(|s| s["version"].as_u64().unwrap() >= since).await;
     second.ws.close(None).await.unwrap();
