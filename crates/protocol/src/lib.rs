@@ -1419,7 +1419,8 @@ pub struct TournamentSummary {
     pub pace: Pace,
     pub starts_at: Option<i64>,
     pub start_when: Option<u32>,
-    /// Members (withdrawn ones too).
+    /// Members (those who withdrew after the start too; before it, withdrawing takes a
+    /// player off the list).
     pub players: usize,
     /// The Swiss round under way (0 before the start; always 0 in an arena).
     pub round: u32,

@@ -212,7 +212,7 @@ pub struct Player {
     pub bot: bool,
 }
 
-/// What [`Store::make_bot`] did. Only a claimed account that never sat at a table becomes
+/// What [`Store::make_bot`] did. Only a claimed account that holds no seat at a table becomes
 /// a bot account; nothing changes otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BotConversion {
@@ -904,8 +904,8 @@ pub trait Store: Send + Sync + 'static {
     /// A player by id (for the public profile).
     async fn player(&self, id: Uuid) -> Result<Option<Player>>;
 
-    /// Makes `player` a bot account, for good, if it is a claimed account that never sat
-    /// at a table ([`BotConversion`]).
+    /// Makes `player` a bot account, for good, if it is a claimed account that holds no
+    /// seat at any table ([`BotConversion`]).
     async fn make_bot(&self, player: Uuid, now: i64) -> Result<BotConversion>;
 
     /// The ids of every bot account.

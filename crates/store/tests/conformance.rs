@@ -387,7 +387,7 @@ async fn accounts_and_sessions(s: &dyn Store) {
     assert_eq!(s.account_by_key("bob").await.unwrap(), None);
 }
 
-/// Bot accounts (#31): only a claimed account that never sat at a table becomes one, for
+/// Bot accounts (#31): only a claimed account that holds no seat at any table becomes one, for
 /// good; a match with one is rated in the bot pool only (house bots as anchors), and the
 /// people's pools never see it.
 async fn bot_accounts_and_the_bot_pool(s: &dyn Store) {

@@ -323,7 +323,7 @@ pub const BOT_TOKEN_LABEL: &str = "bot API token";
     responses(
         (status = 200, description = "the account is a bot account now (`bot`: true)", body = wire::AccountInfo),
         (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
-        (status = 409, description = "`code`: not_claimed (a guest: claim an account first), already_bot, has_played (only a new account that never sat at a table may become a bot account)", body = wire::ErrorBody),
+        (status = 409, description = "`code`: not_claimed (a guest: claim an account first), already_bot, has_played (only an account that holds no seat at any table may become a bot account)", body = wire::ErrorBody),
     ),
 )]
 pub async fn make_bot(
@@ -349,7 +349,7 @@ pub async fn make_bot(
         B::HasPlayed => {
             return Err(ApiError::conflict(
                 "has_played",
-                "only a new account that never sat at a table may become a bot account; \
+                "only an account that holds no seat at any table may become a bot account; \
                  claim a new one for the bot",
             ));
         }
