@@ -148,21 +148,20 @@ impl Online {
 }
 
 /// Who won a finished match once the seats whose players abandoned it are set aside: a
-/// seat that abandoned never wins (docs/ratings.md), whatever its stand-in scored. The
-/// game's winners who stayed; if none stayed, the stayers with the best score (the order
-/// the ratings place them in: stayed, then won, then score). Nobody, if nobody stayed.
+/// seat that abandoned never wins, and comes after everyone who stayed (docs/ratings.md),
+/// whatever its stand-in did. With nobody gone, the game's winners; else those who stayed
+/// and come first in the order the ratings place them in (won, then score): a draw with
+/// someone who left is the stayers' win. Nobody, if nobody stayed.
 pub(super) fn winners_staying(outcome: &game_core::Outcome, abandoned: &[bool]) -> Vec<Seat> {
-    let stayed = |s: &Seat| !abandoned.get(*s).copied().unwrap_or(false);
-    let winners: Vec<Seat> = outcome.winners.iter().copied().filter(stayed).collect();
-    if !winners.is_empty() || outcome.winners.iter().all(stayed) {
-        return winners;
+    let gone = |s: Seat| abandoned.get(s).copied().unwrap_or(false);
+    let seats = outcome.scores.len();
+    if !(0..seats).any(gone) {
+        return outcome.winners.clone();
     }
-    let best = (0..outcome.scores.len())
-        .filter(stayed)
-        .map(|s| outcome.scores[s])
-        .max();
-    (0..outcome.scores.len())
-        .filter(|s| stayed(s) && Some(outcome.scores[*s]) == best)
+    let key = |s: Seat| (outcome.winners.contains(&s), outcome.scores[s]);
+    let best = (0..seats).filter(|&s| !gone(s)).map(key).max();
+    (0..seats)
+        .filter(|&s| !gone(s) && Some(key(s)) == best)
         .collect()
 }
 
@@ -711,8 +710,13 @@ mod tests {
             winners_staying(&o(vec![2], vec![4, 7, 9]), &[false, false, true]),
             vec![1]
         );
-        // A drawn game stays drawn; nobody stayed: nobody won.
-        assert!(winners_staying(&o(vec![], vec![2, 2]), &[false, true]).is_empty());
+        // A draw with someone who left: the one who stayed comes first, so wins. A draw
+        // with nobody gone stays a draw; nobody stayed: nobody won.
+        assert_eq!(
+            winners_staying(&o(vec![], vec![2, 2]), &[false, true]),
+            vec![0]
+        );
+        assert!(winners_staying(&o(vec![], vec![2, 2]), &[false, false]).is_empty());
         assert!(winners_staying(&o(vec![0], vec![2, 1]), &[true, true]).is_empty());
     }
 
