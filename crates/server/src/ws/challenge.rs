@@ -432,7 +432,8 @@ pub(super) async fn accept(
         && let Some(shown) = app.challenges.shown(id)
     {
         let answer = answer_elsewhere(app, who, id, shown, true).await;
-        if answer.is_ok() {
+        // The origin's reply may be its refusal, passed on as a message.
+        if matches!(answer, Ok(LobbyMsg::ChallengeStarted { .. })) {
             answered(app, who, conn, id, "accepted");
         }
         return answer;
@@ -505,7 +506,7 @@ pub(super) async fn decline_here_or_there(
         && let Some(shown) = app.challenges.shown(id)
     {
         let answer = answer_elsewhere(app, who, id, shown, false).await;
-        if answer.is_ok() {
+        if matches!(answer, Ok(LobbyMsg::ChallengeEnded { .. })) {
             answered(app, who, Some(conn), id, "declined");
         }
         return answer;
