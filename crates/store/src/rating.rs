@@ -152,18 +152,33 @@ pub struct Entry {
     pub abandoned: bool,
 }
 
+/// The order of places, as a key (a better key, a better place): stayed, then won, then
+/// score. Everyone who abandoned shares the last place.
+fn place_key(abandoned: bool, won: bool, score: i64) -> (bool, bool, i64) {
+    match abandoned {
+        true => (false, false, 0),
+        false => (true, won, score),
+    }
+}
+
 /// Each entry's place, 1 = best; equal entries share a place (the next place skips, as in
 /// "1, 1, 3").
 pub fn places(entries: &[Entry]) -> Vec<usize> {
-    // Better key = better place: stayed, then won, then score.
-    let key = |e: &Entry| match e.abandoned {
-        true => (false, false, 0),
-        false => (true, e.won, e.score),
-    };
+    let key = |e: &Entry| place_key(e.abandoned, e.won, e.score);
     entries
         .iter()
         .map(|a| 1 + entries.iter().filter(|b| key(b) > key(a)).count())
         .collect()
+}
+
+/// The seats in first place, in the order [`places`] ranks them, among those who stayed:
+/// who won a match that someone abandoned (a seat that abandoned never wins). Per seat,
+/// `won` (the game's verdict), `scores` and `abandoned`. Nobody, if nobody stayed.
+pub fn first_of_those_who_stayed(won: &[bool], scores: &[i64], abandoned: &[bool]) -> Vec<usize> {
+    let key = |s: usize| place_key(abandoned[s], won[s], scores[s]);
+    let stayed = || (0..scores.len()).filter(|&s| !abandoned[s]);
+    let best = stayed().map(key).max();
+    stayed().filter(|&s| Some(key(s)) == best).collect()
 }
 
 /// The new ratings after one match, in the order of `entries`, all of `pool`. Fewer than
@@ -380,6 +395,27 @@ mod tests {
             gone(1),
         ]);
         assert_eq!(p, vec![3, 1, 5, 3, 1, 5]);
+    }
+
+    /// The winners of a match someone abandoned are the first places among those who
+    /// stayed, in the same order as `places`.
+    #[test]
+    fn first_of_those_who_stayed_follows_the_places() {
+        let first = first_of_those_who_stayed;
+        // The one who left won at the cards: the one who stayed is first.
+        assert_eq!(first(&[false, true], &[3, 13], &[false, true]), vec![0]);
+        // A draw: the same.
+        assert_eq!(first(&[false, false], &[2, 2], &[false, true]), vec![0]);
+        // Among those who stayed, the game's winner, then the better score.
+        assert_eq!(
+            first(&[false, true, false], &[9, 1, 5], &[false, false, true]),
+            vec![1]
+        );
+        assert_eq!(
+            first(&[false, false, true], &[4, 7, 9], &[false, false, true]),
+            vec![1]
+        );
+        assert!(first(&[true, false], &[2, 1], &[true, true]).is_empty());
     }
 
     #[test]

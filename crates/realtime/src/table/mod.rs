@@ -548,10 +548,7 @@ impl Table {
             }
             Cmd::Sync { conn } => self.send_state(conn),
             Cmd::Presence { conn, away } => {
-                self.fan.set_hidden(conn, away);
-                if let Some(Some(who)) = self.fan.who(conn)
-                    && self.set_hidden(who, self.fan.all_hidden(who), !away)
-                {
+                if self.set_hidden(conn, away) {
                     self.version += 1;
                     self.broadcast(&[]);
                     self.schedule_bots();

@@ -64,8 +64,6 @@ pub(super) struct Online {
     pub banks_dirty: bool,
     /// Per seat: when its clock started running for the move it owes.
     pub running: Vec<Option<Instant>>,
-    /// Per seat: the player's page is hidden.
-    pub hidden: Vec<bool>,
     /// Per seat: since when its player has had no connection.
     pub gone_since: Vec<Option<Instant>>,
     pub stand_in: Vec<Option<StandIn>>,
@@ -99,7 +97,6 @@ impl Online {
             banks,
             banks_dirty: false,
             running: vec![None; seats],
-            hidden: vec![false; seats],
             // Nobody is connected when a table starts (or restarts): grace counts from now.
             gone_since: vec![Some(now); seats],
             stand_in: vec![None; seats],
@@ -147,22 +144,17 @@ impl Online {
     }
 }
 
-/// Who won a finished match once the seats whose players abandoned it are set aside: a
-/// seat that abandoned never wins, and comes after everyone who stayed (docs/ratings.md),
-/// whatever its stand-in did. With nobody gone, the game's winners; else those who stayed
-/// and come first in the order the ratings place them in (won, then score): a draw with
-/// someone who left is the stayers' win. Nobody, if nobody stayed.
+/// Who won a finished match: the game's winners, unless a seat abandoned it. Then a seat
+/// that abandoned never wins, whatever its stand-in did: the winners are those who stayed
+/// and come first as the ratings place them (`store::rating::first_of_those_who_stayed`,
+/// docs/ratings.md), so a draw with someone who left is the stayers' win.
 pub(super) fn winners_staying(outcome: &game_core::Outcome, abandoned: &[bool]) -> Vec<Seat> {
-    let gone = |s: Seat| abandoned.get(s).copied().unwrap_or(false);
     let seats = outcome.scores.len();
-    if !(0..seats).any(gone) {
+    if abandoned.len() != seats || !abandoned.contains(&true) {
         return outcome.winners.clone();
     }
-    let key = |s: Seat| (outcome.winners.contains(&s), outcome.scores[s]);
-    let best = (0..seats).filter(|&s| !gone(s)).map(key).max();
-    (0..seats)
-        .filter(|&s| !gone(s) && Some(key(s)) == best)
-        .collect()
+    let won: Vec<bool> = (0..seats).map(|s| outcome.winners.contains(&s)).collect();
+    store::rating::first_of_those_who_stayed(&won, &outcome.scores, abandoned)
 }
 
 /// Reads a stored pace, untimed if unreadable (a table from before paces existed has the
@@ -208,7 +200,7 @@ impl Table {
     pub(super) fn presence(&self, seat: Seat, id: uuid::Uuid) -> Presence {
         if !self.fan.connected(id) {
             Presence::Disconnected
-        } else if self.online.hidden[seat] || self.online.stand_in[seat].is_some() {
+        } else if self.fan.all_hidden(id) || self.online.stand_in[seat].is_some() {
             Presence::Away
         } else {
             Presence::Connected
@@ -363,7 +355,6 @@ impl Table {
         let now = Instant::now();
         self.online.open_since = now;
         self.online.stand_in[seat] = None;
-        self.online.hidden[seat] = false;
         self.online.gone_since[seat] = match to {
             Occupant::Player { id, .. } if !self.fan.connected(*id) => Some(now),
             _ => None,
@@ -381,7 +372,6 @@ impl Table {
         if let Some(seat) = self.seat_of(Some(id)) {
             self.online.gone_since[seat] = None;
             self.online.stand_in[seat] = None;
-            self.online.hidden[seat] = false;
         }
         if self.person_connected() {
             self.online.deserted_since = None;
@@ -391,44 +381,37 @@ impl Table {
 
     /// A connection of player `id` left; if it was their last, the grace period starts.
     pub(super) fn person_disconnected(&mut self, id: uuid::Uuid) {
+        // Another page of theirs is open: whether they are away follows from their pages
+        // left (`Fanout::all_hidden`).
         if self.fan.connected(id) {
-            // Another page of theirs is open: they are away if every page left is hidden
-            // (the one in view closed), there if one is in view (the hidden one closed).
-            let hidden = self.fan.all_hidden(id);
-            if let Some(seat) = self.seat_of(Some(id))
-                && self.online.hidden[seat] != hidden
-            {
-                self.online.hidden[seat] = hidden;
-                self.sync_clocks();
-            }
             return;
         }
         if let Some(seat) = self.seat_of(Some(id)) {
             self.online.gone_since[seat] = Some(Instant::now());
-            self.online.hidden[seat] = false;
         }
         if !self.person_connected() && self.online.deserted_since.is_none() {
             self.online.deserted_since = Some(Instant::now());
         }
     }
 
-    /// After `presence` from a seated player's page: `hidden`, whether every page of theirs
-    /// is now hidden; `back`, whether this page said it is back in view, which takes the
-    /// seat back from a stand-in. Returns whether anything changed.
-    pub(super) fn set_hidden(&mut self, id: uuid::Uuid, hidden: bool, back: bool) -> bool {
+    /// `presence` from connection `conn`'s page (`away`). A player is away while every
+    /// page of theirs is hidden (`Fanout::all_hidden`); a page back in view takes the seat
+    /// back from a stand-in. Returns whether the player's presence or seat changed.
+    pub(super) fn set_hidden(&mut self, conn: u64, away: bool) -> bool {
+        let Some(Some(id)) = self.fan.who(conn) else {
+            self.fan.set_hidden(conn, away);
+            return false;
+        };
+        let was_hidden = self.fan.all_hidden(id);
+        self.fan.set_hidden(conn, away);
         let Some(seat) = self.seat_of(Some(id)) else {
             return false;
         };
-        let before = (self.online.hidden[seat], self.online.stand_in[seat]);
-        self.online.hidden[seat] = hidden;
-        if back {
-            self.online.stand_in[seat] = None;
-        }
-        let changed = before != (self.online.hidden[seat], self.online.stand_in[seat]);
-        if changed {
+        if !away && self.online.stand_in[seat].take().is_some() {
             self.sync_clocks();
+            return true;
         }
-        changed
+        was_hidden != self.fan.all_hidden(id)
     }
 
     /// The player of `seat` played: if a bot stood in for them, the seat is theirs again.
@@ -448,7 +431,7 @@ impl Table {
                 // A clock that ran out on a player who is here (connected, page in view)
                 // is a slow move, not a departure.
                 (Occupant::Player { id, .. }, Some(StandIn::TimedOut)) => {
-                    self.online.hidden[s] || !self.fan.connected(*id)
+                    self.fan.all_hidden(*id) || !self.fan.connected(*id)
                 }
                 _ => false,
             })
