@@ -371,14 +371,17 @@ impl Ctx<'_> {
                     let Some((first, rest)) = set.split_first() else {
                         return Err(err(codes::EMPTY_SET, "an opening set has no card"));
                     };
-                    let mut ids = set.iter().map(|p| p.card);
-                    if let Some(d) = ids.find(|id| used.contains(id)) {
-                        return Err(err(
-                            codes::DUPLICATE_CARD,
-                            format!("card {d} is used twice"),
-                        ));
+                    // Each card once in the whole opening: within a set as well as across
+                    // sets (a card twice in one set was once taken from the hand twice).
+                    for p in set {
+                        if used.contains(&p.card) {
+                            return Err(err(
+                                codes::DUPLICATE_CARD,
+                                format!("card {} is used twice", p.card),
+                            ));
+                        }
+                        used.push(p.card);
                     }
-                    used.extend(set.iter().map(|p| p.card));
                     let c = self.hand_card(first.card)?;
                     let (key, v, _) = starter(c, first.number, t, false)?;
                     if keys.contains(&key) {

@@ -674,6 +674,53 @@ fn r16_opening_one_card_short_is_refused_as_a_whole() {
     );
 }
 
+/// a card named twice within one set of an opening is refused like one named in two
+/// sets, and changes nothing (a black-box walk found it accepted by the check, then taken
+/// from the hand twice: the table task panicked, and after four such tries gave up).
+#[test]
+fn r16_an_opening_with_a_card_twice_in_one_set_is_refused() {
+    let mut b = B::new(21);
+    let (c21, b2, b3, b5, s3) = (b.base(21), b.base(2), b.base(3), b.base(5), b.std(3));
+    let mut h = vec![c21, b2, b3, b5, s3];
+    h.extend(filler(&mut b, 3));
+    let mut g = b.game(
+        opts(21),
+        vec![h.clone(), vec![]],
+        vec![vec![], vec![]],
+        vec![],
+        None,
+        0,
+        Stage::MayAct,
+    );
+    for opening in [
+        vec![
+            vec![p(c21)],
+            vec![p(b2), p(s3), p(s3)],
+            vec![p(b3)],
+            vec![p(b5)],
+        ],
+        vec![
+            vec![p(c21)],
+            vec![p(b2), p(s3)],
+            vec![p(b3), p(s3)],
+            vec![p(b5)],
+        ],
+        vec![vec![p(c21), p(c21)], vec![p(b2)], vec![p(b3)], vec![p(b5)]],
+    ] {
+        let open = Action::Open { sets: opening };
+        assert_eq!(code(&mut g, 0, open), "duplicate_card");
+        assert!(sets(&g, 0).is_empty());
+        assert_eq!(hand(&g, 0).len(), h.len());
+    }
+    ok(
+        &mut g,
+        0,
+        Action::Open {
+            sets: vec![vec![p(c21)], vec![p(b2), p(s3)], vec![p(b3)], vec![p(b5)]],
+        },
+    );
+}
+
 #[test]
 fn r16_wilds_and_bonus_count_toward_the_opening_and_13_8_need_fewer() {
     // Fibonacci 21: wild as card 21, bonus as base 2, wild as base 13.
