@@ -649,6 +649,47 @@ async fn challenges_span_the_nodes() {
         (Some(0), Some(1))
     );
 
+    // Bob with a lobby socket on each node: the one he did not answer on is told, whether
+    // the answer was relayed to the challenge's node (n1) or given there.
+    let bob_on_n1 = Player {
+        http: bob.http.clone(),
+        base: nodes[0].base.clone(),
+        ws: nodes[0].ws.clone(),
+        token: bob.token.clone(),
+        id: bob.id.clone(),
+    };
+    let mut b1 = lobby(&bob_on_n1).await;
+    lobby_until(&mut b1, "tables").await;
+    a.send(challenge.clone()).await;
+    let id = lobby_until(&mut a, "challenge_sent").await["challenge"]["id"].clone();
+    assert_eq!(
+        lobby_until(&mut b, "challenge_received").await["challenge"]["id"],
+        id
+    );
+    assert_eq!(
+        lobby_until(&mut b1, "challenge_received").await["challenge"]["id"],
+        id
+    );
+    b.send(json!({"type": "challenge_decline", "id": id})).await;
+    assert_eq!(
+        lobby_until(&mut b, "challenge_ended").await["reason"],
+        "declined"
+    );
+    let told = lobby_until(&mut b1, "challenge_ended").await;
+    assert_eq!((&told["id"], &told["reason"]), (&id, &json!("declined")));
+    lobby_until(&mut a, "challenge_ended").await;
+
+    a.send(challenge.clone()).await;
+    let id = lobby_until(&mut a, "challenge_sent").await["challenge"]["id"].clone();
+    lobby_until(&mut b, "challenge_received").await;
+    lobby_until(&mut b1, "challenge_received").await;
+    b1.send(json!({"type": "challenge_accept", "id": id})).await;
+    lobby_until(&mut b1, "challenge_started").await;
+    lobby_until(&mut a, "challenge_started").await;
+    let told = lobby_until(&mut b, "challenge_ended").await;
+    assert_eq!((&told["id"], &told["reason"]), (&id, &json!("accepted")));
+    drop(b1);
+
     // Bob's only lobby socket (on n2) goes away: Ada (on n1) is told, and he is offline.
     a.send(challenge.clone()).await;
     lobby_until(&mut a, "challenge_sent").await;

@@ -91,12 +91,15 @@ pub enum ChallengeWhat {
     /// The challenged player's last lobby socket on `node` closed.
     Gone { origin: String, id: String },
     /// The challenge ended: the nodes showing it forget it and, if `tell`, tell `to`'s
-    /// lobby sockets `challenge_ended` with `reason`.
+    /// lobby sockets `challenge_ended` with `reason`, but for `told_on`, the node through
+    /// which `to` answered it, which told its own sockets itself.
     Ended {
         id: String,
         to: Uuid,
         reason: String,
         tell: bool,
+        #[serde(default)]
+        told_on: Option<String>,
     },
 }
 

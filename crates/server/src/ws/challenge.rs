@@ -186,6 +186,7 @@ pub(super) async fn challenge(
                     to,
                     reason: "gone".into(),
                     tell: false,
+                    told_on: None,
                 });
                 return offline();
             }
@@ -201,14 +202,34 @@ pub(super) async fn challenge(
         ))
         .await;
         if let Some(p) = app2.challenges.take(&id) {
-            ended(&app2, &p, "expired", None);
+            ended(&app2, &p, "expired", None, None);
         }
     });
     Ok(LobbyMsg::ChallengeSent { challenge })
 }
 
-/// Tells both sides (but `except` the one answering) that `p` ended for `reason`.
-fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>) {
+/// Where the challenged player answered a challenge.
+#[derive(Clone, Copy)]
+pub(super) enum Via<'a> {
+    /// Their lobby socket of this id, on this node.
+    Socket(&'a str),
+    /// A lobby socket on the node of this name, which relayed the answer.
+    Node(&'a str),
+}
+
+impl Via<'_> {
+    fn node(self) -> Option<String> {
+        match self {
+            Via::Socket(_) => None,
+            Via::Node(node) => Some(node.to_string()),
+        }
+    }
+}
+
+/// Tells both sides (but `except` the one answering) that `p` ended for `reason`. When
+/// `answer` says where the challenged player answered it, the player's sockets on the
+/// other nodes are told too (that node's, and this node's, learn it from [`answered`]).
+fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>, answer: Option<Via<'_>>) {
     let msg = LobbyMsg::ChallengeEnded {
         id: p.challenge.id.clone(),
         reason: reason.into(),
@@ -220,14 +241,15 @@ fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>) {
     if except != Some(p.to) {
         app.challenges.tell(p.to, &msg);
     }
-    if !p.remote.is_empty() {
-        app.cluster.tell_challenge(ChallengeWhat::Ended {
-            id: p.challenge.id.clone(),
-            to: p.to,
-            reason: reason.into(),
-            tell: except != Some(p.to),
-        });
-    }
+    // Every other node hears it, not only those known to show it: a node's `delivered`
+    // note may still be on its way (a node that does not show it ignores this).
+    app.cluster.tell_challenge(ChallengeWhat::Ended {
+        id: p.challenge.id.clone(),
+        to: p.to,
+        reason: reason.into(),
+        tell: except != Some(p.to) || answer.is_some(),
+        told_on: answer.and_then(Via::node),
+    });
 }
 
 /// Every challenge that ended because a socket closed: the other side is told `gone`.
@@ -236,7 +258,7 @@ fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>) {
 pub(super) fn socket_gone(app: &AppState, player: Uuid, conn: &str) {
     let (taken, shown) = app.challenges.socket_gone(player, conn);
     for p in taken {
-        ended(app, &p, "gone", Some(player));
+        ended(app, &p, "gone", Some(player), None);
     }
     for (id, s) in shown {
         app.cluster.tell_challenge(ChallengeWhat::Gone {
@@ -299,10 +321,11 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
             let app = app.clone();
             tokio::spawn(async move {
                 let who = Who { id: who, name };
+                let via = Via::Node(&note.node);
                 let result = if yes {
-                    accept(&app, &who, &id, None).await
+                    accept(&app, &who, &id, via).await
                 } else {
-                    decline(&app, &who, &id, None)
+                    decline(&app, &who, &id, via)
                 };
                 let msg = super::refused(&app, result);
                 app.cluster.tell_challenge(ChallengeWhat::Reply {
@@ -320,7 +343,7 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
                 && let Some(p) = app.challenges.take(&id)
             {
                 let to = p.to;
-                ended(app, &p, "gone", Some(to));
+                ended(app, &p, "gone", Some(to), None);
             }
         }
         // Forgotten here in any case (the guard takes it out first), and its player told
@@ -330,7 +353,8 @@ pub(crate) fn note(app: &AppState, note: ChallengeNote) {
             to,
             reason,
             tell,
-        } if app.challenges.unshow(&id).is_some() && tell => {
+            told_on,
+        } if app.challenges.unshow(&id).is_some() && tell && told_on.as_ref() != Some(me) => {
             app.challenges
                 .tell(to, &LobbyMsg::ChallengeEnded { id, reason });
         }
@@ -408,25 +432,27 @@ fn gone(id: &str) -> Refusal {
 }
 
 /// The challenged player's other lobby sockets here, which showed challenge `id` too,
-/// learn that the socket `conn` answered it (`accepted` or `declined`): it is no longer
-/// waiting. `conn` got its own answer.
-fn answered(app: &AppState, who: &Who, conn: Option<&str>, id: &str, reason: &str) {
-    if let Some(conn) = conn {
-        let msg = LobbyMsg::ChallengeEnded {
-            id: id.to_string(),
-            reason: reason.into(),
-        };
-        app.challenges.tell_others(who.id, conn, &msg);
+/// learn that it was answered (`accepted` or `declined`) through `via`: it is no longer
+/// waiting. The socket that answered got its own answer; when another node relayed the
+/// answer, every socket here learns it.
+fn answered(app: &AppState, who: &Who, via: Via<'_>, id: &str, reason: &str) {
+    let msg = LobbyMsg::ChallengeEnded {
+        id: id.to_string(),
+        reason: reason.into(),
+    };
+    match via {
+        Via::Socket(conn) => app.challenges.tell_others(who.id, conn, &msg),
+        Via::Node(_) => app.challenges.tell(who.id, &msg),
     }
 }
 
-/// `challenge_accept` from the lobby socket `conn` (`None`: an answer relayed by another
-/// node): the match starts.
+/// `challenge_accept` through `via` (a lobby socket here, or relayed by another node): the
+/// match starts.
 pub(super) async fn accept(
     app: &AppState,
     who: &Who,
     id: &str,
-    conn: Option<&str>,
+    via: Via<'_>,
 ) -> Result<LobbyMsg, Refusal> {
     if app.challenges.get(id).is_none()
         && let Some(shown) = app.challenges.shown(id)
@@ -434,22 +460,12 @@ pub(super) async fn accept(
         let answer = answer_elsewhere(app, who, id, shown, true).await;
         // The origin's reply may be its refusal, passed on as a message.
         if matches!(answer, Ok(LobbyMsg::ChallengeStarted { .. })) {
-            answered(app, who, conn, id, "accepted");
+            answered(app, who, via, id, "accepted");
         }
         return answer;
     }
     addressed(app, who, id)?;
     let p = app.challenges.take(id).ok_or_else(|| gone(id))?;
-    if !p.remote.is_empty() {
-        // The other nodes that show it forget it (as this node's other sockets of the
-        // player, they are not told).
-        app.cluster.tell_challenge(ChallengeWhat::Ended {
-            id: id.to_string(),
-            to: p.to,
-            reason: "accepted".into(),
-            tell: false,
-        });
-    }
     let c = &p.challenge;
     let players = [
         Who {
@@ -472,12 +488,23 @@ pub(super) async fn accept(
     let table = match started {
         Ok(t) => t,
         Err(e) => {
-            ended(app, &p, "failed", Some(who.id));
+            ended(app, &p, "failed", Some(who.id), Some(via));
+            answered(app, who, via, id, "failed");
             return Err(e);
         }
     };
     tracing::info!(%table, "challenge accepted");
-    answered(app, who, conn, id, "accepted");
+    answered(app, who, via, id, "accepted");
+    // The other nodes that show it (whether or not their `delivered` note came in yet)
+    // forget it, and tell the player's sockets there, but the node that relayed the
+    // answer, which tells its own.
+    app.cluster.tell_challenge(ChallengeWhat::Ended {
+        id: id.to_string(),
+        to: p.to,
+        reason: "accepted".into(),
+        tell: true,
+        told_on: via.node(),
+    });
     app.challenges.tell_conn(
         c.from.id,
         &p.from_conn,
@@ -507,24 +534,24 @@ pub(super) async fn decline_here_or_there(
     {
         let answer = answer_elsewhere(app, who, id, shown, false).await;
         if matches!(answer, Ok(LobbyMsg::ChallengeEnded { .. })) {
-            answered(app, who, Some(conn), id, "declined");
+            answered(app, who, Via::Socket(conn), id, "declined");
         }
         return answer;
     }
-    decline(app, who, id, Some(conn))
+    decline(app, who, id, Via::Socket(conn))
 }
 
-/// `challenge_decline` from the lobby socket `conn` (`None`: relayed by another node).
+/// `challenge_decline` through `via` (a lobby socket here, or relayed by another node).
 pub(super) fn decline(
     app: &AppState,
     who: &Who,
     id: &str,
-    conn: Option<&str>,
+    via: Via<'_>,
 ) -> Result<LobbyMsg, Refusal> {
     addressed(app, who, id)?;
     let p = app.challenges.take(id).ok_or_else(|| gone(id))?;
-    ended(app, &p, "declined", Some(who.id));
-    answered(app, who, conn, id, "declined");
+    ended(app, &p, "declined", Some(who.id), Some(via));
+    answered(app, who, via, id, "declined");
     Ok(LobbyMsg::ChallengeEnded {
         id: id.to_string(),
         reason: "declined".into(),
@@ -543,7 +570,7 @@ pub(super) fn cancel(app: &AppState, who: &Who, conn: &str, id: &str) -> Result<
         );
     }
     let p = app.challenges.take(id).ok_or_else(|| gone(id))?;
-    ended(app, &p, "cancelled", Some(who.id));
+    ended(app, &p, "cancelled", Some(who.id), None);
     Ok(LobbyMsg::ChallengeEnded {
         id: id.to_string(),
         reason: "cancelled".into(),

@@ -33,7 +33,7 @@ use super::*;
         (status = 101, description = "switching protocols; then `LobbyMsg` frames (docs/protocol.md, docs/protocol.schema.json)"),
         (status = 400, description = "`code`: malformed (not a WebSocket upgrade)", body = wire::ErrorBody),
         (status = 403, description = "`code`: forbidden_origin (another site's page)", body = wire::ErrorBody),
-        (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 429, description = "`code`: too_many_sockets (WebSockets held open per address) or rate_limited (WebSockets opened per address and minute)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
         (status = 503, description = "`code`: server_draining (this server is shutting down)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
@@ -194,7 +194,8 @@ pub(super) async fn lobby_message(
             };
             return Some(refused(
                 app,
-                super::challenge::accept(app, who, &id, Some(&quick.conn)).await,
+                super::challenge::accept(app, who, &id, super::challenge::Via::Socket(&quick.conn))
+                    .await,
             ));
         }
         LobbyClientMsg::ChallengeDecline { id } => {
