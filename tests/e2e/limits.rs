@@ -319,6 +319,41 @@ async fn joins_are_rate_limited_per_address_and_the_limit_lifts() {
     }
 }
 
+/// Sockets opened and closed in a loop (each one a spectator come and gone, which everyone
+/// at the table used to hear of, thousands of times a second): an address may open
+/// `--sockets-per-minute` WebSockets, table and lobby together, then is refused with 429
+/// `rate_limited`, before the upgrade, whatever it holds open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websockets_opened_are_limited_per_address_and_minute() {
+    for db in databases().await {
+        let server = limited_server(&db, |c| c.sockets_per_minute = 3).await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        let table = ada.create_trump(2, false).await;
+        let tpath = format!("/ws/table/{table}");
+        for path in [tpath.as_str(), "/ws/lobby", tpath.as_str()] {
+            let ws = ws_from(&server, "7.7.7.7", None, path).await.unwrap();
+            drop(ws);
+        }
+        for path in [tpath.as_str(), "/ws/lobby"] {
+            let refused = ws_from(&server, "7.7.7.7", None, path)
+                .await
+                .expect_err("a fourth socket in the minute is refused");
+            assert_429(&refused, "rate_limited");
+            assert!(
+                refused.2["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("new WebSockets") && m.contains("3 a minute")),
+                "{}",
+                refused.2
+            );
+        }
+        // Another address is not affected.
+        let _other = ws_from(&server, "8.8.8.8", None, &tpath).await.unwrap();
+        assert_eq!(limited(&server, "socket").await, 2);
+        server.stop().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn websockets_are_capped_per_address_table_and_lobby_together() {
     for db in databases().await {
@@ -563,6 +598,7 @@ async fn the_default_limits_leave_a_normal_session_alone() {
             && defaults.tables_per_minute > 0
             && defaults.joins_per_minute > 0
             && defaults.sockets_per_address > 0
+            && defaults.sockets_per_minute > 0
             && defaults.open_tables_per_player > 0,
         "every limit is on by default"
     );
@@ -572,6 +608,7 @@ async fn the_default_limits_leave_a_normal_session_alone() {
             c.tables_per_minute = defaults.tables_per_minute;
             c.joins_per_minute = defaults.joins_per_minute;
             c.sockets_per_address = defaults.sockets_per_address;
+            c.sockets_per_minute = defaults.sockets_per_minute;
             c.open_tables_per_player = defaults.open_tables_per_player;
         })
         .await;

@@ -181,6 +181,8 @@ impl Child {
                 "0",
                 "--sockets-per-address",
                 "0",
+                "--sockets-per-minute",
+                "0",
                 "--open-tables-per-player",
                 "0",
                 "--database-url",

@@ -317,6 +317,7 @@ async fn start_server(opts: &Options) -> Result<Server, String> {
         "--tables-per-minute",
         "--joins-per-minute",
         "--sockets-per-address",
+        "--sockets-per-minute",
         "--open-tables-per-player",
     ] {
         args.extend([limit.into(), "0".into()]);

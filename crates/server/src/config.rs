@@ -130,6 +130,10 @@ pub struct Config {
     /// WebSockets (table and lobby) one client address may hold open; 0: no limit.
     #[arg(long, env = "FIB_SOCKETS_PER_ADDRESS", default_value_t = 64)]
     pub sockets_per_address: u32,
+    /// WebSockets (table and lobby) one client address may open a minute (bursts of as
+    /// many); 0: no limit.
+    #[arg(long, env = "FIB_SOCKETS_PER_MINUTE", default_value_t = 120)]
+    pub sockets_per_minute: u32,
     /// Open tables (not started yet) one player may have created at once; 0: no limit.
     #[arg(long, env = "FIB_OPEN_TABLES_PER_PLAYER", default_value_t = 5)]
     pub open_tables_per_player: u32,
@@ -243,6 +247,7 @@ impl Config {
             tables_per_minute: 0,
             joins_per_minute: 0,
             sockets_per_address: 0,
+            sockets_per_minute: 0,
             open_tables_per_player: 0,
             trusted_proxies: vec![],
             analysis_workers: Some(1),

@@ -204,8 +204,13 @@ impl axum::extract::FromRequestParts<AppState> for ClientAddr {
     }
 }
 
-/// Takes a WebSocket place for `client`, counting a refusal.
+/// Takes a WebSocket place for `client`, counting a refusal: one of the address's
+/// WebSockets a minute (`--sockets-per-minute`), then one of those it may hold open
+/// (`--sockets-per-address`).
 pub fn socket_slot(app: &AppState, client: IpAddr) -> Result<SocketSlot, ApiError> {
+    app.limits
+        .check(crate::limits::Class::Socket, client)
+        .inspect_err(|_| app.metrics.limited(crate::limits::Class::Socket.as_str()))?;
     app.limits
         .socket(client)
         .inspect_err(|_| app.metrics.limited("sockets"))

@@ -50,6 +50,10 @@ pub enum Class {
     CreateTable,
     /// `POST /api/tables/{id}/join`.
     Join,
+    /// `GET /ws/table/{id}`, `GET /ws/lobby`: WebSockets opened (the number held open is
+    /// capped apart, [`Limits::socket`]). A socket opened and closed in a loop would
+    /// otherwise make every table it visits tell everyone there of each spectator.
+    Socket,
 }
 
 impl Class {
@@ -59,6 +63,7 @@ impl Class {
             Class::SignIn => "signin",
             Class::CreateTable => "create_table",
             Class::Join => "join",
+            Class::Socket => "socket",
         }
     }
 
@@ -68,6 +73,7 @@ impl Class {
             Class::SignIn => "sign-in attempts",
             Class::CreateTable => "new tables",
             Class::Join => "seat requests",
+            Class::Socket => "new WebSockets",
         }
     }
 }
@@ -100,6 +106,7 @@ impl Limits {
             (Class::SignIn, config.signins_per_minute),
             (Class::CreateTable, config.tables_per_minute),
             (Class::Join, config.joins_per_minute),
+            (Class::Socket, config.sockets_per_minute),
         ] {
             // 0: no limit for this class.
             if let Some(n) = NonZeroU32::new(per_minute) {

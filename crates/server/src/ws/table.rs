@@ -75,7 +75,7 @@ impl From<UpdatesParam> for Updates {
         (status = 400, description = "`code`: malformed (not a WebSocket upgrade, or a bad query)", body = wire::ErrorBody),
         (status = 403, description = "`code`: invite_required, forbidden_origin", body = wire::ErrorBody),
         (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
-        (status = 429, description = "`code`: too_many_sockets (WebSockets per address)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 429, description = "`code`: too_many_sockets (WebSockets held open per address) or rate_limited (WebSockets opened per address and minute)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
         (status = 503, description = "`code`: server_draining (this server is shutting down), table_moving", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
