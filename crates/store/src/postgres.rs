@@ -79,7 +79,11 @@ impl PgStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect(url)
             .await?;
+        // A database that a newer version already migrated is fine (its migrations keep
+        // this version working, docs/operations.md): the rolling upgrade's old nodes may
+        // restart, and a rollback start.
         sqlx::migrate!("../../migrations/postgres")
+            .set_ignore_missing(true)
             .run(&pool)
             .await?;
         let store = Self {

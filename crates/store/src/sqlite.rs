@@ -503,7 +503,10 @@ impl SqliteStore {
                 .acquire_timeout(WRITE_ACQUIRE_TIMEOUT)
                 .connect_with(options)
                 .await?;
-            sqlx::migrate!("../../migrations/sqlite").run(&pool).await?;
+            sqlx::migrate!("../../migrations/sqlite")
+                .set_ignore_missing(true)
+                .run(&pool)
+                .await?;
             let alive = std::sync::Arc::new(());
             let lane = raw::Lane::start(None).map_err(sqlx::Error::Io)?;
             let kept = std::sync::Arc::new(Kept::default());
@@ -560,7 +563,9 @@ impl SqliteStore {
             .acquire_slow_threshold(WRITE_ACQUIRE_SLOW)
             .connect_with(write_options)
             .await?;
+        // A file a newer version already migrated is fine (see `postgres::connect`).
         sqlx::migrate!("../../migrations/sqlite")
+            .set_ignore_missing(true)
             .run(&write)
             .await?;
         // The journal mode is a property of the file, set by the writer above.

@@ -3087,6 +3087,61 @@ async fn sqlite_file_persists_across_reconnect() {
     check_filled(&second, &filled).await;
 }
 
+/// A database that a newer version migrated further (a migration this build does not
+/// know) still opens: an old node restarting in the middle of a rolling upgrade, or a
+/// rollback (docs/operations.md). A black-box walk found the start refused ("migration
+/// was previously applied but is missing").
+#[tokio::test]
+async fn sqlite_opens_a_database_a_newer_version_migrated() {
+    use sqlx::Connection as _;
+    let dir = temp_dir();
+    let _guard = Guard(Cleanup::Dir(dir.clone()));
+    let url = format!("sqlite://{}/fib.db", dir.display());
+    let first = store::SqliteStore::connect(&url).await.unwrap();
+    let filled = fill(&first).await;
+    first.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (99999, 'from a newer version', TRUE, x'00', 0)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+    let second = store::SqliteStore::connect(&url)
+        .await
+        .expect("opens with a newer migration applied");
+    check_filled(&second, &filled).await;
+}
+
+#[tokio::test]
+async fn postgres_opens_a_database_a_newer_version_migrated() {
+    use sqlx::Connection as _;
+    let Some(admin_url) = pg_admin_url() else {
+        return;
+    };
+    let (name, url) = pg_database(&admin_url).await;
+    let _guard = Guard(Cleanup::PgDatabase { admin_url, name });
+    let first = store::PgStore::connect(&url).await.unwrap();
+    let filled = fill(&first).await;
+    first.close().await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (99999, 'from a newer version', TRUE, '\\x00'::bytea, 0)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+    let second = store::PgStore::connect(&url)
+        .await
+        .expect("opens with a newer migration applied");
+    check_filled(&second, &filled).await;
+    second.close().await;
+}
+
 /// Two nodes on one SQLite file, each its own store (its own connections): the first
 /// writes several groups at its epoch; the second takes the table over (a new epoch,
 /// through a connection the first never used). The first's next write at the old epoch
