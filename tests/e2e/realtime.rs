@@ -153,10 +153,11 @@ async fn ada_and_bob_playing(server: &Server) -> (Player, String, Sock, Sock, Va
     (ada, table, a, b, sa)
 }
 
-/// A player's second socket (another tab) that closes changes nothing anyone sees: no new
-/// version, so the first socket hears nothing, and the second comes back with `since` = the
-/// version it held and gets a patch, not the full state (a black-box walk found a full
-/// state every time a player had another socket open).
+/// A player's second socket (another tab) that opens or closes changes nothing anyone
+/// sees: no new version, so the first socket hears nothing, and the second comes back with
+/// `since` = the version it held and gets a patch, not the full state (a black-box walk
+/// found a full state every time a player had another socket open; every socket heard an
+/// empty patch, at a new version, whenever another opened).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
     let db = sqlite_db();
@@ -169,6 +170,10 @@ async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
             .is_some_and(|t| !t.is_empty())
     })
     .await;
+    // Everything sent to the first socket before its ping's answer is in.
+    a.send(json!({"type": "ping"})).await;
+    while a.next().await["type"] != "pong" {}
+    let at = a.state.as_ref().unwrap()["version"].as_u64().unwrap();
     let mut second = ada.connect(&table).await;
     second.next_state().await;
     // Everything sent to it before its ping's answer is in: it holds the latest.
@@ -176,7 +181,13 @@ async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
     while second.next().await["type"] != "pong" {}
     let held = second.state.clone().unwrap();
     let since = held["version"].as_u64().unwrap();
-    a.until(|s| s["version"].as_u64().unwrap() >= since).await;
+    assert_eq!(since, at, "the second socket's coming made no new version");
+    a.send(json!({"type": "ping"})).await;
+    let m = a.next_any().await;
+    assert_eq!(
+        m["type"], "pong",
+        "the first socket heard nothing of the second: {m}"
+    );
     second.ws.close(None).await.unwrap();
     drop(second);
     // Time for the server to take the socket's leaving in (a broadcast, before the fix).
@@ -194,6 +205,51 @@ async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
     let full = back.next_state().await;
     assert_eq!(first["view"], full["view"]);
     assert_eq!(first["table"], full["table"]);
+    server.stop().await;
+}
+
+/// Spectators that come and go are told to the table at most once a second (a black-box
+/// walk opened and closed anonymous sockets in a loop: each made two patches to everyone
+/// at the table, thousands a second). The count still arrives, and each newcomer gets its
+/// state at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectators_coming_and_going_are_told_at_most_once_a_second() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let (_ada, table, mut a, _b, _) = ada_and_bob_playing(&server).await;
+    a.until(|s| {
+        s["table"]["to_act"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    })
+    .await;
+    a.send(json!({"type": "ping"})).await;
+    while a.next().await["type"] != "pong" {}
+    let before = a.patches;
+    let url = format!("{}/ws/table/{table}", server.ws);
+    let mut watching = Vec::new();
+    for _ in 0..5 {
+        let mut s = Sock::open(&url, None, None).await;
+        s.next_state().await;
+        watching.push(s);
+        // Come and gone, twice as many times.
+        for _ in 0..2 {
+            let mut s = Sock::open(&url, None, None).await;
+            s.next_state().await;
+            drop(s);
+        }
+    }
+    let started = std::time::Instant::now();
+    let told = a.until(|s| s["table"]["spectators"] == 5).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "the count came within a second or so"
+    );
+    let patches = a.patches - before;
+    assert!(
+        patches <= 3,
+        "15 sockets came and 10 went, {patches} patches to a player: {told}"
+    );
     server.stop().await;
 }
 
@@ -314,7 +370,9 @@ async fn the_first_state_over_http_then_patches_over_the_socket() {
         s.patches, 1,
         "a patch from the version fetched over HTTP: {first}"
     );
-    assert!(first["version"].as_u64() > Some(since));
+    // Ada's other socket is open: this one's coming changes nothing anyone sees, so the
+    // patch is from `since` to `since`, with no operations.
+    assert_eq!(first["version"].as_u64(), Some(since), "{first}");
     assert_eq!(first["view"], st["view"]);
 
     // The table's own address carries that state in the page, for the viewer only.

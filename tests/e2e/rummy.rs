@@ -357,3 +357,80 @@ async fn rummy_solitaire_to_the_end_on_every_database() {
 async fn rummy_browser_open_add_discard() {
     crate::browser::run_script("rummy.mjs").await;
 }
+
+/// moves out of turn "never hold up the player whose turn it is". Two people at a
+/// Fibonacci 13 table; as soon as Bob (seat 1) has a move out of turn while Ada (seat 0)
+/// must draw, both choose at the same version: Bob's rearrangement reaches the table
+/// first, then Ada's draw, chosen before it. Both are accepted (a black-box walk found
+/// Ada's draw refused as stale: every accepted move, out of turn included, made any
+/// action chosen before it stale). The deal is random: a few tables may be needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_out_of_turn_does_not_make_the_turn_players_move_stale() {
+    let db = crate::support::sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let off_turn = |st: &Value| {
+        legal(st)
+            .into_iter()
+            .find(|a| a["type"] == "move_card" || a["type"] == "set_wild_number")
+    };
+    for attempt in 1..=10 {
+        let table = create_rummy(
+            &ada,
+            2,
+            json!({"target": 13, "match_length": {"kind": "rounds", "count": 1}}),
+        )
+        .await;
+        let (s, v) = bob
+            .post(&format!("/api/tables/{table}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let mut a = ada.connect(&table).await;
+        let mut b = bob.connect(&table).await;
+        start(&ada, &table).await;
+        let mut sa = a.until(|s| status(s) == "playing").await;
+        let mut greedy = [Greedy::new(), Greedy::new()];
+        while status(&sa) == "playing" {
+            // Both hold the same version: nothing moves but these two.
+            let v = version(&sa);
+            let sb = b.until(|s| version(s) >= v).await;
+            assert_eq!(version(&sb), v);
+            let turn = to_act(&sa);
+            let draw = legal(&sa).into_iter().find(|a| a["type"] == "draw_stock");
+            if let (Some(draw), Some(off)) = (draw.filter(|_| turn == [0]), off_turn(&sb)) {
+                b.act(v, &off).await;
+                let r = next_reply(&mut b).await;
+                assert!(r["type"] == "state" && version(&r) == v + 1, "{off}: {r}");
+                a.act(v, &draw).await;
+                loop {
+                    let r = next_reply(&mut a).await;
+                    assert_ne!(r["type"], "error", "Ada's draw after Bob's {off}: {r}");
+                    if version(&r) >= v + 2 {
+                        let drew = r["events"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .any(|e| e["seat"].as_u64() == Some(0) && e["type"] == "drew");
+                        assert!(drew, "Ada drew: {}", r["events"]);
+                        break;
+                    }
+                }
+                eprintln!("table {attempt}: {off} out of turn, then the draw");
+                server.stop().await;
+                return;
+            }
+            let (sock, st, g) = match turn.first() {
+                Some(0) => (&mut a, &sa, &mut greedy[0]),
+                Some(1) => (&mut b, &sb, &mut greedy[1]),
+                _ => panic!("someone is on turn while playing: {}", sa["table"]),
+            };
+            let choice = g
+                .choose(st, false)
+                .unwrap_or_else(|| panic!("something legal on turn: {}", st["legal"]));
+            sock.act(v, &choice).await;
+            sa = a.until(|s| version(s) > v).await;
+        }
+    }
+    panic!("no move out of turn while the other seat had to draw, in 10 tables");
+}

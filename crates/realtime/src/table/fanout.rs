@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use protocol::patch::{Doc, RawPatchOp};
 use protocol::{RoundFairness, Viewer, patch};
@@ -91,6 +92,29 @@ pub(super) struct Fanout {
     /// The fairness records, rebuilt only when a round starts or ends: (rounds, rounds
     /// ended) they were made for.
     fairness: Option<((usize, usize), Arc<Doc>)>,
+    /// The spectator count in `table`, and when that broadcast was.
+    sent_spectators: usize,
+    sent_at: Option<Instant>,
+    /// When the spectators come or gone since `sent_at` are told (a broadcast of their
+    /// count alone), unless a broadcast tells them first ([`SPECTATORS_EVERY`]).
+    pub(super) spectators_due: Option<Instant>,
+}
+
+/// A broadcast of the spectator count alone comes at most this often: sockets opened and
+/// closed in a loop by one client must not make a patch to everyone at the table each
+/// time. A count that changed since rides along with the next broadcast anyway.
+pub(super) const SPECTATORS_EVERY: Duration = Duration::from_secs(1);
+
+/// What a socket's coming or going changed of the table's part of the documents, against
+/// the latest broadcast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Seen {
+    /// Nothing (the player has another socket open).
+    Nothing,
+    /// The spectator count alone.
+    Spectators,
+    /// More (a player's presence, a clock's time left).
+    More,
 }
 
 impl Fanout {
@@ -426,12 +450,16 @@ impl Table {
     /// are the game's public events of the change.
     pub(super) fn broadcast(&mut self, events: &[Value]) {
         let info = self.info();
+        // Whatever the spectators did is in this one.
+        self.fan.spectators_due = None;
         if self.fan.conns.is_empty() {
             // Nobody to tell (a table of bots nobody watches): only the lobby. Held
             // documents keep their own table part, so a later patch is still exact.
             return self.publish(info);
         }
         let table = Arc::new(Doc::of(&info));
+        self.fan.sent_spectators = info.spectators;
+        self.fan.sent_at = Some(Instant::now());
         // The table's part is the same for every viewer: diffed once.
         let prev = self.fan.table.replace(table.clone());
         let shared_ops: Option<(Arc<Doc>, Vec<RawPatchOp>)> = prev.map(|p| {
@@ -507,14 +535,60 @@ impl Table {
         }
     }
 
-    /// Whether the table's part of the documents (seats, presence, spectators, clocks)
+    /// How the table's part of the documents (seats, presence, spectators, clocks)
     /// differs from what the latest broadcast sent: the only part a socket's coming or
-    /// going can change. Clocks count down, so a timed table's always differs.
-    pub(super) fn table_part_changed(&self) -> bool {
-        self.fan
-            .table
-            .as_ref()
-            .is_none_or(|sent| sent.text() != Doc::of(&self.info()).text())
+    /// going can change. Clocks count down, so a timed table's differs while one runs.
+    pub(super) fn seen_change(&self) -> Seen {
+        let Some(sent) = &self.fan.table else {
+            return Seen::More;
+        };
+        let mut info = self.info();
+        if sent.text() == Doc::of(&info).text() {
+            return Seen::Nothing;
+        }
+        info.spectators = self.fan.sent_spectators;
+        if sent.text() == Doc::of(&info).text() {
+            Seen::Spectators
+        } else {
+            Seen::More
+        }
+    }
+
+    /// After a socket came (`new`, its connection) or went: everyone is told what they
+    /// can see of it, at a new version. A player's second socket changes nothing anyone
+    /// sees: no new version, and only the newcomer hears (its state, or the patch from
+    /// what it holds). A spectator's count is told at most every [`SPECTATORS_EVERY`]
+    /// (meanwhile the newcomer alone hears, as above).
+    pub(super) fn socket_seen(&mut self, new: Option<u64>) {
+        let seen = self.seen_change();
+        let later = self
+            .fan
+            .sent_at
+            .map(|t| t + SPECTATORS_EVERY)
+            .filter(|&at| at > Instant::now());
+        match (seen, later) {
+            (Seen::Nothing, _) => {}
+            (Seen::Spectators, Some(at)) => {
+                self.fan.spectators_due.get_or_insert(at);
+            }
+            _ => {
+                self.version += 1;
+                return self.broadcast(&[]);
+            }
+        }
+        if let Some(id) = new {
+            self.greet(id);
+        }
+    }
+
+    /// The spectator count's broadcast is due ([`Self::socket_seen`]): made unless the
+    /// count is back to what everyone holds.
+    pub(super) fn spectators_due(&mut self) {
+        self.fan.spectators_due = None;
+        if self.seen_change() != Seen::Nothing {
+            self.version += 1;
+            self.broadcast(&[]);
+        }
     }
 
     /// Drops a connection that could not take its next message: its socket closes with
@@ -590,6 +664,42 @@ impl Table {
         let viewer = self.viewer_for(who);
         self.refresh_now(viewer);
         state_text(&self.fan.held[&viewer], viewer, "[]")
+    }
+
+    /// Brings a new connection up to the current version without making a new one (its
+    /// coming changed nothing anyone sees, [`Self::table_part_changed`]): the patch from
+    /// the version it holds when that is its viewer's, else its full state. Nobody else
+    /// hears anything.
+    pub(super) fn greet(&mut self, conn: u64) {
+        let Some(who) = self.fan.who(conn) else {
+            return;
+        };
+        let Some(table) = self.fan.table.clone() else {
+            // No broadcast yet: nothing to be "unchanged" from.
+            return self.send_state(conn);
+        };
+        let viewer = self.viewer_for(who);
+        let change = self.refresh(viewer, &table, None);
+        let version = self.version;
+        let h = &self.fan.held[&viewer];
+        let Some(c) = self.fan.conns.get_mut(&conn) else {
+            return;
+        };
+        let text = match (change, c.updates, c.holds) {
+            (Some((from, ops)), updates, Some((held_viewer, at)))
+                if updates.patches() && held_viewer == viewer && at == from =>
+            {
+                patch_text_of(from, h.version, &ops, "[]", updates == Updates::JsonPatch)
+            }
+            _ => state_text(h, viewer, "[]"),
+        };
+        c.holds = Some((viewer, version));
+        c.table = None;
+        if let Err(refused) = c.out.try_send(text) {
+            self.drop_behind(conn, refused);
+            self.version += 1;
+            self.broadcast(&[]);
+        }
     }
 
     /// Sends one connection its full state as of now (on `sync`, after a stale action).

@@ -177,6 +177,8 @@ pub struct TableHandle {
     tx: mpsc::Sender<Cmd>,
     /// True once the task has ended (see [`Self::ended`]).
     ended: tokio::sync::watch::Receiver<bool>,
+    /// Set by [`Self::step_down`]: the task no longer waits for a write in progress.
+    stepping_down: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 /// A socket accepted for a table, until its connection reaches the table's task: the
@@ -216,6 +218,16 @@ impl TableHandle {
         let (tx, rx) = oneshot::channel();
         self.send(Cmd::State { who, reply: tx }).await?;
         rx.await.map_err(|_| TableError::closed())
+    }
+
+    /// This node no longer owns the table (its lease ran out, or another node took the
+    /// table): the task ends as soon as it can, and stops waiting for a write it has in
+    /// progress (on a database that does not answer, that wait lasts the writer's 30 s of
+    /// retries, and meanwhile its sockets would hear nothing). A write already queued may
+    /// still be made; the fence refuses it if another node claimed the table since.
+    pub async fn step_down(&self) {
+        self.stepping_down.send_replace(true);
+        let _ = self.send(Cmd::StepDown).await;
     }
 
     /// The task's loop has ended and it takes no more commands: it is letting go of its
@@ -272,6 +284,20 @@ impl RoundState {
     }
 }
 
+/// A run of moves out of turn (R-18, the rummy family), each the only change of the game
+/// since the one before it. "Accepted at any time, in the order received, without
+/// disturbing the player whose turn it is": an action chosen at a version before such a
+/// move of another seat is judged on the game as it is now, not refused as stale.
+#[derive(Default)]
+struct OffTurn {
+    /// The version of the last other change of the game, before the run.
+    base: u64,
+    /// The version of the run's latest move: the run holds while it is the table's `moved`.
+    last: u64,
+    /// Per seat, the version of its latest move in the run (0: none).
+    by_seat: Vec<u64>,
+}
+
 pub struct Table {
     record: TableRecord,
     seats: Vec<Occupant>,
@@ -284,6 +310,9 @@ pub struct Table {
     /// The version of the last change of who sits where: a client's document from before
     /// it may be another viewer's, so a resync from it gets a full state.
     seated: u64,
+    /// The moves out of turn (R-18) since the last other change of the game: they make no
+    /// other seat's action stale.
+    off_turn: OffTurn,
     /// Next action sequence number in the current round.
     seq: i64,
     rounds: std::sync::Arc<Vec<RoundState>>,
@@ -302,6 +331,8 @@ pub struct Table {
     /// Set once the task has ended: its table released (or handed on) and out of the
     /// registry ([`TableHandle::ended`]).
     ended: tokio::sync::watch::Sender<bool>,
+    /// Set when the node steps down from the table ([`TableHandle::step_down`]).
+    stepping_down: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
     /// Why the task is ending, when it was asked to.
     ending: Option<Ending>,
     /// Sockets accepted for this table whose connection has not reached the task yet
@@ -357,6 +388,7 @@ impl Table {
             seq: 0,
             rounds: Default::default(),
             fan: fanout::Fanout::default(),
+            off_turn: OffTurn::default(),
             bots: bots::BotState::default(),
             online,
             chat: chat::Chat::default(),
@@ -364,6 +396,7 @@ impl Table {
             epoch: 0,
             fenced: std::sync::atomic::AtomicBool::new(false),
             ended: tokio::sync::watch::Sender::new(false),
+            stepping_down: std::sync::Arc::new(tokio::sync::watch::Sender::new(false)),
             ending: None,
             pending: Default::default(),
             core,
@@ -527,8 +560,7 @@ impl Table {
                 }
                 // Everyone sees the new presence; the newcomer gets its state or the patch
                 // from what it holds.
-                self.version += 1;
-                self.broadcast(&[]);
+                self.socket_seen(Some(id));
                 self.schedule_bots();
             }
             Cmd::Disconnect { conn } => {
@@ -540,10 +572,7 @@ impl Table {
                     // A socket whose leaving nobody can see (its player still has another
                     // open) changes no document: no new version, so that it can come back
                     // with `since` = what it holds and get a patch, not a full state.
-                    if self.table_part_changed() {
-                        self.version += 1;
-                        self.broadcast(&[]);
-                    }
+                    self.socket_seen(None);
                 }
             }
             Cmd::Sync { conn } => self.send_state(conn),
@@ -616,20 +645,27 @@ impl Table {
                     );
                     return;
                 }
-                if version < self.moved || version > self.version {
+                if version < self.stale_before(seat) || version > self.version {
                     // A connection taking patches already has every change since its
                     // version (they were queued before this refusal): it needs no state.
                     // One taking full states, or naming a version it cannot hold, gets it.
                     let resend = version > self.version || self.fan.updates(conn) == Updates::Full;
-                    let msg = format!(
-                        "your move was made against version {version} but the table has moved on to {}; {}",
-                        self.version,
-                        if resend {
-                            "here is the current state"
-                        } else {
-                            "the changes since were sent to you"
-                        }
-                    );
+                    let msg = if version > self.version {
+                        format!(
+                            "your move was made against version {version}, which the table has not reached: it is at {}; here is the current state",
+                            self.version
+                        )
+                    } else {
+                        format!(
+                            "your move was made against version {version} but the table has moved on to {}; {}",
+                            self.version,
+                            if resend {
+                                "here is the current state"
+                            } else {
+                                "the changes since were sent to you"
+                            }
+                        )
+                    };
                     self.refuse(conn, "stale_version", msg);
                     if resend {
                         self.send_state(conn);
@@ -651,6 +687,19 @@ impl Table {
                     Err((code, msg)) => self.refuse(conn, &code, msg),
                 }
             }
+        }
+    }
+
+    /// An action of `seat` chosen at a version before this is stale: the game changed
+    /// since in a way it did not see. Moves out of turn of other seats do not count
+    /// (R-18: they never disturb anyone); the seat's own do (a second click of a move it
+    /// already made).
+    fn stale_before(&self, seat: Seat) -> u64 {
+        let o = &self.off_turn;
+        if o.last != 0 && o.last == self.moved {
+            o.base.max(o.by_seat.get(seat).copied().unwrap_or(0))
+        } else {
+            self.moved
         }
     }
 
@@ -790,6 +839,7 @@ impl Table {
     async fn step(&mut self, rx: &mut mpsc::Receiver<Cmd>) -> bool {
         let due = self.bots.due;
         let wake = self.next_wake();
+        let spectators = self.fan.spectators_due;
         // Moved out for the select (a future may not borrow the table it reports to);
         // put back below unless it was answered or replaced.
         let mut pending = self.bots.pending.take();
@@ -810,6 +860,9 @@ impl Table {
             }
             _ = async { tokio::time::sleep_until(wake.expect("guarded")).await }, if wake.is_some() => {
                 self.on_wake().await;
+            }
+            _ = async { tokio::time::sleep_until(spectators.expect("guarded").into()).await }, if spectators.is_some() => {
+                self.spectators_due();
             }
             _ = tokio::time::sleep(LINGER), if idle => return false,
         }
@@ -885,6 +938,7 @@ pub fn spawn(table: Table) -> TableHandle {
         pending: table.pending.clone(),
         tx,
         ended: table.ended.subscribe(),
+        stepping_down: table.stepping_down.clone(),
     };
     let core = table.core.clone();
     let mut tables = crate::lock(&core.tables);

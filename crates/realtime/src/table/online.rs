@@ -593,6 +593,11 @@ impl Table {
 
     /// Parks the table after a write failed: changes are refused until a retry succeeds.
     pub(super) fn park(&mut self, owed: Option<(Seat, serde_json::Value)>) {
+        if self.told_to_end() {
+            // The task ends after this step: nothing is retried here (another node takes
+            // the table; its players reconnect there).
+            return;
+        }
         let now = Instant::now();
         let old = self.online.parked.take();
         if old.is_none() {

@@ -30,6 +30,8 @@ pub(super) struct Draft {
     pub banks: Option<Vec<u64>>,
     /// The seat whose action the change is, if any: its move's clock stops.
     pub actor: Option<Seat>,
+    /// The actor's seat was not on turn.
+    pub off_turn: bool,
 }
 
 impl Draft {
@@ -64,6 +66,7 @@ impl Table {
             events: Vec::new(),
             banks: None,
             actor: None,
+            off_turn: false,
         }
     }
 
@@ -73,16 +76,26 @@ impl Table {
             return Ok(());
         }
         let asked = std::time::Instant::now();
-        let written = self
-            .core
-            .writer
-            .write(TableWrite {
-                table: self.record.id,
-                epoch: Some(self.epoch),
-                now: now_ms(),
-                ops,
-            })
-            .await;
+        let write = self.core.writer.write(TableWrite {
+            table: self.record.id,
+            epoch: Some(self.epoch),
+            now: now_ms(),
+            ops,
+        });
+        let mut stepping_down = self.stepping_down.subscribe();
+        let written = tokio::select! {
+            biased;
+            written = write => written,
+            // The node let go of the table (`TableHandle::step_down`): the task ends
+            // without waiting for the database (the unit, queued, may still be written).
+            _ = stepping_down.wait_for(|&s| s) => {
+                tracing::warn!(table = %self.record.id, "this node stepped down from the table during a write: leaving it unconfirmed");
+                self.fenced.store(true, std::sync::atomic::Ordering::Relaxed);
+                Err(StoreError::Unavailable(
+                    "this node stepped down from the table before the write was confirmed".into(),
+                ))
+            }
+        };
         if let Err(e) = &written {
             self.note_fenced(e);
         }
@@ -102,7 +115,11 @@ impl Table {
             events,
             banks,
             actor,
+            off_turn,
         } = d;
+        // A move out of turn that made no transition (a round's end, the match's).
+        let off_turn =
+            off_turn && status == self.record.status && rounds.len() == self.rounds.len();
         let abandoning = ops.iter().find_map(|op| match op {
             WriteOp::Abandon { seats } => Some(seats.clone()),
             _ => None,
@@ -119,8 +136,19 @@ impl Table {
             self.online.abandoned[s as usize] = true;
         }
         self.adopt_clocks(actor, banks);
+        let before = self.moved;
         self.version += 1;
         self.moved = self.version;
+        if let (true, Some(seat)) = (off_turn, actor) {
+            if self.off_turn.last != before || self.off_turn.last == 0 {
+                self.off_turn.base = before;
+                self.off_turn.by_seat = vec![0; self.seats.len()];
+            }
+            self.off_turn.last = self.version;
+            if let Some(v) = self.off_turn.by_seat.get_mut(seat) {
+                *v = self.version;
+            }
+        }
         self.broadcast(&events);
         Ok(())
     }
@@ -202,7 +230,11 @@ impl Table {
                 result: None,
             }));
             d.events.push(
-                json!({"type": "round_dealt", "round": state.round, "seed_sha256": state.commitment}),
+                serde_json::to_value(protocol::ServerEvent::RoundDealt {
+                    round: state.round,
+                    seed_sha256: state.commitment.clone(),
+                })
+                .expect("an event serializes"),
             );
             d.events.extend(evs);
             Arc::make_mut(&mut d.rounds).push(state);
@@ -247,6 +279,7 @@ impl Table {
         }
         let mut d = self.draft();
         d.actor = Some(seat);
+        d.off_turn = !self.game.to_act().contains(&seat);
         d.events = match d.game.apply_json(seat, &action) {
             Ok(ev) => ev,
             Err(ActionError::Decode(m)) => {
@@ -269,6 +302,14 @@ impl Table {
             Err(e) => Err(e),
         };
         if let Err(e) = stored {
+            if self.told_to_end() {
+                // This node let go of the table meanwhile: the socket closes (1013) once
+                // the step ends, and the player reconnects to its next owner.
+                return Err((
+                    "table_closed".into(),
+                    "this server let go of the table before your move was confirmed (another takes it over): reconnect, and see whether it was stored".into(),
+                ));
+            }
             tracing::error!(table = %self.record.id, error = %e, "could not store an action");
             let (round_before, seq_before) = (round, self.seq);
             if !self.reload().await {

@@ -62,6 +62,10 @@ impl Table {
     /// adopted) and `false` is returned: the caller parks the table.
     pub(super) async fn reload(&mut self) -> bool {
         let id = self.record.id;
+        if self.told_to_end() {
+            // Stepped down (or fenced off): what is stored is another node's to read.
+            return false;
+        }
         let st = match self.core.store.load_table(id).await {
             Ok(Some(st)) => st,
             Ok(None) => {

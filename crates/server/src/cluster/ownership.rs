@@ -89,9 +89,7 @@ pub(super) async fn run_claimed(app: &AppState, id: Uuid, epoch: i64) -> bool {
 
 /// Tells a table's task to step down, without waiting for room in its queue.
 pub(super) fn step_down(h: realtime::table::TableHandle) {
-    tokio::spawn(async move {
-        let _ = h.send(realtime::table::Cmd::StepDown).await;
-    });
+    tokio::spawn(async move { h.step_down().await });
 }
 
 /// How long one lease renewal may take: a connection that hangs must not outlast the lease.
