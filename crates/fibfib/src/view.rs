@@ -69,6 +69,9 @@ pub struct FibFibView {
     pub result: Option<GameResult>,
     pub scores: Vec<i64>,
     /// The viewer's legal actions now (empty when not on turn, and for spectators).
+    /// Not sent: the state document's `legal` holds them (a view does not repeat it,
+    /// docs/protocol.md §1.4).
+    #[serde(skip)]
     pub legal: Vec<Action>,
 }
 

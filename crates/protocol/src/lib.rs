@@ -173,7 +173,10 @@ pub fn check_chat_text(raw: &str) -> Result<&str, ChatTextError> {
             format!("a chat line has at most {MAX_CHAT_CHARS} characters; this one has {n}"),
         ));
     }
-    if let Some(c) = text.chars().find(|&c| c.is_control() || is_format_char(c)) {
+    if let Some(c) = text
+        .chars()
+        .find(|&c| c.is_control() || is_format_char(c) || is_blank_letter(c))
+    {
         return Err((
             "chat_bad_character",
             format!(
@@ -182,7 +185,41 @@ pub fn check_chat_text(raw: &str) -> Result<&str, ChatTextError> {
             ),
         ));
     }
+    // Combining marks stacked on one letter ("Zalgo" text) draw over the lines around.
+    let mut run = 0;
+    for c in text.chars() {
+        run = if is_combining_mark(c) { run + 1 } else { 0 };
+        if run > MAX_COMBINING_IN_A_ROW {
+            return Err((
+                "chat_bad_character",
+                format!(
+                    "a chat line may stack at most {MAX_COMBINING_IN_A_ROW} combining marks on one character"
+                ),
+            ));
+        }
+    }
     Ok(text)
+}
+
+/// Combining marks one character may carry in a chat line: enough for any language's
+/// accents (Vietnamese stacks two), not for text that spills over its neighbours.
+const MAX_COMBINING_IN_A_ROW: usize = 4;
+
+/// The blocks of combining diacritical marks (what stacked "Zalgo" text is made of).
+fn is_combining_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF
+        | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// Letters and symbols drawn as nothing at all, which names refuse too: the Hangul fillers,
+/// the blank Braille pattern and the combining grapheme joiner. A line of them looks
+/// empty.
+fn is_blank_letter(c: char) -> bool {
+    matches!(
+        c,
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}' | '\u{034F}'
+    )
 }
 
 /// Unicode's format characters (general category Cf) and the line and paragraph
@@ -536,6 +573,16 @@ pub struct RematchInfo {
     pub table: Option<Uuid>,
 }
 
+/// An event of the server's own among a game's events (docs/protocol.md §3.4): in a
+/// message's `events` and a replay's, beside the game's (`games.<kind>.event`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ServerEvent {
+    /// A round was dealt: put immediately before that round's events from the game. Its
+    /// seed's SHA-256 (hex), the commitment published before the round's first move.
+    RoundDealt { round: u32, seed_sha256: String },
+}
+
 /// The public fairness record of one round.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RoundFairness {
@@ -793,10 +840,14 @@ pub struct RecordRow {
     pub table_id: Uuid,
     /// When the match finished, Unix ms.
     pub finished_at: i64,
-    /// People seated in that match (the player included).
+    /// Players seated in that match, the player included: people, and bot accounts
+    /// (programs with an account of their own, §2.26).
     pub people: i64,
-    /// Bots seated in that match.
+    /// House bots seated in that match.
     pub bots: i64,
+    /// The player is a bot account. Absent for a person.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bot_account: bool,
 }
 
 /// One row of `GET /api/me/matches`.
@@ -1050,8 +1101,9 @@ pub enum ServerMsg {
     /// `events`; [`ServerMsg::Patch`]es apply to it.
     State {
         /// Increases with every change of the table: game, seats, status, round, presence
-        /// and spectators. Versions never go backwards: after a server restart a table
-        /// jumps to its restore time in µs.
+        /// and spectators. Versions never go backwards: each time a server takes the table
+        /// up (a restart, another node), its epoch goes up by one and its versions start
+        /// again at `epoch × 2^32` (docs/protocol.md §1.4).
         version: u64,
         table: TableInfo,
         /// Whose eyes this is: a seat, or a spectator.
@@ -1201,6 +1253,7 @@ pub fn schema(games: Value) -> Value {
             "ServerMsg": schemars::schema_for!(ServerMsg),
             "LobbyMsg": schemars::schema_for!(LobbyMsg),
             "LobbyClientMsg": schemars::schema_for!(LobbyClientMsg),
+            "ServerEvent": schemars::schema_for!(ServerEvent),
         },
         "http": {
             "GuestRequest": schemars::schema_for!(GuestRequest),
@@ -1293,6 +1346,18 @@ mod tests {
         }
         // An emoji sequence with a zero-width joiner is fine.
         assert!(check_chat_text("\u{1F469}\u{200D}\u{1F4BB}").is_ok());
+        // Blank letters (a line that looks empty), and marks stacked on one letter.
+        for bad in ["\u{3164}", "\u{2800}\u{2800}", "a\u{115F}b", "x\u{34F}"] {
+            assert_eq!(
+                check_chat_text(bad).unwrap_err().0,
+                "chat_bad_character",
+                "{bad:?}"
+            );
+        }
+        let zalgo = format!("x{}", "\u{301}".repeat(299));
+        assert_eq!(check_chat_text(&zalgo).unwrap_err().0, "chat_bad_character");
+        // Accents, even two on one letter (Vietnamese), are fine.
+        assert!(check_chat_text("e\u{301} e\u{302}\u{301} Việt").is_ok());
     }
 
     #[test]

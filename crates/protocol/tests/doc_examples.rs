@@ -40,19 +40,10 @@ use std::fmt::Write as _;
 const DOC: &str = include_str!("../../../docs/protocol.md");
 const SCHEMA: &str = include_str!("../../../docs/protocol.schema.json");
 
-/// The server's own event (protocol.md §3.4), put before each dealt round's game events. It
-/// is built by the server, not by a type of this crate, so its schema is written here.
-fn round_dealt_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "type": {"const": "round_dealt"},
-            "round": {"type": "integer", "minimum": 1},
-            "seed_sha256": {"type": "string"}
-        },
-        "required": ["type", "round", "seed_sha256"],
-        "additionalProperties": false
-    })
+/// The server's own events (protocol.md §3.4, `round_dealt`), put among a game's events:
+/// `websocket.ServerEvent` of the schema file.
+fn server_event_schema(root: &Value) -> Value {
+    split_defs(root["websocket"]["ServerEvent"].clone()).1
 }
 
 /// A fenced block of the document.
@@ -186,7 +177,7 @@ fn schema_at(root: &Value, path: &str) -> Result<Value, String> {
             return Err(format!("no game {game:?} in the schema"));
         }
         let (defs, event) = split_defs(event);
-        with_defs(json!({"anyOf": [event, round_dealt_schema()]}), defs)
+        with_defs(json!({"anyOf": [event, server_event_schema(root)]}), defs)
     } else {
         let (doc, def) = match path.split_once('#') {
             Some((d, def)) => (d, Some(def)),
@@ -502,7 +493,7 @@ fn inline_problems(doc: &str, root: &Value) -> String {
             candidates.push(schema_at(root, &format!("games.{game}.{part}")).unwrap());
         }
     }
-    candidates.push(round_dealt_schema());
+    candidates.push(server_event_schema(root));
     // Closed, and closed and relaxed for shortened spans.
     let build = |relaxed: bool| -> Vec<jsonschema::Validator> {
         candidates

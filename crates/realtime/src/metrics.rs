@@ -106,6 +106,9 @@ pub struct Metrics {
     commit: Histogram<17>,
     group: Histogram<9>,
     write_retries: AtomicU64,
+    /// The store writer is retrying a group after a transient failure (up to its 30 s
+    /// deadline): its tables' moves wait meanwhile, before any table is parked.
+    writes_retrying: std::sync::atomic::AtomicBool,
     write_failures: AtomicU64,
     /// Tables that took their state again from the store after a failed write.
     pub table_reloads: AtomicU64,
@@ -137,6 +140,7 @@ impl Default for Metrics {
             commit: Histogram::new(&SECONDS),
             group: Histogram::new(&UNITS),
             write_retries: AtomicU64::new(0),
+            writes_retrying: std::sync::atomic::AtomicBool::new(false),
             write_failures: AtomicU64::new(0),
             table_reloads: AtomicU64::new(0),
             table_events: Labelled::default(),
@@ -173,6 +177,11 @@ impl Metrics {
     /// A table parked (`+1`) or unparked (`-1`).
     pub fn parked(&self, delta: i64) {
         self.tables_parked.fetch_add(delta, Relaxed);
+    }
+
+    /// Whether the store writer is retrying a failed write now (`/healthz`: degraded).
+    pub fn writes_retrying(&self) -> bool {
+        self.writes_retrying.load(Relaxed)
     }
 
     /// Tables parked now.
@@ -350,16 +359,22 @@ impl WriteObserver for Metrics {
     fn committed(&self, units: usize, took: Duration) {
         self.commit.observe(took.as_secs_f64());
         self.group.observe(units as f64);
+        if self.writes_retrying.load(Relaxed) {
+            self.writes_retrying.store(false, Relaxed);
+        }
     }
 
     fn retried(&self, error: &StoreError) {
         tracing::warn!(error = %error, "store write failed, retrying");
         self.write_retries.fetch_add(1, Relaxed);
+        self.writes_retrying.store(true, Relaxed);
     }
 
     fn failed(&self, units: usize, error: &StoreError) {
         tracing::error!(error = %error, units, "store write failed");
         self.write_failures.fetch_add(units as u64, Relaxed);
+        // Given up: the tables park (and say so) from here.
+        self.writes_retrying.store(false, Relaxed);
     }
 }
 

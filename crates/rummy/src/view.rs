@@ -66,6 +66,9 @@ pub struct View {
     pub last_round: Option<RoundResult>,
     pub outcome: Option<Outcome>,
     /// The viewer's legal actions now (out-of-turn moves included, R-18).
+    /// Not sent: the state document's `legal` holds them (a view does not repeat it,
+    /// docs/protocol.md §1.4).
+    #[serde(skip)]
     pub legal: Vec<Action>,
 }
 

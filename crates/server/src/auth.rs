@@ -81,12 +81,37 @@ fn comparable(name: &str) -> String {
     folded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `name` (already [`comparable`]) as it looks, for the bot check: accents and other
+/// combining marks taken off (`B̶o̶t̶`), and the letters of other scripts drawn like b, o
+/// and t mapped to them (Cyrillic `Вот`, Greek `Βοτ`, the digit 0).
+fn skeleton(name: &str) -> String {
+    name.nfkd()
+        .filter(|c| {
+            !matches!(
+                c.general_category(),
+                GeneralCategory::NonspacingMark
+                    | GeneralCategory::SpacingMark
+                    | GeneralCategory::EnclosingMark
+            )
+        })
+        .map(|c| match c {
+            // Cyrillic ve and soft sign, Greek beta, Latin tone six, Cherokee.
+            'в' | 'ь' | 'β' | 'ƅ' | 'Ꮟ' | 'ᏼ' => 'b',
+            // Cyrillic o, Greek omicron, Armenian oh, small capital o, digit zero.
+            'о' | 'ο' | 'օ' | 'ᴏ' | '0' => 'o',
+            // Cyrillic te, Greek tau, small capital t.
+            'т' | 'τ' | 'ᴛ' => 't',
+            c => c,
+        })
+        .collect()
+}
+
 /// Whether a name could pass for a bot's. The web client shows a bot as `Bot 2`,
 /// `Bot 2 (hard)` or `Bot (hard)` (web/app.js), so a name that is "bot" followed by
 /// anything but a letter ("Bot", "bot 3", "BOT(hard)", "Bot-9") is refused; words that
 /// merely begin with those letters ("Botond", "Bottle") are names like any other.
 fn looks_like_a_bot(name: &str) -> bool {
-    let name = comparable(name);
+    let name = skeleton(&comparable(name));
     match name.strip_prefix("bot") {
         Some(rest) => !rest.chars().next().is_some_and(char::is_alphabetic),
         None => false,
@@ -150,13 +175,19 @@ pub fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> Result<(), Api
         return Ok(());
     };
     let origin = origin.to_str().unwrap_or("");
-    if allowed.iter().any(|a| a.trim_end_matches('/') == origin) {
+    // Scheme and host are case-insensitive (RFC 6454): `--allowed-origins` entries and
+    // the header are compared as lowercase, without a trailing slash.
+    let origin_key = origin.trim_end_matches('/').to_ascii_lowercase();
+    if allowed
+        .iter()
+        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(&origin_key))
+    {
         return Ok(());
     }
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin_host = origin
+    let origin_host = origin_key
         .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"));
+        .or_else(|| origin_key.strip_prefix("https://"));
     match (host, origin_host) {
         (Some(h), Some(o)) if h.eq_ignore_ascii_case(o) => Ok(()),
         _ => Err(ApiError::ForbiddenOrigin(origin.to_string())),
@@ -261,10 +292,25 @@ mod tests {
             "Bot2",
             "Ｂｏｔ 1",
             "𝐁𝐨𝐭 (hard)",
+            // Other scripts' look-alikes and combining marks (a black-box walk passed both).
+            "B\u{43E}t 1",
+            "\u{412}\u{43E}\u{442} 2",
+            "\u{392}\u{3BF}\u{3C4}",
+            "B\u{336}o\u{336}t\u{336} 1",
+            "Bót 3",
+            "B0t",
         ] {
             assert_eq!(code_of(name), "name_looks_like_bot", "{name:?}");
         }
-        for name in ["Botond", "Bottle", "Abbot", "Robot", "Ada the bot", "B0b"] {
+        for name in [
+            "Botond",
+            "Bottle",
+            "Abbot",
+            "Robot",
+            "Ada the bot",
+            "B0b",
+            "Вова",
+        ] {
             assert_eq!(code_of(name), "ok", "{name:?}");
         }
     }
@@ -285,6 +331,17 @@ mod tests {
         );
         assert!(origin_allowed(&h, &[]).is_err());
         assert!(origin_allowed(&h, &["http://evil.example".into()]).is_ok());
+        // Scheme and host in any case, a trailing slash: the same origin.
+        assert!(origin_allowed(&h, &["http://Evil.Example/".into()]).is_ok());
+        for same in ["HTTP://127.0.0.1:8080", "http://127.0.0.1:8080/"] {
+            h.insert(header::ORIGIN, HeaderValue::from_static(same));
+            assert!(origin_allowed(&h, &[]).is_ok(), "{same}");
+        }
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:8080.evil.example"),
+        );
+        assert!(origin_allowed(&h, &[]).is_err());
     }
 
     #[test]

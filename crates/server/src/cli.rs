@@ -18,15 +18,33 @@ pub fn main() -> std::process::ExitCode {
 
 async fn run() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "info,tower_http=warn,sqlx=warn".into());
-    // Structured logs: one JSON object per line for log collectors, or readable text.
+    const DEFAULT_FILTER: &str = "info,tower_http=warn,sqlx=warn";
+    // A `RUST_LOG` that does not parse is said (below, once logging is up), not ignored.
+    let (filter, bad_filter) = match std::env::var("RUST_LOG") {
+        Ok(v) if !v.trim().is_empty() => match tracing_subscriber::EnvFilter::try_new(&v) {
+            Ok(f) => (f, None),
+            Err(e) => (DEFAULT_FILTER.into(), Some((v, e))),
+        },
+        _ => (DEFAULT_FILTER.into(), None),
+    };
+    // Structured logs on stdout: one JSON object per line for log collectors, or readable
+    // text, coloured only on a terminal (not in a file or a collector's pipe).
     match cli.config.log_format {
         LogFormat::Json => tracing_subscriber::fmt()
             .json()
             .with_env_filter(filter)
             .init(),
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Text => {
+            use std::io::IsTerminal as _;
+            let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            tracing_subscriber::fmt()
+                .with_ansi(colour)
+                .with_env_filter(filter)
+                .init()
+        }
+    }
+    if let Some((v, e)) = bad_filter {
+        tracing::warn!(rust_log = %v, error = %e, "RUST_LOG does not parse: logging at the default levels ({DEFAULT_FILTER})");
     }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,

@@ -93,6 +93,14 @@ impl AppState {
             tracing::warn!(error = %e, dir = %config.web_dir.display(), "cannot read the web client");
             crate::assets::Assets::default()
         });
+        if !config.web_dir.join("index.html").is_file() {
+            // API-only use is allowed; a wrong `--web-dir` (or a binary moved away from
+            // the checkout its default names) must not pass for it in silence.
+            tracing::warn!(
+                dir = %config.web_dir.display(),
+                "no index.html in the web directory: the browser client is not served (pages are empty); set --web-dir (FIB_WEB_DIR) to the checkout's web/"
+            );
+        }
         let cluster = Arc::new(crate::node::Cluster::new(&config, store.backend()));
         let lobby = Arc::new(crate::lobby::Lobby::default());
         let host = crate::lobby::Publisher {

@@ -219,7 +219,7 @@ pub struct RecordsQuery {
 /// How many rows each list of records holds.
 const RECORDS: i64 = 20;
 
-fn record_rows(rows: Vec<store::ScoreRecord>) -> Vec<protocol::RecordRow> {
+fn record_rows(app: &AppState, rows: Vec<store::ScoreRecord>) -> Vec<protocol::RecordRow> {
     rows.into_iter()
         .map(|r| protocol::RecordRow {
             player: PlayerInfo {
@@ -231,6 +231,7 @@ fn record_rows(rows: Vec<store::ScoreRecord>) -> Vec<protocol::RecordRow> {
             finished_at: r.finished_at,
             people: r.people,
             bots: r.bots,
+            bot_account: app.core.is_bot_account(r.player_id),
         })
         .collect()
 }
@@ -256,7 +257,7 @@ pub async fn records(
 ) -> Result<Json<protocol::Records>, ApiError> {
     match game.as_str() {
         "trump" => Ok(Json(protocol::Records::Trump {
-            highest_totals: record_rows(app.store.best_totals("trump", RECORDS).await?),
+            highest_totals: record_rows(&app, app.store.best_totals("trump", RECORDS).await?),
         })),
         "solitaire" => {
             let target = daily_target(q.target.unwrap_or(21))?;
@@ -278,8 +279,8 @@ pub async fn records(
             Ok(Json(protocol::Records::Solitaire {
                 target,
                 day,
-                best: record_rows(best),
-                today: record_rows(today),
+                best: record_rows(&app, best),
+                today: record_rows(&app, today),
             }))
         }
         _ => Err(ApiError::NotFound(format!(

@@ -11,24 +11,38 @@ use crate::state::AppState;
 use crate::wire;
 use realtime::table::Cmd;
 
+/// How long `/healthz` waits for the database's answer.
+const HEALTH_PING: std::time::Duration = std::time::Duration::from_secs(2);
+
 #[utoipa::path(
     get,
     path = "/healthz",
     tag = "service",
     summary = "Health",
     responses(
-        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked; with `database` and `parked_tables`", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0})),
-        (status = 503, description = "`{\"status\": \"unavailable\"}`: the database does not answer", content_type = "application/json"),
+        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked or the store writer retries a failed write; with `database`, `parked_tables` and `writes_retrying`", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false})),
+        (status = 503, description = "`{\"status\": \"unavailable\"}`: the database does not answer (within 2 s)", content_type = "application/json"),
     ),
 )]
 pub async fn healthz(State(app): State<AppState>) -> Response {
     let parked = app.metrics.parked_now();
-    match app.store.ping().await {
-        // Parked tables cannot save moves: the server is up but degraded.
+    let retrying = app.metrics.writes_retrying();
+    // A database that does not answer is unavailable now, not in the 10 s a connection
+    // may take to time out: a health checker's own timeout is often shorter.
+    let ping = match tokio::time::timeout(HEALTH_PING, app.store.ping()).await {
+        Ok(answer) => answer,
+        Err(_) => Err(store::StoreError::Unavailable(format!(
+            "no answer from the database within {HEALTH_PING:?}"
+        ))),
+    };
+    match ping {
+        // Parked tables cannot save moves, and while the writer retries a failed write
+        // every move waits: the server is up but degraded.
         Ok(()) => Json(serde_json::json!({
-            "status": if parked > 0 { "degraded" } else { "ok" },
+            "status": if parked > 0 || retrying { "degraded" } else { "ok" },
             "database": app.store.backend(),
             "parked_tables": parked,
+            "writes_retrying": retrying,
         }))
         .into_response(),
         Err(e) => {
