@@ -703,3 +703,92 @@ async fn challenges_span_the_nodes() {
     let e = lobby_until(&mut a, "error").await;
     assert_eq!(e["code"], "player_offline", "{e}");
 }
+
+/// A TCP proxy in front of Postgres that the test can cut: every connection through it
+/// drops, and new ones are refused (a node cut off from its database).
+struct Proxy {
+    url: String,
+    tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    async fn start(db_url: &str) -> Proxy {
+        let after_at = db_url.rsplit_once('@').expect("a user in the URL").1;
+        let (target, _) = after_at.split_once('/').expect("a database in the URL");
+        let target = target.to_string();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = db_url.replace(&target, &format!("127.0.0.1:{port}"));
+        let tasks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let all = tasks.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let target = target.clone();
+                let conn = tokio::spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                all.lock().unwrap().push(conn);
+            }
+        });
+        tasks.lock().unwrap().push(accept);
+        Proxy { url, tasks }
+    }
+
+    /// Drops every connection and the listener.
+    fn cut(&self) {
+        for t in self.tasks.lock().unwrap().drain(..) {
+            t.abort();
+        }
+    }
+}
+
+/// A node cut off from the database lets go of its tables once its lease runs out: their
+/// sockets close (1013, to reconnect to a node that can store moves), even while a move
+/// waits for its write. A black-box walk found the socket silent for 40 s: the table
+/// waited out the writer's 30 s of retries before it let go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_cut_off_from_the_database_lets_go_of_its_tables() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let proxy = Proxy::start(&db.url).await;
+    let through = Db {
+        url: proxy.url.clone(),
+        label: db.label,
+    };
+    let n1 = Child::start_as(&through, "n1", &[]).await;
+    let _n2 = Child::start_as(&db, "n2", &[]).await;
+    let ada = Player::guest(&n1.base, &n1.ws, "Ada").await;
+    let table = ada.create_trump(2, true).await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let mut a = ada.connect(&table).await;
+    let st = a
+        .until(|s| s["legal"].as_array().is_some_and(|l| !l.is_empty()))
+        .await;
+    proxy.cut();
+    let cut = Instant::now();
+    let legal = st["legal"].as_array().unwrap().clone();
+    a.act(st["version"].as_u64().unwrap(), &first(&legal)).await;
+    let limit = Duration::from_secs(20);
+    loop {
+        let left = limit.saturating_sub(cut.elapsed());
+        match tokio::time::timeout(left, a.ws.next()).await {
+            Ok(Some(Ok(Message::Close(frame)))) => {
+                let code = frame.map(|f| u16::from(f.code));
+                assert_eq!(code, Some(1013), "closed to reconnect elsewhere");
+                break;
+            }
+            Ok(None | Some(Err(_))) => break,
+            Ok(Some(Ok(_))) => {}
+            Err(_) => panic!("the socket was still open {limit:?} after the cut"),
+        }
+    }
+    eprintln!("closed {:?} after the cut", cut.elapsed());
+}
