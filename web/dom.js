@@ -244,3 +244,8 @@ export function flyTrick(box, sel, to) {
   }
   counts.flown += 1;
 }
+
+/** Whether two lists of seat numbers name the same seats (in any order). */
+export function sameSeats(a, b) {
+  return a.length === b.length && a.every((s) => b.includes(s));
+}

@@ -196,7 +196,7 @@ export function render(root, msg, ctx) {
   const parts = [];
 
   // --- Result ---------------------------------------------------------------------------
-  if (v.result) parts.push(resultBanner(v.result, me, name));
+  if (v.result) parts.push(resultBanner(v.result, me, name, msg.table?.winners));
 
   // --- Reaction offer (R-45) --------------------------------------------------------------
   const reactions = legal.filter((a) => a.type === 'play_reaction');
@@ -447,7 +447,12 @@ function seatBar(s, v, name, mine) {
     h('span', { class: 'ff-count', testid: mine ? 'my-count' : 'opponent-count' }, `${n} card${n === 1 ? '' : 's'}`)));
 }
 
-function resultBanner(r, me, name) {
+// `tableWinners`: the table's, which leave out a seat that abandoned (§1.6): then the win
+// goes to the one who stayed, whoever emptied their hand.
+function resultBanner(game, me, name, tableWinners) {
+  const forfeit = Array.isArray(tableWinners) && tableWinners.length === 1
+    && game.winner !== null && game.winner !== undefined && tableWinners[0] !== game.winner;
+  const r = forfeit ? { ...game, winner: tableWinners[0] } : game;
   const outcome = r.winner === null || r.winner === undefined ? 'draw' : me === null ? 'over' : r.winner === me ? 'win' : 'loss';
   const why = r.reason === 'two_passes' ? 'two passes in a row' : r.reason === 'turn_limit' ? 'the turn limit was reached' : '';
   const head = outcome === 'win' ? 'You won! Your hand is empty.'
@@ -455,7 +460,7 @@ function resultBanner(r, me, name) {
       : outcome === 'draw' ? `A draw: ${why}.`
         : `${name(r.winner)} won.`;
   return h('section', { class: `banner final ff-result ${outcome === 'win' ? 'won' : ''}`, testid: 'result', dataset: { outcome } },
-    h('h2', null, head));
+    h('h2', null, forfeit ? (outcome === 'win' ? 'You won: your opponent abandoned the match.' : `${name(r.winner)} won: the other player abandoned the match.`) : head));
 }
 
 // One line about the latest move, from the events of the latest state message.

@@ -4,7 +4,7 @@
 // re-derived here), the round summary (raw spicy total, Fibonacci bonus or the 34) and the
 // running totals over the three rounds. Rendered wholly from the latest state message.
 
-import { flyTrick, h, morph, mount, phoneLayout } from '../dom.js';
+import { flyTrick, h, morph, mount, phoneLayout, sameSeats } from '../dom.js';
 
 export const title = 'Fibonachos';
 
@@ -151,12 +151,15 @@ export function render(root, msg, ctx) {
 
   // --- Final result of the match ------------------------------------------------------
   if (over) {
-    const iWon = me !== null && v.winners.includes(me);
-    const who = v.winners.map(name).join(' and ');
+    // The table's winners: the game's, unless a seat abandoned (it never wins, §1.6).
+    const won = Array.isArray(msg.table?.winners) ? msg.table.winners : v.winners;
+    const iWon = me !== null && won.includes(me);
+    const who = won.map(name).join(' and ');
     parts.push(h('section', { class: `banner final ${iWon ? 'won' : ''}`, testid: 'match-result' },
-      h('h2', null, iWon ? (v.winners.length > 1 ? 'You share the win!' : 'You won the match!') : `${who} won the match`),
+      h('h2', null, iWon ? (won.length > 1 ? 'You share the win!' : 'You won the match!') : `${who} won the match`),
       h('p', null, 'Final totals: ', v.totals.map((t, s) => ({ t, s })).sort((a, b) => b.t - a.t)
-        .map(({ t, s }) => `${name(s)} ${t}`).join(' · '))));
+        .map(({ t, s }) => `${name(s)} ${t}`).join(' · ')),
+      sameSeats(won, v.winners) ? null : h('p', { class: 'small' }, 'A player who abandoned the match cannot win it: the win goes to those who stayed.')));
   }
 
   // --- Round summary (until closed, or until the next round's first trick is done) -------

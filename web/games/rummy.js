@@ -15,7 +15,7 @@
 // card, the flower has as many petals as the number, base cards carry a rabbit and a red
 // number, wilds are striped in every colour and the bonus card shows 2 + 3 + 3.
 
-import { h, morph, mount, on, phoneLayout, toast } from '../dom.js';
+import { h, morph, mount, on, phoneLayout, sameSeats, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
@@ -392,7 +392,7 @@ export function render(root, msg, ctx) {
   const parts = [];
 
   // --- match / round results ---------------------------------------------------------
-  if (v.outcome) parts.push(matchResult(v, me, name));
+  if (v.outcome) parts.push(matchResult(v, me, name, msg.table?.winners));
   const lr = v.last_round;
   if (lr && !v.outcome && m.dismissed !== lr.round) {
     parts.push(roundResult(v, lr, name, () => { m.dismissed = lr.round; rerender(); }));
@@ -679,7 +679,8 @@ function hint(v, me, myTable, legal, openLegal, sel, name, busy) {
   return 'Tap a card in your hand, then the set to add it to. Close complete sets. Discard to end your turn.';
 }
 
-function matchResult(v, me, name) {
+// `tableWinners`: the table's, which leave out a seat that abandoned (§1.6).
+function matchResult(v, me, name, tableWinners) {
   const o = v.outcome;
   if (v.solitaire) {
     const d = v.last_round?.solitaire_discards;
@@ -688,10 +689,12 @@ function matchResult(v, me, name) {
       h('h2', null, won ? 'Solitaire complete!' : 'The stock ran out: game lost'),
       h('p', null, won ? `Every set closed with ${d} card${d === 1 ? '' : 's'} in the discard pile (lower is better).` : 'All the required sets were not closed before the stock ran out.'));
   }
-  const iWon = me !== null && o.winners.includes(me);
+  const won = Array.isArray(tableWinners) ? tableWinners : o.winners;
+  const iWon = me !== null && won.includes(me);
   const lr = v.last_round;
   return h('section', { class: `banner final ${iWon ? 'won' : ''}`, testid: 'match-result' },
-    h('h2', null, iWon ? 'You won the match!' : `${o.winners.map(name).join(' and ')} won the match`),
+    h('h2', null, iWon ? 'You won the match!' : `${won.map(name).join(' and ')} won the match`),
+    sameSeats(won, o.winners) ? null : h('p', { class: 'small' }, 'A player who abandoned the match cannot win it: the win goes to those who stayed.'),
     h('p', null, 'Final scores: ', o.scores.map((sc, s) => ({ sc, s })).sort((a, b) => b.sc - a.sc).map(({ sc, s }) => `${name(s)} ${sc}`).join(' · ')),
     lr ? h('p', { class: 'small' }, `Last round (${lr.round}): `, lr.went_out !== null && lr.went_out !== undefined ? `${name(lr.went_out)} went out.` : 'blocked, nobody went out.') : null,
     lr ? breakdown(lr, name) : null);

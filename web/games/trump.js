@@ -4,7 +4,7 @@
 // scores, and the final result. Rendered wholly from the latest state message; the trick,
 // the turn and the counts are read from the round's `plays` (`derive`).
 
-import { flyTrick, h, morph, mount } from '../dom.js';
+import { flyTrick, h, morph, mount, sameSeats } from '../dom.js';
 import { cardEl, cardBack, cardCode, symbolGlyph, SYMBOL_NAMES, sameCard, toCard } from '../cards.js';
 
 /**
@@ -156,12 +156,15 @@ export function render(root, msg, ctx) {
 
   // --- Final result of the match ------------------------------------------------------
   if (v.match_over) {
-    const winners = v.winners.map(name).join(' and ');
-    const iWon = me !== null && v.winners.includes(me);
+    // The table's winners: the game's, unless a seat abandoned (it never wins, §1.6).
+    const won = Array.isArray(msg.table?.winners) ? msg.table.winners : v.winners;
+    const winners = won.map(name).join(' and ');
+    const iWon = me !== null && won.includes(me);
     parts.push(
       h('section', { class: `banner final ${iWon ? 'won' : ''}`, testid: 'match-result' },
         h('h2', null, iWon ? 'You won the match!' : `${winners} won the match`),
-        h('p', null, 'Final scores: ', orderedScores(v, name).join(' · '))),
+        h('p', null, 'Final scores: ', orderedScores(v, name).join(' · ')),
+        sameSeats(won, v.winners) ? null : h('p', { class: 'small' }, 'A player who abandoned the match cannot win it: the win goes to those who stayed.')),
     );
   }
 
