@@ -643,7 +643,7 @@ async fn health_and_client_are_served() {
         .unwrap();
     assert_eq!(
         h,
-        json!({"status": "ok", "database": "sqlite", "parked_tables": 0})
+        json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false})
     );
     let page = reqwest::get(format!("{}/", server.base)).await.unwrap();
     assert_eq!(page.status(), 200);
@@ -1110,4 +1110,29 @@ async fn openapi_document_is_served() {
     assert!(root.contains("<html"), "{root}");
     assert_eq!(page("/index.html").await, root);
     server.stop().await;
+}
+
+/// A SQLite file serves one process: a second server started on it is refused at once,
+/// saying why (a black-box walk found it accepted, the two then taking the tables from
+/// each other every second or two). Once the first has stopped, the file is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_one_sqlite_file_is_refused() {
+    let db = sqlite_db();
+    let first = Child::start(&db).await;
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+        .args(["--port", "0", "--database-url", &db.url])
+        .env("NO_COLOR", "1")
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), second)
+        .await
+        .expect("the second server stops at once")
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "refused: {said}");
+    assert!(said.contains("another server is running on"), "{said}");
+    let mut first = first;
+    first.child.kill().await.unwrap();
+    // The first one's process is gone: its lock with it, and a new server starts.
+    let third = Child::start(&db).await;
+    drop(third);
 }

@@ -394,6 +394,22 @@ fn heap() -> Option<(i64, i64)> {
 mod tests {
     use super::*;
 
+    /// `/healthz` says degraded while the writer retries: from the first retry until a
+    /// group commits, or the writer gives up (the tables then park and say so).
+    #[test]
+    fn writes_retrying_from_a_retry_to_the_next_commit_or_failure() {
+        let m = Metrics::default();
+        assert!(!m.writes_retrying());
+        let e = StoreError::Unavailable("down".into());
+        m.retried(&e);
+        assert!(m.writes_retrying());
+        m.committed(3, Duration::from_millis(5));
+        assert!(!m.writes_retrying());
+        m.retried(&e);
+        m.failed(3, &e);
+        assert!(!m.writes_retrying());
+    }
+
     #[test]
     fn renders_prometheus_text() {
         let m = Metrics::default();

@@ -58,6 +58,62 @@ async fn run() -> std::process::ExitCode {
     }
 }
 
+/// `url` as it may be logged: a Postgres password left out.
+fn shown_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) if scheme.starts_with("postgres") => match rest.rsplit_once('@') {
+            Some((user, host)) => {
+                let user = user.split_once(':').map_or(user, |(u, _)| u);
+                format!("{scheme}://{user}:***@{host}")
+            }
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+/// A SQLite file is one node's (docs/operations.md): a second server on the same file
+/// would take the first one's tables in turn, and nobody could play. An advisory lock on
+/// `FILE.lock` beside it, held while the server runs, refuses the second at start. `None`
+/// for Postgres and an in-memory database, and where the file system cannot lock (said in
+/// a warning).
+fn lock_sqlite_file(url: &str) -> Result<Option<std::fs::File>, String> {
+    let Some(rest) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    else {
+        return Ok(None);
+    };
+    let path = rest.split('?').next().unwrap_or("");
+    if path.is_empty() || path.contains(":memory:") || url.contains("mode=memory") {
+        return Ok(None);
+    }
+    let path = std::path::Path::new(path);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the folder {}: {e}", dir.display()))?;
+    }
+    let lock_path = format!("{}.lock", path.display());
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {lock_path}: {e}"))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "another server is running on {}: a SQLite database serves one process (stop \
+             that one first; several nodes need Postgres, docs/operations.md)",
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            tracing::warn!(error = %e, lock = %lock_path, "cannot lock the SQLite file: a second server on it would not be refused");
+            Ok(None)
+        }
+    }
+}
+
 async fn serve(config: crate::Config) -> std::process::ExitCode {
     let addr = format!("{}:{}", config.bind, config.port);
     // Memory freed when sockets close goes back to the OS even while the server idles: a
@@ -79,17 +135,27 @@ async fn serve(config: crate::Config) -> std::process::ExitCode {
         tracing::error!(error = %e, "cannot use the tournaments file");
         return std::process::ExitCode::FAILURE;
     }
-    let state = match crate::build(config).await {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot open the database");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
+    // The address first: a port in use is said before the database is opened and migrated.
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(l) => l,
         Err(e) => {
             tracing::error!(error = %e, %addr, "cannot listen");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let database = shown_url(&config.database_url);
+    // Held for the process's life (the OS lets go of it when the process ends, however).
+    let _one_node = match lock_sqlite_file(&config.database_url) {
+        Ok(lock) => lock,
+        Err(e) => {
+            tracing::error!(error = %e, %database, "cannot use the database");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let state = match crate::build(config).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, %database, "cannot open the database");
             return std::process::ExitCode::FAILURE;
         }
     };

@@ -68,7 +68,7 @@ pub struct Config {
     /// Extra origins allowed to open WebSockets, comma-separated (e.g.
     /// `https://cards.example.org`). The server's own origin (the request's Host) is always
     /// allowed.
-    #[arg(long, env = "FIB_ALLOWED_ORIGINS", value_delimiter = ',')]
+    #[arg(long, env = "FIB_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = origin_arg)]
     pub allowed_origins: Vec<String>,
     /// Directory of the browser client.
     #[arg(long, env = "FIB_WEB_DIR", default_value_os_t = default_web_dir())]
@@ -159,13 +159,13 @@ pub struct Config {
     pub analysis_per_day: u32,
     /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
     /// test supervision. Never set this on a real server.
-    #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false)]
+    #[arg(long, env = "FIB_TEST_HOOKS", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new())]
     pub test_hooks: bool,
     /// Log format: `text` for people, `json` (one object per line) for log collectors.
     #[arg(long, env = "FIB_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     /// Mark the token cookie `Secure` (set this when serving over HTTPS).
-    #[arg(long, env = "FIB_SECURE_COOKIES", default_value_t = false)]
+    #[arg(long, env = "FIB_SECURE_COOKIES", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new())]
     pub secure_cookies: bool,
     /// This node's name among the servers sharing one Postgres. Default: a fresh random
     /// id per process on Postgres, `local` on SQLite (one node). Give a node a stable id
@@ -183,7 +183,7 @@ pub struct Config {
     pub max_tournaments_per_player: u32,
     /// Where the other nodes reach this one, `http://host:port`. Default: the address this
     /// machine uses to reach the database, and the port it listens on.
-    #[arg(long, env = "FIB_ADVERTISE_URL")]
+    #[arg(long, env = "FIB_ADVERTISE_URL", value_parser = advertise_arg)]
     pub advertise_url: Option<String>,
 }
 
@@ -321,5 +321,108 @@ impl FromStr for Proxies {
                 .ok_or_else(|| format!("{s:?}: the prefix length must be 0 to {max}"))?,
         };
         Ok(Proxies { net, prefix })
+    }
+}
+
+/// `http://host[:port]` or `https://…`, nothing after the host and port (a trailing `/` is
+/// dropped): the scheme and host part of `s`, or why not.
+fn scheme_host(s: &str, what: &str) -> Result<String, String> {
+    let s = s.trim().trim_end_matches('/');
+    let lower = s.to_ascii_lowercase();
+    let skip = ["http://", "https://"]
+        .iter()
+        .find(|p| lower.starts_with(*p))
+        .map(|p| p.len())
+        .ok_or_else(|| format!("{what} {s:?} is not http://HOST[:PORT] or https://HOST[:PORT]"))?;
+    let rest = &s[skip..];
+    if rest.is_empty() || rest.contains(['/', '?', '#', ' ', '@']) {
+        return Err(format!(
+            "{what} {s:?} is not http://HOST[:PORT] or https://HOST[:PORT] (no path, no user)"
+        ));
+    }
+    if let Some((_, port)) = rest.rsplit_once(':')
+        && !rest.ends_with(']')
+        && port.parse::<u16>().is_err()
+    {
+        return Err(format!("{what} {s:?} has a port that is not a number"));
+    }
+    Ok(s.to_string())
+}
+
+/// An entry of `--allowed-origins`.
+fn origin_arg(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an empty origin (a stray comma?)".into());
+    }
+    scheme_host(s, "the origin")
+}
+
+/// `--advertise-url`.
+fn advertise_arg(s: &str) -> Result<String, String> {
+    scheme_host(s, "the address")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::builder::TypedValueParser as _;
+
+    #[test]
+    fn origins_and_addresses_are_checked_at_start() {
+        assert_eq!(
+            origin_arg("HTTPS://Cards.Example.org/").as_deref(),
+            Ok("HTTPS://Cards.Example.org")
+        );
+        assert_eq!(
+            advertise_arg("http://10.0.0.5:8080").as_deref(),
+            Ok("http://10.0.0.5:8080")
+        );
+        assert!(advertise_arg("http://[::1]:8080").is_ok());
+        for bad in [
+            "notaurl",
+            "not a url",
+            "",
+            "ftp://x",
+            "http://",
+            "http://a/b",
+            "http://a:port",
+        ] {
+            assert!(origin_arg(bad).is_err(), "{bad:?}");
+        }
+        assert!(advertise_arg("notaurl").is_err());
+    }
+
+    #[test]
+    fn switches_take_the_usual_spellings() {
+        // What a switch's environment variable (FIB_SECURE_COOKIES=1) goes through.
+        let parser = clap::builder::BoolishValueParser::new();
+        let cmd = clap::Command::new("t");
+        for (v, want) in [
+            ("1", true),
+            ("yes", true),
+            ("on", true),
+            ("true", true),
+            ("0", false),
+            ("off", false),
+        ] {
+            let parsed = parser
+                .parse_ref(&cmd, None, std::ffi::OsStr::new(v))
+                .unwrap();
+            assert_eq!(parsed, want, "{v}");
+        }
+        assert!(Cli::try_parse_from(["fib", "--allowed-origins", "not a url,,"]).is_err());
+        assert!(Cli::try_parse_from(["fib", "--advertise-url", "notaurl"]).is_err());
+        let ok = Cli::try_parse_from([
+            "fib",
+            "--allowed-origins",
+            "https://a.example,http://b.example:8080/",
+        ]);
+        assert_eq!(
+            ok.unwrap().config.allowed_origins,
+            vec![
+                "https://a.example".to_string(),
+                "http://b.example:8080".to_string()
+            ]
+        );
     }
 }
