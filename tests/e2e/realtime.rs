@@ -208,6 +208,54 @@ async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
     server.stop().await;
 }
 
+/// A player alone at a table who reloads the page: the old socket's leaving is told to
+/// nobody but the lobby; the new socket's coming must still be told (a review found the
+/// comparison made against the table part before the leaving, so the player stayed
+/// "disconnected" in the lobby and in their own document until something else changed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_player_who_reloads_is_connected_again() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let table = ada.create_trump(2, false).await;
+    let connected = |info: &Value| info["seats"][0]["connected"] == true;
+    // The lobby's list (what lobby sockets and `GET /api/tables` show).
+    let listed = || async {
+        let (_, list) = ada.get("/api/tables").await;
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == table.as_str())
+            .cloned()
+            .expect("listed")
+    };
+    let mut a = ada.connect(&table).await;
+    assert!(connected(&a.next_state().await["table"]));
+    drop(a);
+    let mut gone = false;
+    for _ in 0..100 {
+        if !connected(&listed().await) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the lobby hears that Ada left");
+    let mut a = ada.connect(&table).await;
+    let st = a.next_state().await;
+    assert!(connected(&st["table"]), "her own document: {}", st["table"]);
+    let mut back = false;
+    for _ in 0..100 {
+        if connected(&listed().await) {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(back, "the lobby hears that Ada is back");
+    server.stop().await;
+}
+
 /// Spectators that come and go are told to the table at most once a second (a black-box
 /// walk opened and closed anonymous sockets in a loop: each made two patches to everyone
 /// at the table, thousands a second). The count still arrives, and each newcomer gets its

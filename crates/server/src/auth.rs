@@ -180,6 +180,7 @@ pub fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> Result<(), Api
     let origin_key = origin.trim_end_matches('/').to_ascii_lowercase();
     if allowed
         .iter()
+        .filter(|a| !a.is_empty())
         .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(&origin_key))
     {
         return Ok(());

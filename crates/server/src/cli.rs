@@ -58,8 +58,21 @@ async fn run() -> std::process::ExitCode {
     }
 }
 
-/// `url` as it may be logged: a Postgres password left out.
+/// `url` as it may be logged: a Postgres password left out (in the user part or a
+/// `password=` parameter).
 fn shown_url(url: &str) -> String {
+    if let Some((base, query)) = url.split_once('?')
+        && query.contains("password=")
+    {
+        let query: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        return format!("{}?{}", shown_url(base), query.join("&"));
+    }
     match url.split_once("://") {
         Some((scheme, rest)) if scheme.starts_with("postgres") => match rest.rsplit_once('@') {
             Some((user, host)) => {
@@ -265,5 +278,23 @@ fn verify_match(path: &str) -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Err(e) => fail(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_url_is_logged_without_its_password() {
+        assert_eq!(
+            shown_url("postgres://fib:secret@db:5432/fib"),
+            "postgres://fib:***@db:5432/fib"
+        );
+        assert_eq!(
+            shown_url("postgresql://db/fib?user=fib&password=secret&sslmode=require"),
+            "postgresql://db/fib?user=fib&password=***&sslmode=require"
+        );
+        assert_eq!(shown_url("sqlite://data/fib.db"), "sqlite://data/fib.db");
     }
 }

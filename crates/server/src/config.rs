@@ -324,21 +324,25 @@ impl FromStr for Proxies {
     }
 }
 
-/// `http://host[:port]` or `https://…`, nothing after the host and port (a trailing `/` is
-/// dropped): the scheme and host part of `s`, or why not.
-fn scheme_host(s: &str, what: &str) -> Result<String, String> {
+/// `SCHEME://HOST[:PORT]`, nothing after the host and port (a trailing `/` is dropped),
+/// with a scheme among `schemes` (any, if empty): `s` so, or why not.
+fn scheme_host(s: &str, what: &str, schemes: &[&str]) -> Result<String, String> {
     let s = s.trim().trim_end_matches('/');
-    let lower = s.to_ascii_lowercase();
-    let skip = ["http://", "https://"]
-        .iter()
-        .find(|p| lower.starts_with(*p))
-        .map(|p| p.len())
-        .ok_or_else(|| format!("{what} {s:?} is not http://HOST[:PORT] or https://HOST[:PORT]"))?;
-    let rest = &s[skip..];
-    if rest.is_empty() || rest.contains(['/', '?', '#', ' ', '@']) {
-        return Err(format!(
-            "{what} {s:?} is not http://HOST[:PORT] or https://HOST[:PORT] (no path, no user)"
-        ));
+    let shape = if schemes.is_empty() {
+        "SCHEME://HOST[:PORT]".to_string()
+    } else {
+        format!("{}://HOST[:PORT]", schemes.join("|"))
+    };
+    let Some((scheme, rest)) = s.split_once("://") else {
+        return Err(format!("{what} {s:?} is not {shape}"));
+    };
+    let scheme_ok = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+        && (schemes.is_empty() || schemes.iter().any(|x| x.eq_ignore_ascii_case(scheme)));
+    if !scheme_ok || rest.is_empty() || rest.contains(['/', '?', '#', ' ', '@']) {
+        return Err(format!("{what} {s:?} is not {shape} (no path, no user)"));
     }
     if let Some((_, port)) = rest.rsplit_once(':')
         && !rest.ends_with(']')
@@ -349,17 +353,20 @@ fn scheme_host(s: &str, what: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// An entry of `--allowed-origins`.
+/// An entry of `--allowed-origins`: an origin as browsers send it (`https://host[:port]`,
+/// an app's `capacitor://localhost`, or `null`). An empty one (a stray comma, an empty
+/// variable) is kept as empty and matches nothing.
 fn origin_arg(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() {
-        return Err("an empty origin (a stray comma?)".into());
+    let t = s.trim();
+    if t.is_empty() || t == "null" {
+        return Ok(t.to_string());
     }
-    scheme_host(s, "the origin")
+    scheme_host(t, "the origin", &[])
 }
 
-/// `--advertise-url`.
+/// `--advertise-url`: where the other nodes reach this one over HTTP.
 fn advertise_arg(s: &str) -> Result<String, String> {
-    scheme_host(s, "the address")
+    scheme_host(s, "the address", &["http", "https"])
 }
 
 #[cfg(test)]
@@ -381,15 +388,19 @@ mod tests {
         for bad in [
             "notaurl",
             "not a url",
-            "",
-            "ftp://x",
             "http://",
             "http://a/b",
             "http://a:port",
+            "a b://c",
         ] {
             assert!(origin_arg(bad).is_err(), "{bad:?}");
         }
+        // An app's origin, `null`, and an empty entry (ignored) are fine.
+        for fine in ["capacitor://localhost", "null", "", " "] {
+            assert!(origin_arg(fine).is_ok(), "{fine:?}");
+        }
         assert!(advertise_arg("notaurl").is_err());
+        assert!(advertise_arg("ftp://a:21").is_err());
     }
 
     #[test]
@@ -411,6 +422,7 @@ mod tests {
             assert_eq!(parsed, want, "{v}");
         }
         assert!(Cli::try_parse_from(["fib", "--allowed-origins", "not a url,,"]).is_err());
+        assert!(Cli::try_parse_from(["fib", "--allowed-origins", "https://a.example,,"]).is_ok());
         assert!(Cli::try_parse_from(["fib", "--advertise-url", "notaurl"]).is_err());
         let ok = Cli::try_parse_from([
             "fib",

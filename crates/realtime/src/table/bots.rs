@@ -275,8 +275,10 @@ impl Table {
             self.schedule_bots();
             return;
         }
+        // Moves out of turn of other seats since it was asked do not make its move stale
+        // as for a person's.
         let still_its_turn =
-            version == self.moved && still_a_bot && self.game.to_act().contains(&seat);
+            version >= self.stale_before(seat) && still_a_bot && self.game.to_act().contains(&seat);
         if !still_its_turn {
             // Stale: whatever changed has scheduled what comes next.
             self.schedule_bots();
@@ -284,7 +286,14 @@ impl Table {
         }
         match action {
             Some(action) => {
+                let overtaken = version != self.moved;
                 if let Err((code, msg)) = self.accept(seat, action).await {
+                    if overtaken {
+                        // Chosen before another seat's move out of turn, and refused now:
+                        // asked again on the game as it is.
+                        self.schedule_bots();
+                        return;
+                    }
                     // A bot's illegal move is a bug: counted like any refusal, and logged.
                     self.core.metrics.rejected(&code);
                     tracing::error!(table = %self.record.id, seat, code, msg, "bot move refused");

@@ -454,7 +454,10 @@ impl Table {
         self.fan.spectators_due = None;
         if self.fan.conns.is_empty() {
             // Nobody to tell (a table of bots nobody watches): only the lobby. Held
-            // documents keep their own table part, so a later patch is still exact.
+            // documents keep their own table part, so a later patch is still exact. The
+            // latest broadcast's table part is no longer what the lobby was told: the next
+            // socket's coming is compared with nothing, and makes a version.
+            self.fan.table = None;
             return self.publish(info);
         }
         let table = Arc::new(Doc::of(&info));
@@ -667,7 +670,7 @@ impl Table {
     }
 
     /// Brings a new connection up to the current version without making a new one (its
-    /// coming changed nothing anyone sees, [`Self::table_part_changed`]): the patch from
+    /// coming changed nothing anyone sees, [`Self::socket_seen`]): the patch from
     /// the version it holds when that is its viewer's, else its full state. Nobody else
     /// hears anything.
     pub(super) fn greet(&mut self, conn: u64) {
@@ -679,6 +682,17 @@ impl Table {
             return self.send_state(conn);
         };
         let viewer = self.viewer_for(who);
+        if self
+            .fan
+            .held
+            .get(&viewer)
+            .is_some_and(|h| h.version == self.version && !Arc::ptr_eq(&h.table, &table))
+        {
+            // The viewer's document at this version was made afresh since the broadcast
+            // (`refresh_now`: a sync, an HTTP state) with another table part: a `since`
+            // of this version may name either, so the socket gets the whole state.
+            return self.send_state(conn);
+        }
         let change = self.refresh(viewer, &table, None);
         let version = self.version;
         let h = &self.fan.held[&viewer];
@@ -696,9 +710,10 @@ impl Table {
         c.holds = Some((viewer, version));
         c.table = None;
         if let Err(refused) = c.out.try_send(text) {
+            // Gone already (closed before its coming was handled): its leaving is told as
+            // any socket's.
             self.drop_behind(conn, refused);
-            self.version += 1;
-            self.broadcast(&[]);
+            self.socket_seen(None);
         }
     }
 

@@ -226,9 +226,9 @@ impl Via<'_> {
     }
 }
 
-/// Tells both sides (but `except` the one answering) that `p` ended for `reason`. When
-/// `answer` says where the challenged player answered it, the player's sockets on the
-/// other nodes are told too (that node's, and this node's, learn it from [`answered`]).
+/// Tells both sides (but `except` the one answering, here) that `p` ended for `reason`.
+/// The challenged player's sockets on the other nodes are told in any case, but on the
+/// node through which they answered (`answer`), which tells its own ([`answered`]).
 fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>, answer: Option<Via<'_>>) {
     let msg = LobbyMsg::ChallengeEnded {
         id: p.challenge.id.clone(),
@@ -247,7 +247,9 @@ fn ended(app: &AppState, p: &Pending, reason: &str, except: Option<Uuid>, answer
         id: p.challenge.id.clone(),
         to: p.to,
         reason: reason.into(),
-        tell: except != Some(p.to) || answer.is_some(),
+        // The player's sockets there are other sockets than any here: always told (but
+        // on the node that relayed an answer, which tells its own).
+        tell: true,
         told_on: answer.and_then(Via::node),
     });
 }
@@ -488,8 +490,9 @@ pub(super) async fn accept(
     let table = match started {
         Ok(t) => t,
         Err(e) => {
-            ended(app, &p, "failed", Some(who.id), Some(via));
-            answered(app, who, via, id, "failed");
+            // Everyone hears it, the answering socket too (beside its error), on every
+            // node: a relaying node hears only an error from here.
+            ended(app, &p, "failed", None, None);
             return Err(e);
         }
     };
