@@ -153,6 +153,19 @@ async fn ada_and_bob_playing(server: &Server) -> (Player, String, Sock, Sock, Va
     (ada, table, a, b, sa)
 }
 
+/// Waits until the match is dealt and a turn has begun (nothing more is on its way from
+/// the start), then until everything sent to `sock` before its ping's answer is in.
+async fn settled(sock: &mut Sock) {
+    sock.until(|s| {
+        s["table"]["to_act"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    })
+    .await;
+    sock.send(json!({"type": "ping"})).await;
+    while sock.next().await["type"] != "pong" {}
+}
+
 /// A player's second socket (another tab) that opens or closes changes nothing anyone
 /// sees: no new version, so the first socket hears nothing, and the second comes back with
 /// `since` = the version it held and gets a patch, not the full state (a black-box walk
@@ -163,16 +176,7 @@ async fn a_players_second_socket_leaves_unseen_and_resumes_with_a_patch() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let (ada, table, mut a, _b, _) = ada_and_bob_playing(&server).await;
-    // Dealt, a turn begun: nothing more is on its way from the start.
-    a.until(|s| {
-        s["table"]["to_act"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty())
-    })
-    .await;
-    // Everything sent to the first socket before its ping's answer is in.
-    a.send(json!({"type": "ping"})).await;
-    while a.next().await["type"] != "pong" {}
+    settled(&mut a).await;
     let at = a.state.as_ref().unwrap()["version"].as_u64().unwrap();
     let mut second = ada.connect(&table).await;
     second.next_state().await;
@@ -265,14 +269,7 @@ async fn spectators_coming_and_going_are_told_at_most_once_a_second() {
     let db = sqlite_db();
     let server = Server::start(&db).await;
     let (_ada, table, mut a, _b, _) = ada_and_bob_playing(&server).await;
-    a.until(|s| {
-        s["table"]["to_act"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty())
-    })
-    .await;
-    a.send(json!({"type": "ping"})).await;
-    while a.next().await["type"] != "pong" {}
+    settled(&mut a).await;
     let before = a.patches;
     let url = format!("{}/ws/table/{table}", server.ws);
     let mut watching = Vec::new();
