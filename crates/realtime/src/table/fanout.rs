@@ -645,7 +645,14 @@ impl Table {
     /// was keep that table part as their own, so that their next patch is still diffed
     /// from exactly what they hold.
     fn refresh_now(&mut self, viewer: Viewer) {
-        let table = Arc::new(Doc::of(&self.info()));
+        let mut info = self.info();
+        if self.fan.spectators_due.is_some() {
+            // The spectators' count is told with its own version, soon: until then this
+            // version's documents keep the count they were sent with (a sync or an HTTP
+            // state at the same version must not differ from what the sockets hold).
+            info.spectators = self.fan.sent_spectators;
+        }
+        let table = Arc::new(Doc::of(&info));
         self.refresh(viewer, &table, None);
         let version = self.version;
         let h = self.fan.held.get_mut(&viewer).expect("refreshed above");
