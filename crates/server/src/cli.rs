@@ -91,17 +91,11 @@ fn shown_url(url: &str) -> String {
 /// for Postgres and an in-memory database, and where the file system cannot lock (said in
 /// a warning).
 fn lock_sqlite_file(url: &str) -> Result<Option<std::fs::File>, String> {
-    let Some(rest) = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-    else {
+    // The file as the store opens it.
+    let Some(path) = store::sqlite_file(url) else {
         return Ok(None);
     };
-    let path = rest.split('?').next().unwrap_or("");
-    if path.is_empty() || path.contains(":memory:") || url.contains("mode=memory") {
-        return Ok(None);
-    }
-    let path = std::path::Path::new(path);
+    let path = path.as_path();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create the folder {}: {e}", dir.display()))?;

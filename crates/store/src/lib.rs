@@ -49,7 +49,7 @@ mod sqlite;
 mod writer;
 
 pub use postgres::PgStore;
-pub use sqlite::SqliteStore;
+pub use sqlite::{SqliteStore, sqlite_file};
 pub use writer::{WriteObserver, Writer};
 
 /// Errors of the storage layer. None of these is shown to a client verbatim: the server

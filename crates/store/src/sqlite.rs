@@ -484,6 +484,21 @@ fn pool_options() -> SqlitePoolOptions {
     SqlitePoolOptions::new().test_before_acquire(false)
 }
 
+/// The database file a `sqlite:` URL names, read as [`SqliteStore::connect`] reads it;
+/// `None` for an in-memory database, another backend, or a URL that does not parse.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    if !url.starts_with("sqlite:") || in_memory(url) {
+        return None;
+    }
+    let options = SqliteConnectOptions::from_str(url).ok()?;
+    Some(options.get_filename().to_path_buf())
+}
+
+/// Whether a `sqlite:` URL names an in-memory database.
+fn in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
 impl SqliteStore {
     /// Opens `sqlite://PATH` (creating the file and its parent directory if missing) or
     /// `sqlite::memory:`, and applies the migrations in `migrations/sqlite`.
@@ -491,8 +506,7 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(url)?
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        if in_memory {
+        if in_memory(url) {
             // An in-memory database lives as long as one connection to it: keep exactly
             // one, forever, so every query sees the same database.
             let pool = pool_options()
