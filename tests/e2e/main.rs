@@ -956,6 +956,64 @@ async fn bots_are_chosen_per_seat() {
     server.stop().await;
 }
 
+/// A creator without a seat runs a table of bots only: once a person sits at it, only the
+/// seated may start it or choose its bots, whether the creator never sat (`join: false`)
+/// or left. A black-box walk saw a creator who had left start the match on Bob, who could
+/// then no longer leave.
+#[tokio::test]
+async fn a_creator_without_a_seat_cannot_start_a_table_where_people_sit() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let never_sat = create_bots_only(&ada, "nachos", 3, "easy", Value::Null).await;
+    let left = ada.create_trump(2, true).await;
+    for table in [&never_sat, &left] {
+        let (s, v) = bob
+            .post(&format!("/api/tables/{table}/join"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let bob_seat = v["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|s| s["name"] == "Bob")
+            .unwrap();
+        let free = (bob_seat + 1) % 2;
+        if table == &left {
+            let (s, v) = ada
+                .post(&format!("/api/tables/{table}/leave"), json!({}))
+                .await;
+            assert_eq!(s, 200, "{v}");
+        }
+        for (path, body, what) in [
+            ("start", json!({}), "start the match"),
+            (
+                "bots",
+                json!({"seat": free, "level": null}),
+                "choose the bots",
+            ),
+        ] {
+            let (s, v) = ada.post(&format!("/api/tables/{table}/{path}"), body).await;
+            assert_eq!((s, v["code"].as_str()), (409, Some("not_seated")), "{v}");
+            assert_eq!(
+                v["message"],
+                format!(
+                    "you have no seat at this table and people sit at it: only they can {what}"
+                )
+            );
+        }
+        let (_, info) = bob.get(&format!("/api/tables/{table}")).await;
+        assert_eq!(info["status"], "open", "nothing started: {info}");
+        // Bob, seated, may.
+        let (s, v) = bob
+            .post(&format!("/api/tables/{table}/start"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    server.stop().await;
+}
+
 /// A table of bots only: its creator takes no seat, starts it, and the bots play a whole
 /// Trump match to 144 through the server as fast as the rules allow (nobody is watching).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -327,7 +327,8 @@ async fn raw(
 /// black-box walk found these taken): an array is no object, even where serde would read
 /// it as the fields in order, and a unit variant (`{"kind":"untimed"}`) takes no other
 /// field. Each refusal says what is wrong in words and creates nothing. Also: `/api/`
-/// itself is a JSON 404; a body over the limit is 413 on an endpoint that reads none; the
+/// itself is a JSON 404; a body over the limit is 413 on an endpoint that reads none, and
+/// outside `/api`; a file of the browser client answers a POST 405 with `Allow`; the
 /// bearer scheme is case-insensitive; setup errors carry no Rust debug text; unmuting
 /// nobody is `player_not_found` like muting nobody.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,6 +391,22 @@ async fn bodies_and_lobby_messages_are_decoded_strictly() {
     let (_, t) = p.get(&format!("/api/tables/{table}")).await;
     assert_eq!(t["seats"][1]["kind"], "empty", "{t}");
 
+    // A key twice is refused, not read as its last value (a walk made a Fibonachos table
+    // with `{"game":"trump","seats":2,"game":"nachos"}`).
+    let (s, _, text) = raw(
+        reqwest::Method::POST,
+        &format!("{base}/api/tables"),
+        Some(&p.token),
+        "Bearer",
+        Some(r#"{"game":"trump","seats":2,"game":"nachos"}"#.into()),
+    )
+    .await;
+    assert_eq!(s, 400, "{text}");
+    assert!(text.contains("\"malformed\""), "{text}");
+    assert!(text.contains("duplicate key `game`"), "{text}");
+    let (_, mine) = p.get("/api/me/matches").await;
+    assert_eq!(mine.as_array().map(Vec::len), Some(0), "{mine}");
+
     // `/api/` is the API's, not the browser client's page.
     let (s, kind, text) = raw(
         reqwest::Method::GET,
@@ -417,6 +434,28 @@ async fn bodies_and_lobby_messages_are_decoded_strictly() {
     assert!(text.contains("\"too_large\""), "{text}");
     let (_, t) = host.get(&format!("/api/tables/{table}")).await;
     assert_eq!(t["seats"][0]["name"], "Host", "still seated: {t}");
+    // Outside `/api` as well (a walk sent 20 KB to `/healthz` and pages, answered 200).
+    for path in ["/healthz", "/metrics", "/", "/app.js"] {
+        let big = "a".repeat(17 * 1024);
+        let (s, _, text) = raw(
+            reqwest::Method::GET,
+            &format!("{base}{path}"),
+            None,
+            "",
+            Some(big),
+        )
+        .await;
+        assert_eq!(s, 413, "{path}: {text}");
+        assert!(text.contains("\"too_large\""), "{path}: {text}");
+    }
+    // A file of the browser client is read, not written: its 405 says what is allowed.
+    let r = reqwest::Client::new()
+        .post(format!("{base}/app.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["allow"], "GET,HEAD");
 
     // The scheme of `Authorization` in any case (RFC 9110).
     let (s, _, text) = raw(

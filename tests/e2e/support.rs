@@ -159,16 +159,27 @@ impl Child {
     /// The server binary as the node `node`, with more flags (`--bot-delay-ms` among them
     /// replaces the default 0).
     pub async fn start_as(db: &Db, node: &str, extra: &[&str]) -> Child {
+        Self::start_with(db, Some(node), 0, extra).await
+    }
+
+    /// As [`Child::start_as`], on `port` (0: a free one), and without `--node-id` when
+    /// `node` is `None`: a random id, as a Postgres node has by default.
+    pub async fn start_with(db: &Db, node: Option<&str>, port: u16, extra: &[&str]) -> Child {
         let bot_delay = if extra.contains(&"--bot-delay-ms") {
             &[][..]
         } else {
             &["--bot-delay-ms", "0"][..]
         };
+        let port = port.to_string();
+        let node_id = match node {
+            Some(n) => vec!["--node-id", n],
+            None => vec![],
+        };
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
             .args(bot_delay)
             .args([
                 "--port",
-                "0",
+                &port,
                 // The test clients answer every state at once.
                 "--ws-messages-per-second",
                 "100000",
@@ -187,9 +198,8 @@ impl Child {
                 "0",
                 "--database-url",
                 &db.url,
-                "--node-id",
-                node,
             ])
+            .args(&node_id)
             .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())

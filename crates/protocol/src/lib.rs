@@ -927,7 +927,11 @@ pub enum ClientMsg {
     /// action is refused with `stale_version` if the game or the seats changed after that
     /// version (the client gets the current state with the error and may try again); a
     /// change of presence alone never makes an action stale.
-    Act { version: u64, action: Value },
+    Act {
+        version: u64,
+        #[serde(deserialize_with = "strict::unique")]
+        action: Value,
+    },
     /// Ask for a full state message (a resync).
     Sync {},
     /// The page was hidden (`away: true`) or is back in view (`away: false`). Coming back
@@ -1059,7 +1063,7 @@ impl LobbyClientMsg {
     /// with unknown fields, or as arrays.
     pub fn decode(text: &str) -> Result<LobbyClientMsg, serde_json::Error> {
         use serde::de::Error as _;
-        let value: Value = serde_json::from_str(text)?;
+        let strict::Unique(value) = serde_json::from_str(text)?;
         strict::check(&value, &strict::schema_of::<LobbyClientMsg>(), "message")
             .map_err(serde_json::Error::custom)?;
         LobbyClientMsg::deserialize(&value)
@@ -1327,6 +1331,21 @@ mod tests {
         assert_eq!(react, ClientMsg::React { emote: Emote::Gg });
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"react","emote":"lol"}"#).is_err());
         assert!(serde_json::from_str::<ClientMsg>(r#"{"type":"chat"}"#).is_err());
+        // A key twice, in the message or in its action, is no message.
+        for twice in [
+            r#"{"type":"act","version":3,"version":4,"action":"r7"}"#,
+            r#"{"type":"act","version":3,"action":{"type":"play","type":"draw"}}"#,
+            r#"{"type":"chat","text":"a","text":"b"}"#,
+        ] {
+            let e = ClientMsg::decode(twice).unwrap_err().to_string();
+            assert!(e.starts_with("duplicate"), "{twice}: {e}");
+        }
+        let e = LobbyClientMsg::decode(
+            r#"{"type":"queue_join","game":"trump","game":"rummy","seats":2}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("duplicate key `game`"), "{e}");
     }
 
     #[test]

@@ -11,6 +11,12 @@
 //!
 //! The walk reports the first of those, with a readable path; anything else malformed (a
 //! wrong type, a missing field, an unknown tag) is left to serde, which names it.
+//!
+//! A third thing happens before any walk: serde_json's `Value` keeps the last of two equal
+//! keys of an object (`{"game":"trump","game":"nachos"}` made a Fibonachos table), where
+//! another reader (a proxy, a validator) may keep the first. [`Unique`] parses like
+//! `Value` and refuses such an object instead (a derived struct refuses a repeated field by
+//! itself).
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -73,6 +79,78 @@ where
 {
     check(value, &schema_of::<T>(), root).map_err(|r| r.to_string())?;
     serde_path_to_error::deserialize(value).map_err(|e| e.to_string())
+}
+
+/// A JSON value, parsed as [`Value`] is but refusing an object that has a key twice:
+/// ``duplicate key `game` `` (serde_json adds where).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unique(pub Value);
+
+impl<'de> serde::Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+/// [`Unique`] for a field of type [`Value`] (`#[serde(deserialize_with = …)]`).
+pub fn unique<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    d.deserialize_any(UniqueVisitor)
+}
+
+struct UniqueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        unique(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(Unique(e)) = seq.next_element()? {
+            v.push(e);
+        }
+        Ok(Value::Array(v))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        use serde::de::Error as _;
+        let mut m = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if m.contains_key(&k) {
+                return Err(A::Error::custom(format_args!("duplicate key `{k}`")));
+            }
+            let Unique(v) = map.next_value()?;
+            m.insert(k, v);
+        }
+        Ok(Value::Object(m))
+    }
 }
 
 /// Where the walk is, written out only for a refusal: formatting it at every field cost
@@ -263,6 +341,30 @@ fn resolve<'a>(schema: &'a Value, defs: Option<&'a Map<String, Value>>) -> &'a V
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_object_with_a_key_twice_is_refused_at_any_depth() {
+        let parse = |t: &str| serde_json::from_str::<super::Unique>(t).map(|u| u.0);
+        let e = parse(r#"{"game":"trump","seats":2,"game":"nachos"}"#).unwrap_err();
+        assert!(e.to_string().starts_with("duplicate key `game`"), "{e}");
+        let e = parse(r#"{"pace":{"kind":"live","move_s":5,"move_s":9}}"#).unwrap_err();
+        assert!(e.to_string().starts_with("duplicate key `move_s`"), "{e}");
+        let e = parse(r#"[1,{"a":1,"a":1}]"#).unwrap_err();
+        assert!(e.to_string().starts_with("duplicate key `a`"), "{e}");
+        // Anything else parses exactly as a `Value` does.
+        for t in [
+            r#"{"a":[1,-2,3.5,"x",null,true,{"b":{}}],"c":18446744073709551615}"#,
+            "null",
+            "[]",
+            r#""é\u00e9""#,
+        ] {
+            assert_eq!(
+                parse(t).unwrap(),
+                serde_json::from_str::<serde_json::Value>(t).unwrap(),
+                "{t}"
+            );
+        }
+    }
+
     use super::*;
     use crate::{CreateTableRequest, GuestRequest, Pace};
     use serde_json::json;

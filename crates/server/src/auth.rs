@@ -95,12 +95,17 @@ fn skeleton(name: &str) -> String {
             )
         })
         .map(|c| match c {
-            // Cyrillic ve and soft sign, Greek beta, Latin tone six, Cherokee.
-            'в' | 'ь' | 'β' | 'ƅ' | 'Ꮟ' | 'ᏼ' => 'b',
-            // Cyrillic o, Greek omicron, Armenian oh, small capital o, digit zero.
-            'о' | 'ο' | 'օ' | 'ᴏ' | '0' => 'o',
-            // Cyrillic te, Greek tau, small capital t.
-            'т' | 'τ' | 'ᴛ' => 't',
+            // Cyrillic ve and soft sign, Greek beta, Latin tone six, Cherokee (both cases:
+            // names are lower-cased first), small capital b, b with stroke or hook,
+            // Canadian syllabics.
+            'в' | 'ь' | 'β' | 'ƅ' | 'Ꮟ' | 'ꮟ' | 'ᏼ' | 'ʙ' | 'ƀ' | 'ɓ' | 'ᑲ' | 'ᖯ' => {
+                'b'
+            }
+            // Cyrillic o, Greek omicron, Armenian oh, small capital o, barred o, digit
+            // zero.
+            'о' | 'ο' | 'օ' | 'ᴏ' | 'ɵ' | '0' => 'o',
+            // Cyrillic te, Greek tau, small capital t, t with stroke, hook or retroflex hook.
+            'т' | 'τ' | 'ᴛ' | 'ŧ' | 'ƭ' | 'ʈ' => 't',
             c => c,
         })
         .collect()
@@ -300,6 +305,10 @@ mod tests {
             "B\u{336}o\u{336}t\u{336} 1",
             "Bót 3",
             "B0t",
+            // Small capitals (a walk passed them).
+            "\u{299}\u{1D0F}\u{1D1B} 1",
+            "\u{13CF}ot",
+            "\u{180}\u{275}\u{167}",
         ] {
             assert_eq!(code_of(name), "name_looks_like_bot", "{name:?}");
         }

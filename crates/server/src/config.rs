@@ -121,7 +121,8 @@ pub struct Config {
     /// Seconds a quick-play player waits for people before bots take the empty seats.
     #[arg(long, env = "FIB_BOT_FILL_S", default_value_t = 30)]
     pub bot_fill_s: u64,
-    /// Tables (and daily games) one client address may create a minute; 0: no limit.
+    /// Tables (daily games and tournaments included) one client address may create a minute;
+    /// 0: no limit.
     #[arg(long, env = "FIB_TABLES_PER_MINUTE", default_value_t = 20)]
     pub tables_per_minute: u32,
     /// Seat requests (joins) one client address may make a minute; 0: no limit.

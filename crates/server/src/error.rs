@@ -237,6 +237,14 @@ pub async fn json_rejections(res: Response) -> Response {
         StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
         _ => "malformed",
     };
+    // A 405 says what is allowed (RFC 9110 §15.5.6): a route's own answer has it; the
+    // browser client's files (`ServeDir`) are read with GET and HEAD only.
+    let allow = (status == StatusCode::METHOD_NOT_ALLOWED).then(|| {
+        res.headers()
+            .get(axum::http::header::ALLOW)
+            .cloned()
+            .unwrap_or(axum::http::HeaderValue::from_static("GET,HEAD"))
+    });
     let bytes = axum::body::to_bytes(res.into_body(), 64 * 1024)
         .await
         .unwrap_or_default();
@@ -253,7 +261,11 @@ pub async fn json_rejections(res: Response) -> Response {
         code: code.to_string(),
         message,
     };
-    (status, axum::Json(body)).into_response()
+    let mut res = (status, axum::Json(body)).into_response();
+    if let Some(allow) = allow {
+        res.headers_mut().insert(axum::http::header::ALLOW, allow);
+    }
+    res
 }
 
 #[cfg(test)]

@@ -33,8 +33,8 @@ where
 {
     type Rejection = ApiError;
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
-        let value = match Json::<serde_json::Value>::from_request(req, state).await {
-            Ok(Json(v)) => v,
+        let value = match Json::<protocol::strict::Unique>::from_request(req, state).await {
+            Ok(Json(protocol::strict::Unique(v))) => v,
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 return Err(ApiError::TooLarge);
             }

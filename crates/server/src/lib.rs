@@ -155,8 +155,7 @@ pub fn app(state: AppState) -> Router {
     } else {
         api
     }
-    .fallback(extract::not_found_api)
-    .layer(axum::middleware::from_fn(extract::refuse_large_bodies));
+    .fallback(extract::not_found_api);
     Router::new()
         .nest("/api", api)
         // `/api/` itself is no page of the browser client's either (`nest` leaves it out).
@@ -178,6 +177,9 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             cluster::forward,
         ))
+        // Every path, not only `/api`: a body announced over the limit is refused before
+        // anything reads it (a page or `/healthz` takes none, and is not sent one).
+        .layer(axum::middleware::from_fn(extract::refuse_large_bodies))
         .layer(axum::middleware::map_response(error::json_rejections))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

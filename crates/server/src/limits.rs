@@ -46,7 +46,7 @@ pub enum Class {
     Guest,
     /// `POST /api/account/signin` (per address; [`Limits::sign_in`] limits per account).
     SignIn,
-    /// `POST /api/tables`, `POST /api/daily/solitaire`.
+    /// `POST /api/tables`, `POST /api/daily/solitaire`, `POST /api/tournaments`.
     CreateTable,
     /// `POST /api/tables/{id}/join`.
     Join,
@@ -71,7 +71,7 @@ impl Class {
         match self {
             Class::Guest => "new guests",
             Class::SignIn => "sign-in attempts",
-            Class::CreateTable => "new tables",
+            Class::CreateTable => "new tables (daily games and tournaments included)",
             Class::Join => "seat requests",
             Class::Socket => "new WebSockets",
         }

@@ -104,7 +104,7 @@ pub async fn join(
 fn already_queued() -> Refusal {
     Refusal(
         "already_queued",
-        "you are waiting in a quick-play queue already (maybe in another tab): leave it first"
+        "you are waiting in a quick-play queue already, from another tab or device: leave it there (or close that tab) first"
             .into(),
     )
 }
@@ -209,7 +209,7 @@ pub async fn leave(app: &AppState, waiting: Option<Waiting>) -> Result<LobbyMsg,
     let Some(w) = waiting else {
         return Err(Refusal(
             "not_queued",
-            "this connection is not waiting in a quick-play queue".into(),
+            "this connection is not waiting in a quick-play queue (a queue joined from another tab is left from that tab)".into(),
         ));
     };
     // Dropping it takes the entry out; do it now so the answer is true when sent.

@@ -745,6 +745,22 @@ async fn pass(
     Ok(())
 }
 
+/// Starts a tournament in registration if its time came (`starts_at`) or `start_when`
+/// players have joined; else changes nothing.
+fn start_if_due(
+    t: &mut Tournament,
+    starts_at: Option<i64>,
+    start_when: Option<u32>,
+    now: u64,
+) -> Result<Vec<Effect>, TournamentError> {
+    let time_came = starts_at.is_some_and(|at| at <= now as i64);
+    if time_came || start_when.is_some_and(|n| t.players().len() >= n as usize) {
+        t.start(now)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
 /// Runs one tournament one step further: `Ok(false)` when this node no longer directs it
 /// (finished, or another node holds it).
 async fn direct(app: &AppState, id: Uuid, epoch: i64) -> Result<bool, StepError> {
@@ -783,7 +799,14 @@ async fn direct(app: &AppState, id: Uuid, epoch: i64) -> Result<bool, StepError>
             cancel(app, id, "too_few_players").await?;
             return Ok(false);
         }
-        match step(app, id, fence.clone(), |t, _, now| t.start(now)).await {
+        // Due again on the state the start is taken on: a withdrawal stored since the
+        // snapshot above may have brought the players below `start_when` (a walk saw an
+        // event for 4 start with 3 when two left as two others joined).
+        let (starts_at, start_when) = (l.record.starts_at, l.settings.start_when);
+        let started = step(app, id, fence.clone(), |t, _, now| {
+            start_if_due(t, starts_at, start_when, now)
+        });
+        match started.await {
             Ok((after, _)) => l = after,
             // `start_when` reached before its time with fewer than a table (a table size
             // above `start_when`): it waits for more, or for its time.
@@ -985,6 +1008,42 @@ async fn open_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The start is decided on the state it is taken on: players that joined and then
+    /// withdrew do not count towards `start_when`, whatever an earlier look saw.
+    #[test]
+    fn a_start_when_event_starts_only_with_that_many_players_still_registered() {
+        let config = tournament::Config {
+            kind: tournament::Kind::Swiss { rounds: 2 },
+            game: "trump".into(),
+            table_size: 2,
+            min_table_size: 2,
+            rated: false,
+            seed: 7,
+        };
+        let mut t = Tournament::new(config, (2, 4)).unwrap();
+        let ids: Vec<Uuid> = (0..4).map(|_| Uuid::new_v4()).collect();
+        for id in &ids {
+            t.join(*id, 1500.0, 0).unwrap();
+        }
+        // The director saw 4 of 4 (due); two withdrew before the start was taken.
+        t.withdraw(ids[0], 1).unwrap();
+        t.withdraw(ids[1], 1).unwrap();
+        assert!(start_if_due(&mut t, None, Some(4), 2).unwrap().is_empty());
+        assert_eq!(t.phase(), tournament::Phase::Registration);
+        // Its time coming starts it with whoever is there; so do 4 players again.
+        let mut timed = t.clone();
+        assert!(
+            !start_if_due(&mut timed, Some(2), Some(4), 2)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(timed.phase(), tournament::Phase::Running);
+        t.join(Uuid::new_v4(), 1500.0, 3).unwrap();
+        t.join(Uuid::new_v4(), 1500.0, 3).unwrap();
+        assert!(!start_if_due(&mut t, None, Some(4), 4).unwrap().is_empty());
+        assert_eq!(t.phase(), tournament::Phase::Running);
+    }
 
     #[test]
     fn schedules_are_checked_and_recur() {

@@ -891,7 +891,7 @@ impl Table {
             .table_panics
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.bots = bots::BotState::default();
-        if !self.reload().await {
+        if !self.take_stored(false).await {
             self.park(None);
         }
     }

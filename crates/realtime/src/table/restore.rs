@@ -61,6 +61,12 @@ impl Table {
     /// If the database cannot be read either, the table stays as it is (nothing was
     /// adopted) and `false` is returned: the caller parks the table.
     pub(super) async fn reload(&mut self) -> bool {
+        self.take_stored(true).await
+    }
+
+    /// What [`Table::reload`] does; `after_write` false after a panic (`recover`), which
+    /// is logged and counted as a panic already, not as a failed write.
+    pub(super) async fn take_stored(&mut self, after_write: bool) -> bool {
         let id = self.record.id;
         if self.told_to_end() {
             // Stepped down (or fenced off): what is stored is another node's to read.
@@ -99,11 +105,15 @@ impl Table {
         self.version = self.version.max(fresh.version) + 1;
         self.moved = self.version;
         self.seated = self.version;
-        self.core
-            .metrics
-            .table_reloads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        tracing::warn!(table = %id, "table reloaded from the store after a failed write");
+        if after_write {
+            self.core
+                .metrics
+                .table_reloads
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::warn!(table = %id, "table reloaded from the store after a failed write");
+        } else {
+            tracing::info!(table = %id, "table reloaded from the store after its panic");
+        }
         // Every connection gets the whole state: no held document is trusted.
         self.fan.forget_documents();
         self.broadcast(&[]);

@@ -25,11 +25,29 @@ impl Table {
     /// table of bots only). `what` names the action in the refusal.
     fn before_start_by_a_seated_player(&self, who: &Who, what: &str) -> Result<(), TableError> {
         self.refuse_if_abandoned()?;
-        if self.seat_of(Some(who.id)).is_none() && self.record.created_by != who.id {
-            return Err(TableError::conflict(
-                "not_seated",
-                format!("only a seated player or the table's creator can {what}"),
-            ));
+        if self.seat_of(Some(who.id)).is_none() {
+            if self.record.created_by != who.id {
+                return Err(TableError::conflict(
+                    "not_seated",
+                    format!("only a seated player or the table's creator can {what}"),
+                ));
+            }
+            // A creator without a seat (`join: false`, or one who left) runs a table of
+            // bots only: once somebody sits at it, the match is theirs to start and their
+            // bots to choose (a black-box walk saw a creator who had left start a match on
+            // the one person still seated, who could then no longer leave).
+            if self
+                .seats
+                .iter()
+                .any(|o| matches!(o, Occupant::Player { .. }))
+            {
+                return Err(TableError::conflict(
+                    "not_seated",
+                    format!(
+                        "you have no seat at this table and people sit at it: only they can {what}"
+                    ),
+                ));
+            }
         }
         if self.record.status != TableStatus::Open {
             return Err(TableError::conflict(

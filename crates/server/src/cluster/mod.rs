@@ -121,6 +121,23 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     // A process that starts under an id is not the one that ran under it before: the
     // queue entries of that one's sockets go (SQLite: every entry, as there is one node).
     app.store.node_gone(&c.node).await?;
+    // So is a node that advertised the very address this process now listens on: that
+    // process no longer holds the port (typically this server restarted after a crash
+    // under a new random id). Waiting for its lease to run out kept its tables from
+    // everyone, and out of the lobby, for up to `LEASE` (a walk saw a restarted single
+    // node list an empty lobby for 5 s); they are taken at once below instead. A draining
+    // node hands its tables over by itself. Two live nodes never share an address unless
+    // misconfigured, and even then fencing keeps the one that lost its tables from writing.
+    for n in app.store.live_nodes().await? {
+        if n.id != c.node && n.address == address && !n.draining {
+            tracing::info!(
+                node = %n.id,
+                %address,
+                "the node that listened on this address before is gone: its tables are taken now"
+            );
+            app.store.node_gone(&n.id).await?;
+        }
+    }
     let cleared = app.store.queue_clear_dead().await?;
     if cleared > 0 {
         tracing::info!(

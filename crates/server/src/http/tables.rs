@@ -206,7 +206,7 @@ pub async fn join_table(
     let req: JoinRequest = if body.iter().all(u8::is_ascii_whitespace) {
         JoinRequest::default()
     } else {
-        let value: serde_json::Value =
+        let protocol::strict::Unique(value) =
             serde_json::from_slice(&body).map_err(|e| ApiError::Malformed(e.to_string()))?;
         protocol::strict::decode(&value, "body").map_err(ApiError::Malformed)?
     };

@@ -33,6 +33,8 @@ fn tournament_id(id: &str) -> Result<Uuid, ApiError> {
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
         (status = 403, description = "`code`: not_claimed (a guest: only a claimed account creates tournaments)", body = wire::ErrorBody),
         (status = 409, description = "`code`: too_many_tournaments (the creator has as many tournaments in registration or running as the server allows, `--max-tournaments-per-player`, 3 by default)", body = wire::ErrorBody),
+        (status = 413, description = "`code`: too_large", body = wire::ErrorBody),
+        (status = 429, description = "`code`: rate_limited (too many tables, daily games and tournaments created from this address: one allowance, `--tables-per-minute`)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
 pub async fn create_tournament(
