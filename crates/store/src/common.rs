@@ -471,7 +471,8 @@ pub(crate) const SET_FINISH_SEQ: &str = "UPDATE game_tables SET finish_seq = $2 
 
 /// The highest final totals of people in finished matches of a game (`$1`) of two seats or
 /// more, `$2` of them; the earlier finish first among equals. `player_id, name, score,
-/// table_id, finished_at, people, bots`.
+/// table_id, finished_at, people, bots`. A seat its player abandoned is no record: its
+/// stand-in made the points (a walk found leavers at the top of the Trump records).
 pub(crate) const BEST_TOTALS: &str = "\
     SELECT p.id, p.name, s.score, t.id, t.finished_at, \
            (SELECT COUNT(*) FROM table_seats o WHERE o.table_id = t.id AND o.kind = 'player'), \
@@ -480,7 +481,7 @@ pub(crate) const BEST_TOTALS: &str = "\
     JOIN game_tables t ON t.id = s.table_id \
     JOIN players p ON p.id = s.player_id \
     WHERE t.game = $1 AND t.status = 'finished' AND t.seat_count > 1 AND s.kind = 'player' \
-      AND t.finished_at IS NOT NULL \
+      AND NOT s.abandoned AND t.finished_at IS NOT NULL \
     ORDER BY s.score DESC, t.finished_at ASC, t.id ASC \
     LIMIT $2";
 

@@ -1558,7 +1558,8 @@ async fn same_millisecond_ratings_keep_their_order(s: Arc<dyn Store>) {
     }
 }
 
-/// Records: a game's best totals (people only, bots counted per match); Solitaire's best
+/// Records: a game's best totals (people only, bots counted per match, no abandoned seat's
+/// total: its stand-in made it); Solitaire's best
 /// played-out games per target, overall and for one daily deal.
 async fn records(s: &dyn Store) {
     let (a, b) = (player(s, "Ada").await, player(s, "Bob").await);
@@ -1584,6 +1585,19 @@ async fn records(s: &dyn Store) {
     // Unfinished: no record.
     let t = new_table(s, "trump", &[seat_of(&b), seat_of(&a)], T0).await;
     s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    // Abandoned: Bob left, his stand-in made 300. No record of his; Ada's 10 still is one.
+    let t = new_table(s, "trump", &[seat_of(&b), seat_of(&a)], T0).await;
+    s.set_status(t.id, TableStatus::Playing, T0).await.unwrap();
+    s.write_group(&[unit(
+        t.id,
+        T0 + 2,
+        vec![
+            WriteOp::Abandon { seats: vec![0] },
+            finish(&[300, 10], &[1]),
+        ],
+    )])
+    .await
+    .unwrap();
     let best = s.best_totals("trump", 10).await.unwrap();
     let rows: Vec<(&str, i64, i64, i64)> = best
         .iter()
@@ -1591,7 +1605,12 @@ async fn records(s: &dyn Store) {
         .collect();
     assert_eq!(
         rows,
-        vec![("Ada", 120, 2, 0), ("Ada", 90, 1, 1), ("Bob", 90, 2, 0)]
+        vec![
+            ("Ada", 120, 2, 0),
+            ("Ada", 90, 1, 1),
+            ("Bob", 90, 2, 0),
+            ("Ada", 10, 2, 0)
+        ]
     );
     assert_eq!(best[0].finished_at, T0 + 1);
     assert_eq!(s.best_totals("trump", 1).await.unwrap().len(), 1);
