@@ -60,7 +60,7 @@ async fn status(app: &AppState, job: AnalysisJob) -> Result<AnalysisStatus, ApiE
     tag = "tables",
     summary = "Ask for the analysis of a finished match (queued; served again once done)",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), InviteQuery),
     responses(
         (status = 200, description = "the match already has an analysis, done or under way", body = wire::AnalysisStatus),
         (status = 202, description = "queued (a failed analysis asked for again is queued afresh)", body = wire::AnalysisStatus),
@@ -126,7 +126,7 @@ pub async fn request_analysis(
     tag = "tables",
     summary = "A finished match's analysis and its progress",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), InviteQuery),
     responses(
         (status = 200, description = "the analysis's state (`not_requested` until someone asks) and progress, with the analysis once done", body = wire::AnalysisStatus),
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),

@@ -113,7 +113,7 @@ fn pool_names(pool: store::rating::Pool) -> (protocol::RatingPool, protocol::Rat
     path = "/api/players/{id}/ratings",
     tag = "players",
     summary = "A player's rating in every game and pool",
-    params(("id" = String, Path, description = "the player's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the player's id (a UUID)")),
     responses(
         (status = 200, description = "the ratings, by game, duel first (empty for an unknown player)", body = Vec<wire::PlayerRating>),
         (status = 400, description = "`code`: malformed (the id is not a UUID)", body = wire::ErrorBody),
@@ -165,7 +165,7 @@ const HISTORY_POINTS: i64 = 200;
     path = "/api/players/{id}/rating-history",
     tag = "players",
     summary = "A player's rating after each rated match in one game's pool, oldest first (the newest 200)",
-    params(("id" = String, Path, description = "the player's id (a UUID)"), HistoryQuery),
+    params(("id" = String, Path, format = Uuid, description = "the player's id (a UUID)"), HistoryQuery),
     responses(
         (status = 200, description = "the points (empty for an unknown player)", body = Vec<wire::RatingPoint>),
         (status = 400, description = "`code`: malformed (not a UUID, no game, or a bad pool)", body = wire::ErrorBody),

@@ -79,7 +79,7 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
     path = "/api/tables/{id}/test/panic",
     tag = "tables",
     summary = "Test hook: make the table task panic once",
-    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)")),
     responses(
         (status = 202, description = "the panic was requested (only registered with FIB_TEST_HOOKS, never on a real server)"),
         (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),

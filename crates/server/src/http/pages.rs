@@ -23,7 +23,7 @@ use crate::state::AppState;
         answers) and preloads the game's modules, so the table is drawn without another \
         request; otherwise it is the plain page, which says why the table cannot be shown.",
     security((), ("cookie" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)")),
     responses(
         (status = 200, description = "the page", body = String, content_type = "text/html"),
     ),
@@ -44,7 +44,7 @@ pub async fn table_page(
     summary = "A private table's page, by its invite link",
     security((), ("cookie" = [])),
     params(
-        ("id" = String, Path, description = "the table's id (a UUID)"),
+        ("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"),
         ("invite" = String, Path, description = "the table's invite code"),
     ),
     responses(

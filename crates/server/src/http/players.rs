@@ -179,7 +179,7 @@ fn match_row(app: &AppState, r: store::MatchRow) -> protocol::MatchRow {
     path = "/api/players/{id}",
     tag = "players",
     summary = "A player's public card: display name, whether claimed, since when",
-    params(("id" = String, Path, description = "the player's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the player's id (a UUID)")),
     responses(
         (status = 200, description = "the player", body = wire::PublicPlayer),
         (status = 400, description = "`code`: malformed (the id is not a UUID)", body = wire::ErrorBody),
@@ -213,7 +213,7 @@ pub async fn player_profile(
     path = "/api/players/{id}/matches",
     tag = "players",
     summary = "A player's finished public matches, newest first",
-    params(("id" = String, Path, description = "the player's id (a UUID)"), LimitQuery),
+    params(("id" = String, Path, format = Uuid, description = "the player's id (a UUID)"), LimitQuery),
     responses(
         (status = 200, description = "the matches (empty for an unknown player); each has a replay at /api/tables/{id}/replay", body = Vec<wire::MatchRow>),
         (status = 400, description = "`code`: malformed", body = wire::ErrorBody),

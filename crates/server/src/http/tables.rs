@@ -119,7 +119,7 @@ pub async fn create_table(
     tag = "tables",
     summary = "One table's public information",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), InviteQuery),
     responses(
         (status = 200, description = "the table", body = wire::TableInfo),
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
@@ -149,7 +149,7 @@ pub async fn get_table(
         table from it at once, then open the socket with `since=<version>` and receive only \
         what changed since.",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), InviteQuery),
     responses(
         (status = 200, description = "the `state` message", body = wire::ServerMsg),
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
@@ -179,7 +179,7 @@ pub async fn get_table_state(
     tag = "tables",
     summary = "Take a seat (a given one, or the first free)",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)")),
     request_body = wire::JoinRequest,
     responses(
         (status = 200, description = "the table after joining", body = wire::TableInfo),
@@ -227,7 +227,7 @@ pub async fn join_table(
     tag = "tables",
     summary = "Leave an open table's seat",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)")),
     responses(
         (status = 200, description = "the table after leaving", body = wire::TableInfo),
         (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
@@ -251,7 +251,7 @@ pub async fn leave_table(
     tag = "tables",
     summary = "Start the match (empty seats get the table's bots)",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)")),
     responses(
         (status = 200, description = "the started table", body = wire::TableInfo),
         (status = 401, description = "`code`: unauthorized (no valid token)", body = wire::ErrorBody),
@@ -276,7 +276,7 @@ pub async fn start_table(
     tag = "tables",
     summary = "Seat a bot at an open table's empty seat, or take one out",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)")),
     request_body = wire::SeatBotRequest,
     responses(
         (status = 200, description = "the table", body = wire::TableInfo),
@@ -366,7 +366,7 @@ pub(crate) async fn replayable(
     tag = "tables",
     summary = "Every round's seed commitment, and the seeds of ended rounds (R-0)",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), InviteQuery),
     responses(
         (status = 200, description = "one entry per dealt round", body = Vec<wire::RoundFairness>),
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
@@ -400,7 +400,7 @@ pub async fn table_rounds(
     tag = "tables",
     summary = "An ended round's seed and its deal, recomputed from the log (docs/deals.md)",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), ("round" = u32, Path, description = "the round number, from 1"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), ("round" = u32, Path, description = "the round number, from 1"), InviteQuery),
     responses(
         (status = 200, description = "the deal record", body = wire::DealRecord),
         (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
@@ -453,7 +453,7 @@ pub async fn round_deal(
     tag = "tables",
     summary = "A finished match step by step, every hand revealed (docs/protocol.md)",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), InviteQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), InviteQuery),
     responses(
         (status = 200, description = "the replay", body = wire::Replay),
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),

@@ -137,7 +137,7 @@ pub struct TournamentInvite {
     tag = "tournaments",
     summary = "A tournament: settings, standings, every game with its table",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the tournament's id (a UUID)"), TournamentInvite),
+    params(("id" = String, Path, format = Uuid, description = "the tournament's id (a UUID)"), TournamentInvite),
     responses(
         (status = 200, description = "the tournament", body = wire::TournamentInfo),
         (status = 403, description = "`code`: invite_required", body = wire::ErrorBody),
@@ -162,7 +162,7 @@ pub async fn get_tournament(
     tag = "tournaments",
     summary = "Join a tournament (a private one with its invite code)",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the tournament's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the tournament's id (a UUID)")),
     request_body = wire::JoinTournamentRequest,
     responses(
         (status = 200, description = "joined", body = wire::TournamentInfo),
@@ -215,7 +215,7 @@ pub async fn join_tournament(
     tag = "tournaments",
     summary = "Withdraw from a tournament (past games stand)",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the tournament's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the tournament's id (a UUID)")),
     responses(
         (status = 200, description = "withdrawn", body = wire::TournamentInfo),
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),
@@ -240,7 +240,7 @@ pub async fn withdraw_tournament(
     tag = "tournaments",
     summary = "Cancel a tournament that has not started (its creator only)",
     security(("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the tournament's id (a UUID)")),
+    params(("id" = String, Path, format = Uuid, description = "the tournament's id (a UUID)")),
     responses(
         (status = 200, description = "cancelled: `status` is `cancelled`, `cancelled` is `creator`; its followers are told", body = wire::TournamentInfo),
         (status = 401, description = "`code`: unauthorized", body = wire::ErrorBody),

@@ -69,7 +69,7 @@ impl From<UpdatesParam> for Updates {
     tag = "sockets",
     summary = "WebSocket upgrade: play or watch a table",
     security((), ("cookie" = []), ("bearer" = [])),
-    params(("id" = String, Path, description = "the table's id (a UUID)"), TableQuery),
+    params(("id" = String, Path, format = Uuid, description = "the table's id (a UUID)"), TableQuery),
     responses(
         (status = 101, description = "switching protocols; then `ClientMsg` and `ServerMsg` frames (docs/protocol.md, docs/protocol.schema.json)"),
         (status = 400, description = "`code`: malformed (not a WebSocket upgrade, or a bad query)", body = wire::ErrorBody),
