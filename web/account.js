@@ -122,8 +122,11 @@ export function quickPlayPanel({ games, title, send }) {
   }
   const pick = h('select', { id: 'qp-pick', testid: 'qp-pick' },
     choices.map((c, i) => h('option', { value: String(i), selected: c.game === 'trump' && c.seats === 2 }, c.label)));
-  const info = h('p', { class: 'muted small', testid: 'qp-info', 'aria-live': 'polite' });
-  const status = h('p', { testid: 'qp-status', 'aria-live': 'polite' });
+  // Neither the queue counts nor the countdown are live regions: rewritten every second,
+  // they had a screen reader speak every second. `said` tells each change of state once.
+  const info = h('p', { class: 'muted small', testid: 'qp-info' });
+  const status = h('p', { testid: 'qp-status' });
+  const said = h('p', { class: 'sr-only', 'aria-live': 'polite', testid: 'qp-announcer' });
   const err = h('p', { class: 'form-error', role: 'alert', testid: 'qp-error' });
   const playNow = h('button', { class: 'btn primary', type: 'button', testid: 'qp-play' }, 'Play now');
   const botsNow = h('button', { class: 'btn', type: 'button', testid: 'qp-bots' }, 'Play bots now');
@@ -142,10 +145,20 @@ export function quickPlayPanel({ games, title, send }) {
   const showWaiting = () => {
     clearInterval(ticker);
     const waiting = queued !== null;
+    // The button pressed is about to be hidden: the focus goes to the one that replaces
+    // it, not to the page's body.
+    const hadFocus = [playNow, botsNow, leave].includes(document.activeElement);
+    const wasWaiting = !leave.hidden;
     playNow.hidden = waiting;
     botsNow.hidden = waiting;
     pick.disabled = waiting;
     leave.hidden = !waiting;
+    if (hadFocus) (waiting ? leave : playNow).focus();
+    if (waiting && !wasWaiting) {
+      said.textContent = `Looking for players; bots take the empty seats in ${secs(queued.bot_fill_ms - (Date.now() - queued.joined_at))} if nobody comes.`;
+    } else if (!waiting && wasWaiting) {
+      said.textContent = 'You are no longer in the queue.';
+    }
     if (!waiting) return mount(status);
     const tick = () => {
       const waited = Date.now() - queued.joined_at;
@@ -170,7 +183,7 @@ export function quickPlayPanel({ games, title, send }) {
     h('h2', null, 'Play now'),
     h('label', { for: 'qp-pick' }, 'Game'), pick, info,
     h('div', { class: 'row' }, playNow, botsNow, leave),
-    status, err);
+    status, said, err);
   showInfo();
   const onMessage = (m) => {
     switch (m.type) {

@@ -570,7 +570,7 @@ async function tablePage(visit, id, invite) {
   // After each update: the events in words, and the sounds they make.
   const onUpdate = () => {
     const events = latest.events || [];
-    const said = mod?.describe?.(events, seatName, mySeat());
+    const said = mod?.describe?.(events, seatName, mySeat(), latest.view);
     if (said) announcer.textContent = said;
     const kinds = soundsOf(events);
     const me = mySeat();
@@ -615,7 +615,9 @@ async function tablePage(visit, id, invite) {
   };
 
   function render() {
-    if (!latest) return;
+    // After the player left the page: the socket's closing still reports, and drawing
+    // would set the title ("● Your turn") over the next page's.
+    if (!latest || stale(visit)) return;
     const me = mySeat();
     // Drawn from the HTTP state before the socket's first message, the table still counts this
     // player as gone (and a bot may be standing in for them); the socket's connection ends
@@ -685,7 +687,8 @@ async function tablePage(visit, id, invite) {
       parts.push(playersBar(t, me, seatName));
     }
     if (refusal && latest.version === refusalAt) {
-      parts.push(h('p', { class: 'refusal', role: 'alert', testid: 'refusal', dataset: { code: refusalCode } }, refusal));
+      // Not an alert itself: the toast of the same words is (said once, not twice).
+      parts.push(h('p', { class: 'refusal', testid: 'refusal', dataset: { code: refusalCode } }, refusal));
     }
     if (!mod) {
       // Only the frame until the game's module is in: what goes below the game waits too.
@@ -720,7 +723,13 @@ async function tablePage(visit, id, invite) {
       const nowhere = !document.activeElement || document.activeElement === document.body;
       const lt = latest.table;
       if (nowhere && me !== null && lt.status === 'playing' && lt.to_act.includes(me) && !busy) {
-        gameRoot.querySelector('[data-testid="hand-card"][data-playable="true"]')?.focus({ preventScroll: true });
+        // A playable card where the game marks them (Trump, Fibonachos); else the turn's
+        // main button (the rummy games' "Draw 2", "Discard here"); else a card of the hand
+        // to choose (a walk found focus on the page's body after every rummy move).
+        const target = gameRoot.querySelector('[data-testid="hand-card"][data-playable="true"]')
+          ?? gameRoot.querySelector('button.primary:not([disabled])')
+          ?? gameRoot.querySelector('button[data-testid="hand-card"]:not([disabled])');
+        target?.focus({ preventScroll: true });
       }
     }, 0));
   }

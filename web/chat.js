@@ -52,7 +52,10 @@ export function chatPanel(opts) {
   let lines = []; // as the server sent them, oldest first
   let muted = new Set();
   let chatPending = false; // the last thing sent was chat: its refusal is ours
-  const list = h('ol', { class: 'chat-lines', testid: 'chat-lines', 'aria-live': 'polite' });
+  // The list is drawn anew at each line: as a live region it made a screen reader read
+  // every line again each time. The newest line alone is said, by `said`.
+  const list = h('ol', { class: 'chat-lines', testid: 'chat-lines' });
+  const said = h('p', { class: 'sr-only', 'aria-live': 'polite', testid: 'chat-announcer' });
   const error = h('p', { class: 'chat-error', testid: 'chat-error', role: 'alert' });
   const input = h('input', {
     type: 'text', class: 'chat-input', testid: 'chat-input', maxlength: String(MAX_CHARS * 2),
@@ -67,7 +70,7 @@ export function chatPanel(opts) {
     }, label)));
   const signedOut = h('p', { class: 'muted small chat-signed-out' }, 'Sign in to chat.');
   const el = h('aside', { class: 'panel chat-panel', testid: opts.testid ?? 'chat-panel' },
-    h('h3', null, opts.title), list, error, form, emotes, signedOut);
+    h('h3', null, opts.title), list, said, error, form, emotes, signedOut);
 
   const showError = (text) => {
     error.textContent = text || '';
@@ -135,6 +138,10 @@ export function chatPanel(opts) {
     } else if (m.type === 'chat') {
       if (lines.some((l) => l.seq === m.line.seq)) return true;
       lines.push(m.line);
+      if (!muted.has(m.line.player)) {
+        const l = m.line;
+        said.textContent = `${l.name}${l.spectator ? ' (watching)' : ''}: ${l.kind === 'emote' ? emoteText(l.emote) : l.text}`;
+      }
       if (lines.length > 200) lines = lines.slice(-200);
       chatPending = false;
     } else if (m.type === 'muted') {

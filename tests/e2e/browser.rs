@@ -97,6 +97,13 @@ async fn tournament_in_chromium() {
     run_script("tournament.mjs").await;
 }
 
+/// Focus and screen-reader announcements over time: Solitaire and quick play from the
+/// keyboard, the chat's newest line, the title after a table (tests/browser/keyboard.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyboard_and_screen_reader_in_chromium() {
+    run_script("keyboard.mjs").await;
+}
+
 /// axe-core on every page at desktop and phone size (tests/browser/a11y.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accessibility_in_chromium() {

@@ -463,6 +463,11 @@ function resultBanner(game, me, name, tableWinners) {
     h('h2', null, forfeit ? (outcome === 'win' ? 'You won: your opponent abandoned the match.' : `${name(r.winner)} won: the other player abandoned the match.`) : head));
 }
 
+/** The events of an update in words, for the page's screen-reader announcer (app.js). */
+export function describe(events, seatName, me) {
+  return lastMove(events, (s) => (s === me ? 'You' : seatName(s)));
+}
+
 // One line about the latest move, from the events of the latest state message.
 function lastMove(events, name) {
   const out = [];

@@ -242,7 +242,7 @@ function cardEl(c, opts = {}) {
     onclick: clickable ? (e) => { e.stopPropagation(); if (!opts.disabled) opts.onClick(c); } : null,
   }, face(c),
   c.kind === 'wild' && opts.value ? h('span', { class: 'rc-value', 'aria-hidden': 'true' }, `=${opts.value}`) : null,
-  clickable ? h('span', { class: 'sr-only' }, cardName(c) + wildValue + (opts.selected ? ', selected' : '')) : null);
+  clickable ? h('span', { class: 'sr-only' }, cardName(c) + wildValue + (opts.hot ? ', can go on the table' : '') + (opts.selected ? ', selected' : '')) : null);
   if (opts.draggable) {
     on(el, 'dragstart', (e) => {
       e.dataTransfer.setData('text/plain', String(c.id));
@@ -273,8 +273,15 @@ function setName(key, target) {
   return key === target ? `card ${target}` : `${key}-set`;
 }
 
+/** The events of an update in words, for the page's screen-reader announcer (app.js):
+    what each player drew, laid down and discarded. */
+export function describe(events, seatName, me, view) {
+  const name = (s) => (s === me ? 'You' : seatName(s));
+  return events.map((e) => eventLine(e, name, view?.target)).filter(Boolean).join(' ');
+}
+
 // A readable line for one public event.
-function describe(e, name, target) {
+function eventLine(e, name, target) {
   const cn = (c) => (c ? cardName(c) : 'a card');
   switch (e.type) {
     case 'round_started': return name(e.first) === 'You' ? `Round ${e.round}: you start.` : `Round ${e.round}: ${name(e.first)} starts.`;
@@ -324,7 +331,7 @@ export function render(root, msg, ctx) {
   if (msg.version > m.seen) {
     m.seen = msg.version;
     for (const e of msg.events || []) {
-      const line = describe(e, (s) => (s === me ? 'You' : ctx.seatName(s)), T);
+      const line = eventLine(e, (s) => (s === me ? 'You' : ctx.seatName(s)), T);
       if (line) m.log.push(line);
     }
     m.log = m.log.slice(-6);

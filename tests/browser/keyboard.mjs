@@ -1,0 +1,95 @@
+// Keyboard and screen-reader checks that an accessibility walk found failing (the axe sweep,
+// a11y.mjs, cannot see them: they are about what happens over time):
+// - Solitaire from the keyboard: on the player's turn the focus is on the turn's control
+//   (not on the page's body) and stays somewhere useful after each move, and the announcer
+//   says the move in words (the rummy games said nothing);
+// - the chat list is no live region (drawn anew at every line, it made a screen reader
+//   read the whole chat again); the newest line alone is said;
+// - quick play: the pressed button's replacement takes the focus, and the countdown is no
+//   live region (it spoke every second);
+// - the page's title after leaving a table is not "● Your turn".
+// Usage: node tests/browser/keyboard.mjs <base-url>
+
+import { runBrowserTest } from './lib.mjs';
+
+await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) => {
+  const p = await player('Keys');
+  const base = p.url().replace(/#.*$/, '');
+  const focused = () => p.evaluate(() => {
+    const e = document.activeElement;
+    return !e || e === document.body ? 'BODY' : (e.dataset.testid || e.tagName);
+  });
+  const until = async (what, f, ms = 10_000) => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = await f();
+      if (v) return v;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await p.waitForTimeout(100);
+    }
+  };
+
+  // Quick play: the countdown is not live; the focus follows the buttons.
+  await p.locator(tid('quickplay')).waitFor();
+  for (const id of ['qp-status', 'qp-info']) {
+    const live = await p.locator(tid(id)).getAttribute('aria-live');
+    if (live) throw new Error(`${id} is a live region (aria-live=${live})`);
+  }
+  await p.locator(tid('qp-play')).focus();
+  await p.keyboard.press('Enter');
+  await p.locator(tid('qp-status')).filter({ hasText: 'Looking for players' }).waitFor();
+  await until('the focus on "Leave the queue"', async () => (await focused()) === 'qp-leave');
+  await until('the queue announced', async () => /Looking for players/.test(await p.locator(tid('qp-announcer')).textContent()));
+  await p.keyboard.press('Enter');
+  await until('the focus back on "Play now"', async () => (await focused()) === 'qp-play');
+  await until('the leaving announced', async () => /no longer in the queue/.test(await p.locator(tid('qp-announcer')).textContent()));
+  log('quick play: focus and announcements');
+
+  // Solitaire 8, created and played from the keyboard.
+  await p.locator(tid('create-game')).selectOption('rummy');
+  await p.locator(tid('create-seats')).selectOption('1');
+  await p.locator(tid('create-target')).selectOption('8');
+  await p.locator(tid('create-submit')).focus();
+  await p.keyboard.press('Enter');
+  await p.waitForURL(/#\/table\/[0-9a-f-]{36}$/);
+  await p.locator(tid('start-button')).focus();
+  await p.keyboard.press('Enter');
+  await p.locator(tid('hand')).waitFor();
+  // The start button is gone: the focus goes to the turn's control, "Draw 2".
+  await until('the focus on "Draw 2"', async () => (await focused()) === 'act-draw-stock');
+  const hand = await p.locator(tid('hand-card')).count();
+  await p.keyboard.press('Enter');
+  await until('the draw', async () => (await p.locator(tid('hand-card')).count()) === hand + 2);
+  await until('the draw announced', async () => /You drew 2 from the stock/.test(await p.locator(tid('announcer')).textContent()));
+  // The button pressed is gone with the draw: the focus is on the turn's next control (a
+  // main button such as the opening's, else a card to choose), not on the page's body.
+  const next = await until('the focus after the draw', async () => {
+    const f = await focused();
+    return f !== 'BODY' && f !== 'act-draw-stock' ? f : null;
+  });
+  if (!['hand-card', 'act-open', 'act-build-open'].includes(next)) throw new Error(`after the draw the focus is on ${next}`);
+  log(`solitaire: focus (then on ${next}) and announcement after a draw`);
+
+  // Chat: not a live list; the newest line is said.
+  const live = await p.locator(tid('chat-lines')).getAttribute('aria-live');
+  if (live) throw new Error(`the chat list is a live region (aria-live=${live})`);
+  for (const text of ['first line', 'second line']) {
+    await p.locator(tid('chat-input')).fill(text);
+    await p.locator(tid('chat-input')).press('Enter');
+    await p.locator(`${tid('chat-line')}:has-text("${text}")`).waitFor();
+  }
+  const said = await until('the newest line said', async () => {
+    const t = await p.locator(tid('chat-announcer')).textContent();
+    return /second line/.test(t) ? t : null;
+  });
+  if (/first line/.test(said)) throw new Error(`the chat announcer repeats earlier lines: ${said}`);
+  log(`chat: "${said}"`);
+
+  // Away from the table: the title is no longer the table's.
+  if (!/Your turn/.test(await p.title())) throw new Error(`the table's title is ${await p.title()}`);
+  await p.goto(`${base}#/`);
+  await p.locator(tid('quickplay')).waitFor();
+  await p.waitForTimeout(1000);
+  if (/Your turn/.test(await p.title())) throw new Error(`the lobby's title is still "${await p.title()}"`);
+  log('title reset after leaving the table');
+});
