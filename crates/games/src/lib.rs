@@ -329,6 +329,16 @@ pub fn check_options(kind: &str, options: &Value, players: usize) -> Result<Valu
     new_match(kind, options, players).map(|(_, o)| o)
 }
 
+/// A round's deal record of `kind` as the game writes it now, from one saved by any
+/// earlier version (Trump's cards as objects before they were codes, protocol.md §6.2):
+/// what `verify-match` compares a published deal in.
+pub fn current_deal_record(kind: &str, deal: &Value) -> Value {
+    match kind {
+        "trump" => trump::cards::with_card_codes(deal),
+        _ => deal.clone(),
+    }
+}
+
 /// A new match of `kind`, and its normalized options.
 pub fn new_match(
     kind: &str,

@@ -134,7 +134,9 @@ pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
         }
         // The record is read after the round: it holds the round's later shuffles from the
         // same seed too (R-21's reshuffle, R-46's refill).
-        if g.deal_record() != r.deal {
+        // A replay saved before Trump's cards were codes publishes them as objects: the
+        // same deal (a walk found every such replay refused as "differs").
+        if g.deal_record() != games::current_deal_record(&replay.game, &r.deal) {
             return Err(format!(
                 "round {}: the deal recomputed from the seed differs from the published one",
                 r.round
@@ -308,6 +310,40 @@ mod tests {
             assert_eq!(n.patches, o.patches);
         }
         check_match(&was).unwrap();
+        // A replay file saved from a server of that time: its deals' cards are objects too.
+        let mut saved = was.clone();
+        for r in &mut saved.rounds {
+            r.deal = objects(&r.deal);
+        }
+        assert_ne!(saved.rounds[0].deal, was.rounds[0].deal);
+        check_match(&saved).unwrap();
+        // Still refused when a card differs.
+        let deck = saved.rounds[0].deal["deck"].as_array_mut().unwrap();
+        deck.swap(0, 1);
+        assert!(check_match(&saved).unwrap_err().contains("differs"));
+    }
+
+    /// Every card code in `v` (`"r7"`) in the object form of earlier versions.
+    fn objects(v: &Value) -> Value {
+        match v {
+            Value::String(code)
+                if code.len() >= 2
+                    && "rygbp".contains(&code[..1])
+                    && code[1..].parse::<u8>().is_ok_and(|n| (1..=10).contains(&n)) =>
+            {
+                let c = "rygbp".find(&code[..1]).unwrap();
+                let number: usize = code[1..].parse().unwrap();
+                let symbol =
+                    ["circled_plus", "circle", "square", "star", "waves"][(number - 1 + c) % 5];
+                let colour = ["red", "yellow", "green", "blue", "purple"][c];
+                serde_json::json!({"colour": colour, "number": number, "symbol": symbol})
+            }
+            Value::Array(a) => Value::Array(a.iter().map(objects).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, v)| (k.clone(), objects(v))).collect())
+            }
+            v => v.clone(),
+        }
     }
 
     /// `verify-match` accepts every game's replay and refuses a changed seed, deal or

@@ -147,6 +147,29 @@ impl<'de> Deserialize<'de> for Card {
     }
 }
 
+/// `value` with every card written in the object form of earlier versions
+/// (`{"colour":"red","number":7,"symbol":…}`) written as its code (`"r7"`), at any depth:
+/// a deal record (or any record of cards) saved before the codes compares equal to the same
+/// record written now. Anything that is not a card object is kept as it is.
+pub fn with_card_codes(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(o) if o.contains_key("colour") && o.contains_key("number") => {
+            match Card::deserialize(value) {
+                Ok(c) => Value::String(c.code()),
+                Err(_) => value.clone(),
+            }
+        }
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), with_card_codes(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(with_card_codes).collect()),
+        v => v.clone(),
+    }
+}
+
 impl JsonSchema for Card {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Card".into()
