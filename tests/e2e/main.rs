@@ -561,6 +561,70 @@ async fn reconnect_resyncs_and_keeps_the_seat() {
     server.stop().await;
 }
 
+/// A restart with more unfinished tables than one claim batch (64) takes them all back
+/// once and serves: the start-up claimed in batches, and each batch after the first found
+/// the tables the one before had just claimed (this node's own by then), so with 64 or
+/// more it never ended (a soak walk saw its log fill with "claimed a table already running
+/// here" and `/healthz` never answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_with_many_unfinished_tables_takes_each_back_once() {
+    const TABLES: usize = 70;
+    for db in databases().await {
+        let proc = Child::start(&db).await;
+        let p = Player::guest(&proc.base, &proc.ws, "Solo").await;
+        let mut tables = Vec::new();
+        for _ in 0..TABLES {
+            let (s, v) = p
+                .post("/api/tables", json!({"game": "rummy", "seats": 1}))
+                .await;
+            assert_eq!(s, 201, "{v}");
+            let id = v["table"]["id"].as_str().unwrap().to_string();
+            let (s, v) = p.post(&format!("/api/tables/{id}/start"), json!({})).await;
+            assert_eq!(s, 200, "{v}");
+            tables.push(id);
+        }
+        proc.signal("-TERM");
+        let (status, _) = proc.exit(0).await;
+        assert!(status.success(), "{status}");
+
+        let proc = Child::start(&db).await;
+        let from = proc.troubles_so_far();
+        let p = p.at(&proc.base, &proc.ws);
+        let (s, h) = tokio::time::timeout(TIMEOUT, p.get("/healthz"))
+            .await
+            .expect("the restarted server answers");
+        assert_eq!(s, 200, "{h}");
+        for id in &tables {
+            let (s, t) = p.get(&format!("/api/tables/{id}")).await;
+            assert_eq!((s, t["status"].as_str()), (200, Some("playing")), "{t}");
+        }
+        let live = proc
+            .metrics()
+            .await
+            .lines()
+            .find(|l| l.starts_with("fib_live_tables "))
+            .map(str::to_string);
+        assert_eq!(live.as_deref(), Some(&*format!("fib_live_tables {TABLES}")));
+        // Each table was taken back once: no epoch beyond the restart's.
+        let ids: Vec<String> = tables.clone();
+        let mut max_epoch = 0;
+        for id in &ids {
+            let mut sock = p.connect(id).await;
+            let st = sock.next_state().await;
+            max_epoch = max_epoch.max(st["version"].as_u64().unwrap() >> 32);
+        }
+        assert_eq!(max_epoch, 2, "{} tables claimed again and again", db.label);
+        proc.signal("-TERM");
+        let (status, troubles) = proc.exit(from).await;
+        assert!(status.success(), "{status}");
+        assert!(
+            troubles.iter().all(|l| !l.contains("already running")),
+            "{}: {troubles:#?}",
+            db.label
+        );
+    }
+}
+
 /// SIGKILL in the middle of a round: every acknowledged action survives, and play goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_round_loses_no_acknowledged_action() {

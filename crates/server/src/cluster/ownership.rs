@@ -15,35 +15,38 @@ use super::*;
 pub(super) const CLAIM_BATCH: i64 = 64;
 
 /// Claims the tables no live node runs and starts them here; how many. `all` at
-/// start-up: this node's own tables from before a restart too, and every batch until none
-/// is left (the lease is renewed by its own task meanwhile); at a beat, one batch, so that
-/// a node taking over a big node's tables shares them with the others' next beats.
+/// start-up: this node's own tables from before a restart too, and every orphan (the lease
+/// is renewed by its own task meanwhile); at a beat, one batch, so that a node taking over
+/// a big node's tables shares them with the others' next beats.
 pub async fn take_orphans(app: &AppState, all: bool) -> usize {
     let mut taken = 0;
-    loop {
-        // Claims and starts happen under `opening`, like `table::open`: a table is never
-        // claimed twice here, and never claimed while it is being started here.
-        let _one = app.core.opening.lock().await;
-        let claimed = match app
-            .store
-            .claim_orphans(&app.cluster.node, CLAIM_BATCH, all)
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "could not claim orphaned tables");
-                break;
-            }
-        };
-        let n = claimed.len();
-        for (id, epoch) in claimed {
-            if run_claimed(app, id, epoch).await {
-                taken += 1;
-                app.metrics.cluster("claimed");
-            }
+    // At start-up, one claim of everything. In batches, each batch after the first found
+    // the tables the one before had just claimed (this node's own by then) and claimed
+    // them again: with a full first batch (64 unfinished tables) the start-up never ended,
+    // stepping its own tables down and up again (a soak walk saw epochs pass 14,000).
+    let (mine_too, limit) = if all {
+        (true, i64::MAX)
+    } else {
+        (false, CLAIM_BATCH)
+    };
+    // Claims and starts happen under `opening`, like `table::open`: a table is never
+    // claimed twice here, and never claimed while it is being started here.
+    let _one = app.core.opening.lock().await;
+    let claimed = match app
+        .store
+        .claim_orphans(&app.cluster.node, limit, mine_too)
+        .await
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not claim orphaned tables");
+            return 0;
         }
-        if !all || (n as i64) < CLAIM_BATCH {
-            break;
+    };
+    for (id, epoch) in claimed {
+        if run_claimed(app, id, epoch).await {
+            taken += 1;
+            app.metrics.cluster("claimed");
         }
     }
     taken
