@@ -561,6 +561,49 @@ async fn reconnect_resyncs_and_keeps_the_seat() {
     server.stop().await;
 }
 
+/// Every accepted connection has TCP keepalive on, so that a peer that vanished without
+/// closing (no FIN: a lost network, a sleeping laptop) is found out and its seat gets its
+/// stand-in; without it, a soak walk's cut-off client stayed "connected" for 48 minutes.
+/// Read from the kernel's own table of sockets: the server's end of an idle connection
+/// runs the keepalive timer (`tr` 2 in /proc/net/tcp), where without keepalive it runs none.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn accepted_connections_probe_a_silent_peer() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
+    let client = std::net::TcpStream::connect(addr).unwrap();
+    let mine = client.local_addr().unwrap();
+    let hex = |a: std::net::SocketAddr| match a.ip() {
+        std::net::IpAddr::V4(ip) => {
+            format!("{:08X}:{:04X}", u32::from_le_bytes(ip.octets()), a.port())
+        }
+        ip => panic!("the test server listens on IPv4 loopback, not {ip}"),
+    };
+    let (server_end, client_end) = (hex(addr), hex(mine));
+    let mut timer = None;
+    for _ in 0..50 {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        timer = table.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 5 && f[1] == server_end && f[2] == client_end).then(|| f[5].to_string())
+        });
+        // In the table once the kernel completed the handshake; its options set once the
+        // server accepted it.
+        if timer.as_deref().is_some_and(|t| t.starts_with("02:")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let timer = timer.expect("the server's end of the connection is in /proc/net/tcp");
+    assert!(
+        timer.starts_with("02:"),
+        "the server's end of an idle connection runs no keepalive timer: tr:when {timer}"
+    );
+    drop(client);
+    server.stop().await;
+}
+
 /// A restart with more unfinished tables than one claim batch (64) takes them all back
 /// once and serves: the start-up claimed in batches, and each batch after the first found
 /// the tables the one before had just claimed (this node's own by then), so with 64 or

@@ -194,6 +194,30 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// How long a connection may be silent before the kernel probes its peer
+/// ([`watch_for_silent_peers`]).
+pub const KEEPALIVE_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A peer that vanishes without closing its connection (a phone that lost its network, a
+/// laptop put to sleep, a NAT that forgot the flow) sends no FIN: its socket stayed
+/// "connected" for ever, so its seat never got a stand-in nor its match an end (a soak
+/// walk cut a client's link: still connected 48 minutes later). Keepalive probes after
+/// [`KEEPALIVE_IDLE`] of silence, 10 s apart, and a 90 s limit on data the peer does not
+/// acknowledge (`TCP_USER_TIMEOUT`, Linux) end such a connection within about 90 s; a
+/// live peer's kernel answers the probes by itself, whatever its program does.
+fn watch_for_silent_peers(tcp: &tokio::net::TcpStream) -> std::io::Result<()> {
+    use std::time::Duration;
+    let sock = socket2::SockRef::from(tcp);
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(Duration::from_secs(10))
+        .with_retries(3);
+    sock.set_tcp_keepalive(&keepalive)?;
+    #[cfg(target_os = "linux")]
+    sock.set_tcp_user_timeout(Some(Duration::from_secs(90)))?;
+    Ok(())
+}
+
 /// Serves until `shutdown` resolves, then closes every socket, ends every table task and
 /// returns: the store may then be closed.
 pub async fn serve(
@@ -227,6 +251,9 @@ pub async fn serve(
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+        if let Err(e) = watch_for_silent_peers(tcp) {
+            tracing::debug!(error = %e, "could not set TCP keepalive");
         }
     });
     // The peer's address feeds the abuse limits (`limits`).
