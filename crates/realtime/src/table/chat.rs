@@ -182,8 +182,7 @@ pub(super) struct Chat {
     /// [`CHAT_HISTORY`]: a chatty audience cannot push the players' lines out).
     players: VecDeque<ChatLine>,
     spectators: VecDeque<ChatLine>,
-    /// Connections that said `Hello`. A connection that left is dropped from here the
-    /// next time a line is sent.
+    /// Connections that said `Hello` (one that left is dropped: [`Table::chat_forget`]).
     ready: HashSet<u64>,
     /// Mutes of the players with a ready connection.
     mutes: HashMap<Uuid, HashSet<Uuid>>,
@@ -330,6 +329,25 @@ impl Table {
             self.core.metrics.rejected(e.code());
             let text = text_of(&e.server_msg(self.version));
             self.send_to(conn, text);
+        }
+    }
+
+    /// A connection that left: out of the ready set, and its player's mutes with it once no
+    /// ready connection of theirs is left (the next `Hello` reads them again). Both grew
+    /// with every visitor of a long-lived table until then (a soak walk: about 120 bytes a
+    /// visitor).
+    pub(super) fn chat_forget(&mut self, conn: u64, who: Option<Uuid>) {
+        self.chat.ready.remove(&conn);
+        if let Some(me) = who {
+            let fan = &self.fan;
+            if !self
+                .chat
+                .ready
+                .iter()
+                .any(|&c| fan.who(c) == Some(Some(me)))
+            {
+                self.chat.mutes.remove(&me);
+            }
         }
     }
 

@@ -566,6 +566,7 @@ impl Table {
             Cmd::Disconnect { conn } => {
                 let who = self.fan.who(conn).flatten();
                 if self.fan.remove(conn) {
+                    self.chat_forget(conn, who);
                     if let Some(who) = who {
                         self.person_disconnected(who);
                     }
