@@ -103,7 +103,7 @@ export async function tournamentsPage(app, ctx) {
   const rated = h('input', { type: 'checkbox', checked: true, testid: 't-rated' });
   const priv = h('input', { type: 'checkbox', testid: 't-private' });
   const bots = h('input', { type: 'checkbox', testid: 't-bots' });
-  const form = h('form', { class: 'panel', testid: 'tournament-form' },
+  const form = h('form', { class: 'panel t-form', testid: 'tournament-form' },
     h('h2', null, 'Create a tournament'),
     field('Name', name), field('Game', game), field('Kind', kind), field('Rounds', rounds), field('Minutes (arena)', minutes),
     field('Players per table', size), field('Starts when this many joined', startWhen), field('Pace', pace),

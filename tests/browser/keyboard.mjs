@@ -7,7 +7,8 @@
 //   read the whole chat again); the newest line alone is said;
 // - quick play: the pressed button's replacement takes the focus, and the countdown is no
 //   live region (it spoke every second);
-// - the page's title after leaving a table is not "● Your turn".
+// - the page's title after leaving a table is not "● Your turn";
+// - the tournament form reflows at 320 px (no sideways scrolling).
 // Usage: node tests/browser/keyboard.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -92,4 +93,13 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
   await p.waitForTimeout(1000);
   if (/Your turn/.test(await p.title())) throw new Error(`the lobby's title is still "${await p.title()}"`);
   log('title reset after leaving the table');
+
+  // Reflow (WCAG 1.4.10): the tournament form at 320 px wide scrolls no sideways.
+  await p.setViewportSize({ width: 320, height: 700 });
+  await p.goto(`${base}#/tournaments`);
+  await p.locator(tid('tournament-form')).waitFor();
+  await p.waitForTimeout(200);
+  const wide = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  if (wide > 0) throw new Error(`the tournaments page at 320 px scrolls sideways by ${wide} px`);
+  log('tournaments page at 320 px');
 });
