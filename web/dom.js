@@ -249,3 +249,18 @@ export function flyTrick(box, sel, to) {
 export function sameSeats(a, b) {
   return a.length === b.length && a.every((s) => b.includes(s));
 }
+
+/** A round's end in words, with each seat's points and total (a screen reader heard only
+    "The round is over"). Trump's event has points and totals, Fibonachos' the totals. */
+export function roundWords(e, who) {
+  const seats = (e.totals || []).map((t, s) => (e.points ? `${who(s)} ${e.points[s]} (total ${t})` : `${who(s)} ${t}`));
+  const round = e.round ? `Round ${e.round} is over.` : 'The round is over.';
+  return seats.length ? `${round} ${e.points ? 'Points' : 'Totals'}: ${seats.join(', ')}.` : round;
+}
+
+/** The match's end in words: who won, and the final scores. */
+export function matchWords(winners, scores, who) {
+  const won = (winners || []).map(who);
+  const head = won.length ? `The match is over: ${won.join(' and ')} ${won.length === 1 && won[0] !== 'You' ? 'wins' : 'win'}.` : 'The match is over.';
+  return scores?.length ? `${head} Final scores: ${scores.map((sc, s) => `${who(s)} ${sc}`).join(', ')}.` : head;
+}

@@ -8,6 +8,7 @@
 // - quick play: the pressed button's replacement takes the focus, and the countdown is no
 //   live region (it spoke every second);
 // - the page's title after leaving a table is not "● Your turn";
+// - Trump's and Fibonachos' round and match ends are said with their scores;
 // - the tournament form reflows at 320 px (no sideways scrolling).
 // Usage: node tests/browser/keyboard.mjs <base-url>
 
@@ -93,6 +94,30 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
   await p.waitForTimeout(1000);
   if (/Your turn/.test(await p.title())) throw new Error(`the lobby's title is still "${await p.title()}"`);
   log('title reset after leaving the table');
+
+  // A round's and a match's end are said with their scores (the announcer said only "The
+  // round is over"), in Trump and in Fibonachos: their modules' own `describe`.
+  const words = await p.evaluate(async () => {
+    const name = (s) => ['Ada', 'Bot 2', 'Bot 3'][s];
+    const trump = await import('/games/trump.js');
+    const nachos = await import('/games/nachos.js');
+    return [
+      trump.describe([{ type: 'round_ended', round: 2, points: [12, 8], totals: [40, 33] }], name, 1),
+      trump.describe([{ type: 'match_ended', winners: [0], scores: [150, 96] }], name, 1),
+      nachos.describe([{ type: 'round_ended', round: 3, results: [], totals: [9, -2, 4] }], name, 0),
+      nachos.describe([{ type: 'match_ended', winners: [0], totals: [9, -2, 4] }], name, 0),
+    ];
+  });
+  const want = [
+    'Round 2 is over. Points: Ada 12 (total 40), You 8 (total 33).',
+    'The match is over: Ada wins. Final scores: Ada 150, You 96.',
+    'Round 3 is over. Totals: You 9, Bot 2 -2, Bot 3 4.',
+    'The match is over: You win. Final scores: You 9, Bot 2 -2, Bot 3 4.',
+  ];
+  for (const [i, w] of want.entries()) {
+    if (words[i] !== w) throw new Error(`said "${words[i]}", not "${w}"`);
+  }
+  log('round and match ends said with their scores');
 
   // Reflow (WCAG 1.4.10): the tournament form at 320 px wide scrolls no sideways.
   await p.setViewportSize({ width: 320, height: 700 });

@@ -80,7 +80,7 @@ await runBrowserTest('a Trump round by keyboard, with feedback, sound and motion
   if (!markedWinner) throw new Error('no trick was seen with its winning card marked');
   if (!refused) log('no unplayable card came up this round (nothing to refuse)');
   const said = await a.locator(tid('announcer')).textContent();
-  if (!/played|won the trick|round is over/.test(said)) throw new Error(`the live region says ${JSON.stringify(said)}`);
+  if (!/played|won the trick|is over/.test(said)) throw new Error(`the live region says ${JSON.stringify(said)}`);
 
   // Sound: her turns were heard; muted, they are not, and the choice survives a reload.
   const sounds = await a.evaluate(() => ({ ...(window.fibSounds || {}) }));

@@ -4,7 +4,7 @@
 // re-derived here), the round summary (raw spicy total, Fibonacci bonus or the 34) and the
 // running totals over the three rounds. Rendered wholly from the latest state message.
 
-import { flyTrick, h, morph, mount, phoneLayout, sameSeats } from '../dom.js';
+import { flyTrick, h, matchWords, morph, mount, phoneLayout, roundWords, sameSeats } from '../dom.js';
 
 export const title = 'Fibonachos';
 
@@ -25,8 +25,8 @@ export function describe(events, seatName, me) {
   for (const e of events) {
     if (e.type === 'card_played' && e.card) lines.push(`${who(e.seat)} played ${e.card.suit} ${e.card.number}.`);
     else if (e.type === 'trick_won') lines.push(`${who(e.winner ?? e.seat)} won the trick.`);
-    else if (e.type === 'round_ended') lines.push('The round is over.');
-    else if (e.type === 'match_ended') lines.push('The match is over.');
+    else if (e.type === 'round_ended') lines.push(roundWords(e, who));
+    else if (e.type === 'match_ended') lines.push(matchWords(e.winners, e.totals, who));
   }
   return lines.join(' ');
 }

@@ -4,7 +4,7 @@
 // scores, and the final result. Rendered wholly from the latest state message; the trick,
 // the turn and the counts are read from the round's `plays` (`derive`).
 
-import { flyTrick, h, morph, mount, sameSeats } from '../dom.js';
+import { flyTrick, h, matchWords, morph, mount, roundWords, sameSeats } from '../dom.js';
 import { cardEl, cardBack, cardCode, symbolGlyph, SYMBOL_NAMES, sameCard, toCard } from '../cards.js';
 
 /**
@@ -327,11 +327,12 @@ export function describe(events, seatName, me) {
     if (e.type === 'card_played') lines.push(`${who(e.seat)} played ${cardWords(e.card)}.`);
     else if (e.type === 'trick_won') lines.push(`${who(e.winner)} won the trick.`);
     else if (e.type === 'round_started') lines.push(`Round ${e.round}: ${e.trump_colour} is trump.`);
-    else if (e.type === 'round_ended') lines.push('The round is over.');
-    else if (e.type === 'match_ended') lines.push('The match is over.');
+    else if (e.type === 'round_ended') lines.push(roundWords(e, who));
+    else if (e.type === 'match_ended') lines.push(matchWords(e.winners, e.scores, who));
   }
   return lines.join(' ');
 }
+
 
 /**
  * A refusal of the server in the player's words (the server's message is for developers).
