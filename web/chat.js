@@ -20,6 +20,8 @@ export const EMOTES = [
   ['wow', 'Wow'],
 ];
 const emoteText = (e) => EMOTES.find(([k]) => k === e)?.[1] ?? e;
+/** What a line says: its text, or its reaction in words. */
+const lineText = (l) => (l.kind === 'emote' ? emoteText(l.emote) : l.text);
 
 /** The limits the server checks too (docs/protocol.md §3.7). */
 const MAX_CHARS = 300;
@@ -117,7 +119,7 @@ export function chatPanel(opts) {
       h('span', { class: 'chat-time muted small' }, time),
       name,
       l.spectator ? h('span', { class: 'pill small', title: 'watching, not playing' }, 'spectator') : null,
-      h('span', { class: 'chat-text' }, l.kind === 'emote' ? emoteText(l.emote) : l.text));
+      h('span', { class: 'chat-text' }, lineText(l)));
   }
 
   function draw() {
@@ -140,7 +142,7 @@ export function chatPanel(opts) {
       lines.push(m.line);
       if (!muted.has(m.line.player)) {
         const l = m.line;
-        said.textContent = `${l.name}${l.spectator ? ' (watching)' : ''}: ${l.kind === 'emote' ? emoteText(l.emote) : l.text}`;
+        said.textContent = `${l.name}${l.spectator ? ' (watching)' : ''}: ${lineText(l)}`;
       }
       if (lines.length > 200) lines = lines.slice(-200);
       chatPending = false;

@@ -292,15 +292,8 @@ mod tests {
         let mut old = st.clone();
         for a in &mut old.actions {
             // Stored now as the card's code alone (protocol.md §6.3).
-            let code = a.action.as_str().expect("stored now as a code").to_string();
-            let c = "rygbp".find(&code[..1]).unwrap();
-            let number: usize = code[1..].parse().unwrap();
-            // the symbol of colour c and number n.
-            let symbol =
-                ["circled_plus", "circle", "square", "star", "waves"][(number - 1 + c) % 5];
-            let colour = ["red", "yellow", "green", "blue", "purple"][c];
-            a.action = serde_json::json!({"type": "play", "card":
-                {"colour": colour, "number": number, "symbol": symbol}});
+            assert!(a.action.is_string(), "stored now as a code");
+            a.action = serde_json::json!({"type": "play", "card": objects(&a.action)});
         }
         let (new, was) = (build(&st).unwrap(), build(&old).unwrap());
         assert_eq!(new.views, was.views);
@@ -333,6 +326,7 @@ mod tests {
             {
                 let c = "rygbp".find(&code[..1]).unwrap();
                 let number: usize = code[1..].parse().unwrap();
+                // the symbol of colour c and number n.
                 let symbol =
                     ["circled_plus", "circle", "square", "star", "waves"][(number - 1 + c) % 5];
                 let colour = ["red", "yellow", "green", "blue", "purple"][c];

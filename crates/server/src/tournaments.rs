@@ -745,16 +745,21 @@ async fn pass(
     Ok(())
 }
 
-/// Starts a tournament in registration if its time came (`starts_at`) or `start_when`
-/// players have joined; else changes nothing.
+/// Whether a tournament in registration starts now: its time came (`starts_at`), or
+/// `start_when` players have joined.
+fn is_due(t: &Tournament, starts_at: Option<i64>, start_when: Option<u32>, now: i64) -> bool {
+    starts_at.is_some_and(|at| at <= now)
+        || start_when.is_some_and(|n| t.players().len() >= n as usize)
+}
+
+/// Starts a tournament in registration if it [`is_due`]; else changes nothing.
 fn start_if_due(
     t: &mut Tournament,
     starts_at: Option<i64>,
     start_when: Option<u32>,
     now: u64,
 ) -> Result<Vec<Effect>, TournamentError> {
-    let time_came = starts_at.is_some_and(|at| at <= now as i64);
-    if time_came || start_when.is_some_and(|n| t.players().len() >= n as usize) {
+    if is_due(t, starts_at, start_when, now as i64) {
         t.start(now)
     } else {
         Ok(Vec::new())
@@ -775,12 +780,9 @@ async fn direct(app: &AppState, id: Uuid, epoch: i64) -> Result<bool, StepError>
     }
     if l.engine.phase() == tournament::Phase::Registration {
         let now = now_ms();
-        let time_came = l.record.starts_at.is_some_and(|at| at <= now);
-        let due = time_came
-            || l.settings
-                .start_when
-                .is_some_and(|n| l.engine.players().len() >= n as usize);
-        if !due {
+        let (starts_at, start_when) = (l.record.starts_at, l.settings.start_when);
+        let time_came = starts_at.is_some_and(|at| at <= now);
+        if !is_due(&l.engine, starts_at, start_when, now) {
             if l.record.starts_at.is_none() && now - l.record.created_at >= EXPIRES_AFTER_MS {
                 cancel(app, id, "expired").await?;
                 return Ok(false);
@@ -802,7 +804,6 @@ async fn direct(app: &AppState, id: Uuid, epoch: i64) -> Result<bool, StepError>
         // Due again on the state the start is taken on: a withdrawal stored since the
         // snapshot above may have brought the players below `start_when` (a walk saw an
         // event for 4 start with 3 when two left as two others joined).
-        let (starts_at, start_when) = (l.record.starts_at, l.settings.start_when);
         let started = step(app, id, fence.clone(), |t, _, now| {
             start_if_due(t, starts_at, start_when, now)
         });
