@@ -416,10 +416,15 @@ function tableRow(t) {
   const taken = t.seats.length - free;
   let action;
   const go = () => (location.hash = `#/table/${t.id}`);
-  if (mine >= 0) action = h('button', { class: 'btn primary', type: 'button', onclick: go, testid: 'table-open' }, t.status === 'open' ? 'Open' : 'Resume');
-  else if (t.status === 'open' && free > 0) {
+  // The row's buttons are alike from row to row ("Join", "Watch"): a screen reader's list
+  // of buttons says which table each acts on.
+  const which = `the ${gameTitle(t.game)} table of ${t.seats.map((s, i) => seatText(s, i)).join(', ')}`;
+  if (mine >= 0) {
+    const verb = t.status === 'open' ? 'Open' : 'Resume';
+    action = h('button', { class: 'btn primary', type: 'button', onclick: go, testid: 'table-open', 'aria-label': `${verb} ${which}` }, verb);
+  } else if (t.status === 'open' && free > 0) {
     action = h('button', {
-      class: 'btn primary', type: 'button', testid: 'table-join',
+      class: 'btn primary', type: 'button', testid: 'table-join', 'aria-label': `Join ${which}`,
       onclick: async () => {
         try {
           await api.join(t.id, null, null);
@@ -430,7 +435,7 @@ function tableRow(t) {
       },
     }, 'Join');
   } else action = null;
-  const watch = mine >= 0 ? null : h('button', { class: 'btn', type: 'button', onclick: go, testid: 'table-watch' }, 'Watch');
+  const watch = mine >= 0 ? null : h('button', { class: 'btn', type: 'button', onclick: go, testid: 'table-watch', 'aria-label': `Watch ${which}` }, 'Watch');
   return h('div', {
     class: `table-row status-${t.status}`,
     testid: 'table-row',
@@ -745,7 +750,7 @@ async function tablePage(visit, id, invite) {
               : s.kind === 'bot' ? `Bot (${levelName(s.level)})` : h('span', { class: 'muted' }, t.bots ? `empty (a ${levelName(t.bots)} bot sits here at start)` : 'empty')),
           s.kind === 'empty' && me === null
             ? h('button', {
-              class: 'btn primary small', type: 'button', testid: `seat-join-${i}`,
+              class: 'btn primary small', type: 'button', testid: `seat-join-${i}`, 'aria-label': `Sit in seat ${i + 1}`,
               onclick: lobbyAction(() => api.join(id, i, invite || localStorage.getItem(inviteKey(id)))),
             }, 'Sit here')
             : null,
@@ -758,7 +763,7 @@ async function tablePage(visit, id, invite) {
             : null,
           t.status === 'open' && me !== null && s.kind === 'bot'
             ? h('button', {
-              class: 'btn small', type: 'button', testid: `seat-unbot-${i}`,
+              class: 'btn small', type: 'button', testid: `seat-unbot-${i}`, 'aria-label': `Remove the bot from seat ${i + 1}`,
               onclick: lobbyAction(() => api.seatBot(id, i, null)),
             }, 'Remove bot')
             : null))),

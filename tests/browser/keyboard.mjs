@@ -8,6 +8,7 @@
 // - quick play: the pressed button's replacement takes the focus, and the countdown is no
 //   live region (it spoke every second);
 // - the page's title after leaving a table is not "● Your turn";
+// - the lobby's row buttons say which table they act on;
 // - Trump's and Fibonachos' round and match ends are said with their scores;
 // - the tournament form reflows at 320 px (no sideways scrolling).
 // Usage: node tests/browser/keyboard.mjs <base-url>
@@ -94,6 +95,14 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
   await p.waitForTimeout(1000);
   if (/Your turn/.test(await p.title())) throw new Error(`the lobby's title is still "${await p.title()}"`);
   log('title reset after leaving the table');
+
+  // The lobby's row buttons are alike from row to row ("Resume", "Join", "Watch"): each
+  // says which table it acts on (the game and who sits there).
+  const resume = p.locator(tid('table-open')).first();
+  await resume.waitFor();
+  const label = await resume.getAttribute('aria-label');
+  if (!/^Resume the .+ table of Keys/.test(label ?? '')) throw new Error(`the lobby's "Resume" is named "${label}"`);
+  log(`lobby row button: "${label}"`);
 
   // A round's and a match's end are said with their scores (the announcer said only "The
   // round is over"), in Trump and in Fibonachos: their modules' own `describe`.
