@@ -113,13 +113,36 @@ const stale = (visit) => visit !== visits;
 
 async function route() {
   const visit = ++visits;
+  const [page] = parseRoute();
+  for (const link of document.querySelectorAll('nav a')) {
+    const here = link.dataset.page === (page || 'lobby');
+    link.classList.toggle('active', here);
+    if (here) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  await showPage(visit);
+  pageShown(visit, page);
+}
+
+// A page drawn: its heading names it in the window's title (WCAG 2.4.2; a table's page
+// keeps its own, which says whose turn it is), and after a move from one page to another a
+// screen reader hears which page this is (the focus stays where it was, on the link or
+// button that led here, so nothing else would be said).
+const pageAnnouncer = document.getElementById('page-announcer');
+let pagesShown = 0;
+function pageShown(visit, page) {
+  if (stale(visit)) return;
+  const heading = app.querySelector('h1')?.textContent.trim();
+  if (!heading) return;
+  if (page !== 'table') document.title = heading.includes('Fibonacci Cards') ? heading : `${heading} · Fibonacci Cards`;
+  if (pagesShown++ > 0 && pageAnnouncer) pageAnnouncer.textContent = heading;
+}
+
+async function showPage(visit) {
   session.cleanup?.();
   session.cleanup = null;
   showConn('idle');
   const [page, a, b] = parseRoute();
-  for (const link of document.querySelectorAll('nav a')) {
-    link.classList.toggle('active', link.dataset.page === (page || 'lobby'));
-  }
   window.scrollTo(0, 0);
   try {
     if (page === 'rules') return await rulesPage(visit, a || 'trump');

@@ -9,6 +9,7 @@
 //   live region (it spoke every second);
 // - the page's title after leaving a table is not "● Your turn";
 // - the lobby's row buttons say which table they act on;
+// - a move to another page names it (title, aria-current, announcer);
 // - Trump's and Fibonachos' round and match ends are said with their scores;
 // - the tournament form reflows at 320 px (no sideways scrolling).
 // Usage: node tests/browser/keyboard.mjs <base-url>
@@ -127,6 +128,18 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
     if (words[i] !== w) throw new Error(`said "${words[i]}", not "${w}"`);
   }
   log('round and match ends said with their scores');
+
+  // A move to another page: the window's title names it, its link in the navigation is
+  // marked current, and a screen reader hears the page's name (nothing else is said: the
+  // focus stays on the link).
+  await p.locator('nav a[data-page="leaderboard"]').focus();
+  await p.keyboard.press('Enter');
+  await p.locator('h1', { hasText: 'Leaderboard' }).waitFor();
+  await until('the title', async () => /^Leaderboard: .+ · Fibonacci Cards$/.test(await p.title()));
+  const current = await p.evaluate(() => [...document.querySelectorAll('nav a[aria-current="page"]')].map((a) => a.dataset.page));
+  if (current.join() !== 'leaderboard') throw new Error(`the current page in the navigation is [${current}]`);
+  await until('the page announced', async () => /^Leaderboard: /.test(await p.locator(tid('page-announcer')).textContent()));
+  log(`page change: title "${await p.title()}", announced`);
 
   // Reflow (WCAG 1.4.10): the tournament form at 320 px wide scrolls no sideways.
   await p.setViewportSize({ width: 320, height: 700 });
