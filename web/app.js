@@ -929,7 +929,7 @@ async function tablePage(visit, id, invite) {
     },
   });
   const stopVisibility = reportVisibility((msg) => sock.send(msg));
-  const ticker = setInterval(() => tickClocks(root, receivedAt), 250);
+  const ticker = setInterval(() => tickClocks(root, receivedAt, (text) => { announcer.textContent = text; }), 250);
   // A game may lay itself out by the breakpoint (the rummy games' order of parts on a
   // phone): drawn again when it is crossed, not only at the next change of the table.
   const stopLayout = onLayoutChange(() => render());

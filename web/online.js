@@ -63,13 +63,27 @@ export function playersBar(t, me, seatName) {
     }));
 }
 
-/** Counts the running clocks of `root` down from `receivedAt` (call every 250 ms). */
-export function tickClocks(root, receivedAt) {
+const LOW_MS = 10_000;
+let lowSaidAt = -Infinity;
+
+/**
+ * Counts the running clocks of `root` down from `receivedAt` (call every 250 ms). A clock
+ * under 10 s is marked by more than its colour (a sign before the time), and when it is the
+ * player's own, `say` tells a screen reader once (not again within 15 s: a patch during the
+ * turn restarts the count from the server's figure, and must not repeat the warning).
+ */
+export function tickClocks(root, receivedAt, say = () => {}) {
   const gone = performance.now() - receivedAt;
   for (const el of root.querySelectorAll('.clock.running')) {
     const left = Number(el.dataset.left) - gone;
-    el.textContent = clockText(left);
-    el.classList.toggle('low', left < 10_000);
+    const low = left < LOW_MS;
+    el.textContent = `${low ? '⚠ ' : ''}${clockText(left)}`;
+    el.classList.toggle('low', low);
+    const now = performance.now();
+    if (low && left > 0 && el.closest('.player-chip.me') && now - lowSaidAt > 15_000) {
+      lowSaidAt = now;
+      say(`Your clock: ${Math.ceil(left / 1000)} seconds left.`);
+    }
   }
 }
 

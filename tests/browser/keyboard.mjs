@@ -10,6 +10,7 @@
 // - the page's title after leaving a table is not "● Your turn";
 // - the lobby's row buttons say which table they act on;
 // - a move to another page names it (title, aria-current, announcer);
+// - a low clock is marked by more than colour, and the player's own is said once;
 // - Trump's and Fibonachos' round and match ends are said with their scores;
 // - the tournament form reflows at 320 px (no sideways scrolling).
 // Usage: node tests/browser/keyboard.mjs <base-url>
@@ -128,6 +129,23 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
     if (words[i] !== w) throw new Error(`said "${words[i]}", not "${w}"`);
   }
   log('round and match ends said with their scores');
+
+  // A clock under 10 s is marked by a sign as well as its colour, and the player's own is
+  // said once (the clocks said nothing; the low time was red alone).
+  const clocks = await p.evaluate(async () => {
+    const { tickClocks } = await import('/online.js');
+    const root = document.createElement('div');
+    root.innerHTML = '<div class="player-chip me"><span class="clock running" data-left="9000"></span></div>'
+      + '<div class="player-chip"><span class="clock running" data-left="5000"></span></div>';
+    const said = [];
+    const t0 = performance.now();
+    tickClocks(root, t0, (x) => said.push(x));
+    tickClocks(root, t0, (x) => said.push(x));
+    return { texts: [...root.querySelectorAll('.clock')].map((e) => e.textContent), said };
+  });
+  if (clocks.texts.join('|') !== '⚠ 0:09|⚠ 0:05') throw new Error(`low clocks show ${clocks.texts.join(', ')}`);
+  if (clocks.said.join('|') !== 'Your clock: 9 seconds left.') throw new Error(`the low clock was said as [${clocks.said.join(' | ')}]`);
+  log(`low clocks: ${clocks.texts.join(', ')}; said "${clocks.said[0]}"`);
 
   // A move to another page: the window's title names it, its link in the navigation is
   // marked current, and a screen reader hears the page's name (nothing else is said: the
