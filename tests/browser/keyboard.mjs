@@ -12,7 +12,8 @@
 // - a move to another page names it (title, aria-current, announcer);
 // - a low clock is marked by more than colour, and the player's own is said once;
 // - Trump's and Fibonachos' round and match ends are said with their scores;
-// - the tournament form reflows at 320 px (no sideways scrolling).
+// - the tournament form and a four-seat Trump table reflow at 320 px (no sideways
+//   scrolling).
 // Usage: node tests/browser/keyboard.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -167,4 +168,18 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
   const wide = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   if (wide > 0) throw new Error(`the tournaments page at 320 px scrolls sideways by ${wide} px`);
   log('tournaments page at 320 px');
+
+  // The same for a four-seat Trump table being played (its four seat plates in one row did
+  // not fit their figures).
+  await p.goto(`${base}#/`);
+  await p.locator(tid('create-game')).selectOption('trump');
+  await p.locator(tid('create-seats')).selectOption('4');
+  await p.locator(tid('create-submit')).click();
+  await p.waitForURL(/#\/table\/[0-9a-f-]{36}$/);
+  await p.locator(tid('start-button')).click();
+  await p.locator(tid('hand')).waitFor();
+  await p.waitForTimeout(300);
+  const tableWide = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  if (tableWide > 0) throw new Error(`a four-seat Trump table at 320 px scrolls sideways by ${tableWide} px`);
+  log('four-seat Trump table at 320 px');
 });
