@@ -11,6 +11,7 @@
 // - the lobby's row buttons say which table they act on;
 // - a move to another page names it (title, aria-current, announcer);
 // - a low clock is marked by more than colour, and the player's own is said once;
+// - Trump's seat plates say their marks (dealer, cards in hand, the symbol) in words;
 // - Trump's and Fibonachos' round and match ends are said with their scores;
 // - the tournament form and a four-seat Trump table reflow at 320 px (no sideways
 //   scrolling).
@@ -182,4 +183,15 @@ await runBrowserTest('keyboard and screen reader', async ({ player, tid, log }) 
   const tableWide = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   if (tableWide > 0) throw new Error(`a four-seat Trump table at 320 px scrolls sideways by ${tableWide} px`);
   log('four-seat Trump table at 320 px');
+
+  // Its seat plates' marks are said in words: what a screen reader gets is the text with
+  // the marks hidden from it (aria-hidden) taken out.
+  const heard = await p.evaluate(() => [...document.querySelectorAll('.seat-plate')].map((e) => {
+    const c = e.cloneNode(true);
+    for (const x of c.querySelectorAll('[aria-hidden="true"]')) x.remove();
+    return c.textContent.replace(/\s+/g, ' ').trim();
+  }));
+  if (heard.length !== 4 || !heard.every((t) => /cards in hand \d+/.test(t) && /won cards with [a-z ]+ \d+/.test(t))
+    || heard.filter((t) => /, dealer/.test(t)).length !== 1) throw new Error(`the seat plates are heard as ${JSON.stringify(heard)}`);
+  log(`a seat plate is heard as "${heard[0]}"`);
 });

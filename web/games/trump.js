@@ -207,11 +207,18 @@ export function render(root, msg, ctx) {
           testid: `seat-${s}`,
           dataset: { turn: String(v.turn === s) },
         },
-          h('div', { class: 'seat-name' }, name(s), v.dealer === s ? h('span', { class: 'chip', title: 'dealer' }, 'D') : null),
+          // The plate's marks (D, a card back, the symbol's glyph) are for the eye; a
+          // screen reader hears their words instead (a title alone is not read out).
+          h('div', { class: 'seat-name' }, name(s), v.dealer === s
+            ? h('span', { class: 'chip', title: 'dealer' }, h('span', { 'aria-hidden': 'true' }, 'D'), h('span', { class: 'sr-only' }, ', dealer'))
+            : null),
           h('div', { class: 'seat-stats' },
-            h('span', { title: 'cards in hand' }, cardBack('xs'), ` ${v.hand_counts[s] ?? 0}`),
+            h('span', { title: 'cards in hand' }, cardBack('xs'), h('span', { class: 'sr-only' }, 'cards in hand'), ` ${v.hand_counts[s] ?? 0}`),
             h('span', { title: 'tricks won this round' }, `tricks ${v.tricks_won[s] ?? 0}`),
-            h('span', { title: `won cards with the symbol ${SYMBOL_NAMES[v.symbol] ?? ''}` }, `${symbolGlyph(v.symbol)} ${v.symbol_counts[s] ?? 0}`)),
+            h('span', { title: `won cards with the symbol ${SYMBOL_NAMES[v.symbol] ?? ''}` },
+              h('span', { 'aria-hidden': 'true' }, symbolGlyph(v.symbol)),
+              h('span', { class: 'sr-only' }, `won cards with ${SYMBOL_NAMES[v.symbol] ?? 'the symbol'}`),
+              ` ${v.symbol_counts[s] ?? 0}`)),
           h('div', { class: 'seat-score' }, h('strong', null, String(v.scores[s] ?? 0)), h('span', { class: 'muted' }, ' pts')),
           v.turn === s ? h('div', { class: 'turn-tag' }, s === me ? 'your turn' : 'to play') : null)),
     ),
