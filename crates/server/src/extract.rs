@@ -215,3 +215,43 @@ pub fn socket_slot(app: &AppState, client: IpAddr) -> Result<SocketSlot, ApiErro
         .socket(client)
         .inspect_err(|_| app.metrics.limited("sockets"))
 }
+
+/// The OpenAPI schemas of query parameters that take one of a few values: the handlers
+/// read them as text and refuse others with their own error (`malformed`,
+/// `bad_tournament`, `bad_options`), and the document lists the values a client may send.
+pub mod params {
+    use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
+
+    fn strings(values: &[&'static str], description: &str) -> Object {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(values.iter().copied()))
+            .description(Some(description))
+            .build()
+    }
+
+    /// `pool`: a rating pool (docs/ratings.md).
+    pub fn pool() -> Object {
+        strings(
+            &["duel", "multi", "bots"],
+            "The rating pool: `duel` (default), `multi` or `bots` (matches with a bot account).",
+        )
+    }
+
+    /// `status` of the tournament list.
+    pub fn tournament_status() -> Object {
+        strings(
+            &["registration", "running", "finished", "cancelled"],
+            "Only the tournaments in this state (absent or empty: all).",
+        )
+    }
+
+    /// `target` of Solitaire (the daily deal, the records).
+    pub fn solitaire_target() -> Object {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .enum_values(Some([21, 13, 8]))
+            .description(Some("Solitaire's target: 21 (default), 13 or 8."))
+            .build()
+    }
+}

@@ -16,10 +16,12 @@ use crate::wire;
 #[into_params(parameter_in = Query)]
 pub struct LeaderboardQuery {
     /// The rating pool: `duel` (default), `multi` or `bots` (matches with a bot account).
+    #[param(schema_with = crate::extract::params::pool)]
     pub pool: Option<String>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
-    /// Rows to return (default 50, at most 100).
+    /// Rows to return (default 50, at most 100: more is read as 100, less than 1 as 1).
     pub limit: Option<i64>,
 }
 
@@ -153,6 +155,7 @@ pub struct HistoryQuery {
     /// A game kind, e.g. `trump`.
     pub game: String,
     /// The rating pool: `duel` (default), `multi` or `bots` (matches with a bot account).
+    #[param(schema_with = crate::extract::params::pool)]
     pub pool: Option<String>,
 }
 
@@ -213,6 +216,7 @@ pub async fn rating_history(
 #[into_params(parameter_in = Query)]
 pub struct RecordsQuery {
     /// Solitaire's target: 21 (default), 13 or 8.
+    #[param(schema_with = crate::extract::params::solitaire_target)]
     pub target: Option<u32>,
 }
 

@@ -139,6 +139,7 @@ pub async fn start_daily(
 #[into_params(parameter_in = Query)]
 pub struct DailyQuery {
     /// The target: 21 (default), 13 or 8.
+    #[param(schema_with = crate::extract::params::solitaire_target)]
     pub target: Option<u32>,
     /// A past or current UTC day, `YYYY-MM-DD` (default today).
     pub day: Option<String>,

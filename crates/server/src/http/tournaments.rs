@@ -72,7 +72,8 @@ pub async fn create_tournament(
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// `registration`, `running`, `finished` or `cancelled` (default: all).
+    /// `registration`, `running`, `finished` or `cancelled` (default, or empty: all).
+    #[param(schema_with = crate::extract::params::tournament_status)]
     pub status: Option<String>,
 }
 
