@@ -102,7 +102,16 @@ function parseRoute() {
   // until a hash names another one (the lobby's is `#/`).
   const path = location.hash ? location.hash.replace(/^#\/?/, '')
     : location.pathname.startsWith('/table/') ? location.pathname.slice(1) : '';
-  return path.split('/').filter(Boolean).map(decodeURIComponent);
+  // A link with a broken escape (a lone "%") must not blank the page: such a part is
+  // taken as it is written.
+  const decode = (part) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  return path.split('/').filter(Boolean).map(decode);
 }
 
 // Each route() call is one page visit. A page that awaits (an HTTP answer, a game module)
@@ -187,7 +196,8 @@ async function showPage(visit) {
 
 function signInPage() {
   const input = h('input', {
-    id: 'name', name: 'name', type: 'text', maxlength: '24', required: true,
+    // The server counts 24 characters; the browser counts UTF-16 units, two for an emoji.
+    id: 'name', name: 'name', type: 'text', maxlength: '48', required: true,
     autocomplete: 'nickname', placeholder: 'e.g. Leonardo', testid: 'name-input',
   });
   const err = h('p', { class: 'form-error', testid: 'name-error', role: 'alert' });

@@ -160,9 +160,11 @@ export async function replayPage(app, id, { title, stale }) {
 
   mount(app, h('section', { class: 'replay', testid: 'replay' },
     heading,
-    h('p', { class: 'small' }, 'Final scores: ',
-      replay.final_scores.map((sc, x) => `${seatName(replay, x)} ${sc}`).join(' · '),
-      replay.winners.length ? ` · won by ${replay.winners.map((x) => seatName(replay, x)).join(' and ')}` : ''),
+    // Each name is isolated (<bdi>): a right-to-left name must not carry its score and
+    // the next name along with it.
+    h('p', { class: 'small replay-summary', testid: 'replay-summary' }, 'Final scores: ',
+      replay.final_scores.flatMap((sc, x) => [x ? ' · ' : '', h('bdi', null, seatName(replay, x)), ` ${sc}`]),
+      replay.winners.length ? [' · won by ', replay.winners.flatMap((x, i) => [i ? ' and ' : '', h('bdi', null, seatName(replay, x))])] : ''),
     h('div', { class: 'row' }, h('label', { for: 'replay-seat' }, 'Seen by '), viewpoint),
     controls, stepText, gameRoot, hands,
     analysis.el,

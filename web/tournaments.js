@@ -79,12 +79,18 @@ const whyCancelled = {
   unscheduled: 'cancelled: taken off the schedule',
 };
 
+/** The mark of a tournament the server's operator scheduled (`created_by` is null). */
+const officialMark = (t) => (t.created_by === null
+  ? [' ', h('span', { class: 'pill pill-official', testid: 't-official', title: 'Scheduled by this server, not by a player' }, 'official')]
+  : null);
+
 /** `#/tournaments`: the list and the create form. */
 export async function tournamentsPage(app, ctx) {
   const [list, games] = await Promise.all([api.tournaments(), api.games()]);
   if (ctx.stale()) return;
   const rows = list.tournaments.map((t) => h('tr', { testid: 'tournament-row' },
-    h('td', null, h('a', { href: `#/tournament/${t.id}`, testid: 'tournament-link' }, t.name)),
+    // The operator's scheduled events are marked: a player may name theirs alike.
+    h('td', null, h('a', { href: `#/tournament/${t.id}`, testid: 'tournament-link' }, t.name), officialMark(t)),
     h('td', null, ctx.title(t.game)),
     h('td', null, kindText(t.kind)),
     h('td', null, t.status),
@@ -98,7 +104,7 @@ export async function tournamentsPage(app, ctx) {
   const minutes = h('input', { type: 'number', min: '1', max: '1440', value: '30', testid: 't-minutes' });
   const size = h('input', { type: 'number', min: '1', max: '5', value: '2', testid: 't-size' });
   const startWhen = h('input', { type: 'number', min: '2', max: '512', value: '4', testid: 't-start-when' });
-  const name = h('input', { type: 'text', maxlength: '60', placeholder: 'optional', testid: 't-name' });
+  const name = h('input', { type: 'text', maxlength: '120', placeholder: 'optional', testid: 't-name' });
   const pace = h('select', { testid: 't-pace' }, h('option', { value: 'live' }, 'Live (30 s a move)'), h('option', { value: 'untimed' }, 'Untimed'), h('option', { value: 'correspondence' }, 'Correspondence (a day a move)'));
   const rated = h('input', { type: 'checkbox', checked: true, testid: 't-rated' });
   const priv = h('input', { type: 'checkbox', testid: 't-private' });
@@ -201,7 +207,8 @@ export async function tournamentPage(app, id, invite, ctx) {
     mount(app, h('div', { class: 'page', testid: 'tournament-page' },
       h('section', { class: 'panel' },
         h('h1', { testid: 't-title' }, t.name),
-        h('p', { class: 'muted' }, `${ctx.title(t.game)} · ${kindText(t.kind)} · ${t.table_size} a table · ${t.rated ? 'rated' : 'unrated'} · `,
+        h('p', { class: 'muted' }, t.created_by === null ? 'Scheduled by this server · ' : 'Created by a player · ',
+          `${ctx.title(t.game)} · ${kindText(t.kind)} · ${t.table_size} a table · ${t.rated ? 'rated' : 'unrated'} · `,
           h('span', { testid: 't-status' }, t.status),
           t.cancelled ? h('span', { testid: 't-cancelled' }, ` (${whyCancelled[t.cancelled] || t.cancelled})`) : '',
           t.status === 'running' && t.kind.type === 'swiss' ? ` · round ${t.round}` : '',

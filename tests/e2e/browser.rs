@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{Server, skip, sqlite_db};
+use crate::support::{Server, scratch_dir, skip, sqlite_db};
 
 fn chromium() -> Option<String> {
     let p = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
@@ -108,6 +108,22 @@ async fn keyboard_and_screen_reader_in_chromium() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accessibility_in_chromium() {
     run_script("a11y.mjs").await;
+}
+
+/// Typed text as others' pages draw it: wide names, an official tournament's mark, broken
+/// links, right-to-left names (tests/browser/names.mjs). The server schedules one event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_names_in_chromium() {
+    let file = scratch_dir("names-schedule").join("schedule.json");
+    std::fs::write(
+        &file,
+        serde_json::json!([{"key": "hourly", "every_minutes": 60, "announce_minutes": 120,
+            "tournament": {"name": "Official Hourly", "game": "trump",
+                "kind": {"type": "swiss", "rounds": 2}, "table_size": 2}}])
+        .to_string(),
+    )
+    .unwrap();
+    run_script_with("names.mjs", |c| c.tournaments_file = Some(file.clone())).await;
 }
 
 /// Starts a server on a fresh SQLite database and runs `tests/browser/<script> <base-url>`

@@ -281,6 +281,19 @@ async fn refusals(org: &Player) {
             "bad_tournament",
         ),
         (json!({"name": ""}), 400, "bad_tournament"),
+        // Names follow the rule of every text others are shown (protocol::text): nothing
+        // invisible, nothing drawn as nothing, no stack of marks over the list.
+        (json!({"name": "\u{034F}"}), 400, "bad_tournament"),
+        (
+            json!({"name": "\u{FFF0}Official Hourly"}),
+            400,
+            "bad_tournament",
+        ),
+        (
+            json!({"name": format!("T{}", "\u{489}".repeat(59))}),
+            400,
+            "bad_tournament",
+        ),
         (json!({"colour": "red"}), 400, "malformed"),
     ];
     for (patch, status, code) in cases {

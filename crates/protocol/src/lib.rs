@@ -21,6 +21,7 @@ use uuid::Uuid;
 pub mod client;
 pub mod patch;
 pub mod strict;
+pub mod text;
 
 pub use patch::PatchOp;
 
@@ -158,78 +159,27 @@ pub struct ChatLine {
 pub type ChatTextError = (&'static str, String);
 
 /// Checks a chat text and returns it trimmed: 1 to [`MAX_CHAT_CHARS`] characters after
-/// trimming, with no control characters (line breaks included) and no invisible format
-/// characters (bidirectional overrides, zero-width spaces), which could disguise a line;
-/// the zero-width joiner of emoji sequences is allowed.
+/// trimming, under the rule of [`text`] for everything people type that others see (no
+/// control, invisible, unassigned or private-use characters, at most
+/// [`text::MAX_MARKS_IN_A_ROW`] combining marks on a character); emoji sequences'
+/// joiners and flags' tags are allowed. `chat_empty` for a line with nothing visible,
+/// `chat_too_long`, else `chat_bad_character`.
 pub fn check_chat_text(raw: &str) -> Result<&str, ChatTextError> {
-    let text = raw.trim();
-    let n = text.chars().count();
-    if n == 0 {
-        return Err(("chat_empty", "a chat line needs some text".into()));
-    }
-    if n > MAX_CHAT_CHARS {
-        return Err((
-            "chat_too_long",
-            format!("a chat line has at most {MAX_CHAT_CHARS} characters; this one has {n}"),
-        ));
-    }
-    if let Some(c) = text
-        .chars()
-        .find(|&c| c.is_control() || is_format_char(c) || is_blank_letter(c))
-    {
-        return Err((
-            "chat_bad_character",
-            format!(
-                "a chat line cannot contain control or invisible formatting characters (U+{:04X})",
-                c as u32
-            ),
-        ));
-    }
-    // Combining marks stacked on one letter ("Zalgo" text) draw over the lines around.
-    let mut run = 0;
-    for c in text.chars() {
-        run = if is_combining_mark(c) { run + 1 } else { 0 };
-        if run > MAX_COMBINING_IN_A_ROW {
-            return Err((
-                "chat_bad_character",
-                format!(
-                    "a chat line may stack at most {MAX_COMBINING_IN_A_ROW} combining marks on one character"
-                ),
-            ));
-        }
-    }
-    Ok(text)
-}
-
-/// Combining marks one character may carry in a chat line: enough for any language's
-/// accents (Vietnamese stacks two), not for text that spills over its neighbours.
-const MAX_COMBINING_IN_A_ROW: usize = 4;
-
-/// The blocks of combining diacritical marks (what stacked "Zalgo" text is made of).
-fn is_combining_mark(c: char) -> bool {
-    matches!(c as u32,
-        0x0300..=0x036F | 0x0483..=0x0489 | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF
-        | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
-}
-
-/// Letters and symbols drawn as nothing at all, which names refuse too: the Hangul fillers,
-/// the blank Braille pattern and the combining grapheme joiner. A line of them looks
-/// empty.
-fn is_blank_letter(c: char) -> bool {
-    matches!(
-        c,
-        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}' | '\u{034F}'
+    text::check(
+        raw,
+        text::Field {
+            max_chars: MAX_CHAT_CHARS,
+            emoji_joiners: true,
+        },
     )
-}
-
-/// Unicode's format characters (general category Cf) and the line and paragraph
-/// separators, except the zero-width joiner (U+200D) that emoji sequences need.
-fn is_format_char(c: char) -> bool {
-    matches!(c as u32,
-        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2
-        | 0x180E | 0x200B | 0x200C | 0x200E | 0x200F | 0x2028..=0x202E | 0x2060..=0x2064
-        | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
-        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F)
+    .map_err(|e| {
+        let code = match e {
+            text::TextError::Invisible => "chat_empty",
+            text::TextError::TooLong { .. } => "chat_too_long",
+            text::TextError::Forbidden { .. } | text::TextError::Stacked => "chat_bad_character",
+        };
+        (code, e.describe("a chat line"))
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1365,8 +1315,17 @@ mod tests {
         }
         // An emoji sequence with a zero-width joiner is fine.
         assert!(check_chat_text("\u{1F469}\u{200D}\u{1F4BB}").is_ok());
-        // Blank letters (a line that looks empty), and marks stacked on one letter.
-        for bad in ["\u{3164}", "\u{2800}\u{2800}", "a\u{115F}b", "x\u{34F}"] {
+        // A line of blank letters or invisible characters looks empty.
+        for bad in [
+            "\u{3164}",
+            "\u{2800}\u{2800}",
+            "\u{200D}",
+            "\u{FE0F}\u{FE0F}",
+        ] {
+            assert_eq!(check_chat_text(bad).unwrap_err().0, "chat_empty", "{bad:?}");
+        }
+        // Blank letters among others, and marks stacked on one letter.
+        for bad in ["a\u{115F}b", "x\u{34F}", "a\u{FFF0}"] {
             assert_eq!(
                 check_chat_text(bad).unwrap_err().0,
                 "chat_bad_character",

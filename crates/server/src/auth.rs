@@ -53,27 +53,6 @@ pub fn clear_cookie(secure: bool) -> String {
     format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}")
 }
 
-/// Whether `c` may not appear in a display name: Unicode's control (Cc) and format (Cf)
-/// characters, and the line and paragraph separators (Zl, Zp). Format characters are
-/// invisible but change what a name looks like: bidi overrides and isolates (U+202A–202E,
-/// U+2066–2069) can make "Ada" display as another name, and zero-width characters
-/// (U+200B–200D), the BOM (U+FEFF) and the soft hyphen (U+00AD) make two names that
-/// look alike compare different. So are the letters and symbols that are drawn as nothing
-/// at all: the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and the blank Braille
-/// pattern (U+2800), with which a name would look empty.
-pub(crate) fn forbidden_in_name(c: char) -> bool {
-    matches!(
-        c.general_category(),
-        GeneralCategory::Control
-            | GeneralCategory::Format
-            | GeneralCategory::LineSeparator
-            | GeneralCategory::ParagraphSeparator
-    ) || matches!(
-        c,
-        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
-    )
-}
-
 /// The form two names are compared in: compatibility-folded (NFKC: fullwidth `Ｂｏｔ` and
 /// mathematical `𝐁𝐨𝐭` become `Bot`), lower-case, every run of whitespace one space.
 fn comparable(name: &str) -> String {
@@ -123,51 +102,67 @@ fn looks_like_a_bot(name: &str) -> bool {
     }
 }
 
+/// The rule of [`protocol::text`] for display names: no emoji joiners (a joiner makes two
+/// names that look alike compare different).
+const NAME_FIELD: protocol::text::Field = protocol::text::Field {
+    max_chars: protocol::MAX_NAME_CHARS,
+    emoji_joiners: false,
+};
+
+/// Whether a name ends as the web client marks the player's own seat ("Ada (you)"): on
+/// the other player's page, that name would read as them.
+fn ends_like_you(name: &str) -> bool {
+    skeleton(&comparable(name))
+        .trim_end()
+        .trim_end_matches('.')
+        .ends_with("(you)")
+}
+
 /// Checks a display name and returns it trimmed. In this order: it must have a visible
-/// character once whitespace and the forbidden characters are set aside (`bad_name`),
-/// contain no forbidden character (`name_forbidden_char`, naming the first one), have
-/// 1 to `MAX_NAME_CHARS` characters (`bad_name`), and not pass for a bot
-/// (`name_looks_like_bot`).
+/// character (`bad_name`), no control character anywhere, not even at its ends
+/// (`name_forbidden_char`), 1 to `MAX_NAME_CHARS` characters (`bad_name`), no forbidden
+/// character of [`protocol::text`] and no stack of more than four marks
+/// (`name_forbidden_char`, naming the first one), and it may not pass for a bot
+/// (`name_looks_like_bot`) or end as the client marks one's own seat (`bad_name`).
 pub fn clean_name(name: &str) -> Result<String, ApiError> {
-    if name
-        .chars()
-        .all(|c| c.is_whitespace() || forbidden_in_name(c))
-    {
+    use protocol::text::TextError;
+    let checked = protocol::text::check(name, NAME_FIELD);
+    if checked == Err(TextError::Invisible) {
         return Err(ApiError::BadName(
             "bad_name",
-            "a name needs at least one visible character".into(),
+            TextError::Invisible.describe("a name"),
         ));
     }
+    // A line break or other control at a name's ends is refused too, not trimmed away.
     if let Some((i, c)) = name
         .chars()
         .enumerate()
-        .find(|(_, c)| forbidden_in_name(*c))
+        .find(|(_, c)| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
     {
         return Err(ApiError::BadName(
             "name_forbidden_char",
-            format!(
-                "a name cannot contain control or invisible formatting characters \
-                 (bidi overrides, zero-width characters, BOM, line breaks): U+{:04X} at \
-                 character {}",
-                u32::from(c),
-                i + 1
-            ),
+            TextError::Forbidden { c, at: i + 1 }.describe("a name"),
         ));
     }
-    let name = name.trim();
-    let n = name.chars().count();
-    if n > protocol::MAX_NAME_CHARS {
-        return Err(ApiError::BadName(
-            "bad_name",
-            format!("a name has 1 to {} characters", protocol::MAX_NAME_CHARS),
-        ));
-    }
+    let name = checked.map_err(|e| {
+        let code = match e {
+            TextError::Invisible | TextError::TooLong { .. } => "bad_name",
+            TextError::Forbidden { .. } | TextError::Stacked => "name_forbidden_char",
+        };
+        ApiError::BadName(code, e.describe("a name"))
+    })?;
     if looks_like_a_bot(name) {
         return Err(ApiError::BadName(
             "name_looks_like_bot",
             "a name cannot pass for a bot's: it may not be \"Bot\" followed by anything \
              but a letter"
                 .into(),
+        ));
+    }
+    if ends_like_you(name) {
+        return Err(ApiError::BadName(
+            "bad_name",
+            "a name cannot end in \"(you)\": that is how a page marks its own player's seat".into(),
         ));
     }
     Ok(name.to_string())
@@ -281,6 +276,46 @@ mod tests {
         }
         let err = clean_name("Ad\u{202E}a").unwrap_err();
         assert!(err.to_string().contains("U+202E at character 3"), "{err}");
+    }
+
+    /// What a walk got past the rule: an unassigned or default-ignorable character in
+    /// front of a bot's name (drawn as nothing), a name of nothing but one invisible
+    /// character or mark, marks stacked over the page, and a name ending as the client
+    /// marks one's own seat.
+    #[test]
+    fn names_that_look_like_others_or_like_nothing_are_refused() {
+        for prefix in ['\u{FFF0}', '\u{E0080}', '\u{E01F0}', '\u{E000}', '\u{180B}'] {
+            let name = format!("{prefix}Bot 3 (hard)");
+            assert_eq!(code_of(&name), "name_forbidden_char", "{name:?}");
+        }
+        for name in [
+            "\u{034F}",
+            "\u{FE0F}",
+            "\u{E0100}",
+            "\u{17B4}",
+            "\u{0301}",
+            "\u{FFF0}",
+        ] {
+            assert_eq!(code_of(name), "bad_name", "{name:?}");
+        }
+        for name in [
+            format!("\u{E01}{}", "\u{E49}".repeat(23)),
+            format!("Z{}", "\u{489}".repeat(23)),
+        ] {
+            assert_eq!(code_of(&name), "name_forbidden_char", "{name:?}");
+        }
+        for name in ["Ada (you)", "Ada(YOU)", "Ada （you）", "Ada (yоu)."] {
+            assert_eq!(code_of(name), "bad_name", "{name:?}");
+        }
+        for name in [
+            "You",
+            "Youssef",
+            "Ada (your friend)",
+            "❤\u{FE0F} Ada",
+            "Jose\u{301}",
+        ] {
+            assert_eq!(code_of(name), "ok", "{name:?}");
+        }
     }
 
     #[test]

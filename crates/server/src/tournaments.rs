@@ -182,20 +182,17 @@ pub fn plan(
     pace.validate().map_err(bad)?;
     let name = match &req.name {
         Some(n) => {
-            let n = n.trim();
-            if n.is_empty() || n.chars().count() > 60 {
-                return Err(bad("name must be 1 to 60 characters"));
-            }
-            // A tournament's name is listed to everyone: the characters a player's name
-            // may not hold (controls, bidi overrides, zero-width and blank characters)
-            // could make it pass for another's there.
-            if let Some(c) = n.chars().find(|&c| crate::auth::forbidden_in_name(c)) {
-                return Err(bad(format!(
-                    "a name cannot contain control or invisible formatting characters \
-                     (bidi overrides, zero-width characters, line breaks): U+{:04X}",
-                    u32::from(c)
-                )));
-            }
+            // A tournament's name is listed to everyone: it follows the rule of names
+            // (no invisible or stacked characters that could make it pass for another's or
+            // draw over the list), with room for 60 characters.
+            let n = protocol::text::check(
+                n,
+                protocol::text::Field {
+                    max_chars: 60,
+                    emoji_joiners: false,
+                },
+            )
+            .map_err(|e| bad(e.describe("a tournament's name")))?;
             n.to_string()
         }
         None => format!(
