@@ -443,6 +443,12 @@ function rematchPanel(t, me, send) {
     h('a', { class: 'btn', href: '#/', testid: 'back-to-lobby' }, 'Back to the lobby'));
 }
 
+// Refusals every game words alike (a game module may word its own first).
+const REFUSALS = {
+  // The server's text names versions, which mean nothing to a player.
+  stale_version: 'The table changed before your move arrived (a move from another tab, a clock or a bot came first). It now shows the table as it is: play again if it is still your turn.',
+};
+
 function tableRow(t) {
   const mine = mySeatIn(t);
   const free = t.seats.filter((s) => s.kind === 'empty').length;
@@ -540,6 +546,22 @@ async function tablePage(visit, id, invite) {
   let failures = 0; // consecutive failed connects
   let busy = false;
   let busyTimer = null;
+  // The game as it was when a move was last sent, and, when the connection was lost before
+  // its answer came, that again: the table after reconnecting says whether it arrived (an
+  // accepted move changes the game; presence and clocks are the table's part, not the
+  // game's).
+  let sentOn = null;
+  let inDoubt = null;
+  // What the page says after reconnecting, once the table is back.
+  const settleDoubt = () => {
+    if (inDoubt === null || !latest) return;
+    const me = latest.you?.kind === 'player' ? latest.you.seat : null;
+    if (JSON.stringify(latest.view) === inDoubt) toast('Your move did not reach the server: play it again.');
+    // The game moved on meanwhile (others' moves, a bot, a clock): it shows whether the move
+    // is there; if the turn is still the player's, they should look.
+    else if (me !== null && latest.table.to_act?.includes(me)) toast('It is your turn: if the table does not show your move, play it again.');
+    inDoubt = null;
+  };
   let refusal = null; // the latest refused move, in words, until the table moves on
   let refusalAt = 0;
   let refusalCode = '';
@@ -638,8 +660,19 @@ async function tablePage(visit, id, invite) {
     }
     // One move at a time: until the answer arrives, a second click would be stale.
     busy = true;
+    sentOn = JSON.stringify(latest.view);
     clearTimeout(busyTimer);
-    busyTimer = setTimeout(() => { busy = false; render(); }, 5000);
+    // No answer in 5 s: is the link alive? A dead one is dropped within 8 s, and the page
+    // then says the move may be lost (onStatus). A live but slow one lets the hand go at
+    // 15 s, saying so: the answer will still show when it comes.
+    busyTimer = setTimeout(() => {
+      sock?.probe();
+      busyTimer = setTimeout(() => {
+        busy = false;
+        toast('No answer to your move yet: the table will show it when the server answers.');
+        render();
+      }, 10_000);
+    }, 5000);
     render();
     return true;
   };
@@ -871,6 +904,12 @@ async function tablePage(visit, id, invite) {
       if (now && document.visibilityState === 'hidden') sock.send({ type: 'presence', away: true });
       // Moves need a live socket: while it is down, the page says so and the hand rests.
       if (now !== connected || (!now && busy)) {
+        if (!now && busy) {
+          // The move left, the answer did not come: it may or may not have arrived.
+          inDoubt = sentOn;
+          clearTimeout(busyTimer);
+          toast('Connection lost while your move was on its way: reconnecting to see whether it arrived…');
+        }
         connected = now;
         everConnected ||= now;
         busy = false;
@@ -880,13 +919,18 @@ async function tablePage(visit, id, invite) {
     onMessage: (m) => {
       if (chat.onMessage(m)) return;
       if (m.type === 'state') {
-        // The whole truth: replace. Ignore a late older one.
-        if (latest && !resyncing && !newer(m) && m.table.id === latest.table.id) return;
+        // The whole truth: replace. Ignore a late older one (after a reconnect, an unchanged
+        // table says that a move in doubt never arrived).
+        if (latest && !resyncing && !newer(m) && m.table.id === latest.table.id) {
+          settleDoubt();
+          return;
+        }
         justOpened = false;
         latest = m;
         everSynced = true;
         receivedAt = performance.now();
         resyncing = false;
+        settleDoubt();
         window.fibUpdates = window.fibUpdates || { state: 0, patch: 0 };
         window.fibUpdates.state += 1;
         busy = false;
@@ -917,6 +961,7 @@ async function tablePage(visit, id, invite) {
           return;
         }
         latest.version = m.version;
+        settleDoubt();
         latest.events = [...(mod?.implied?.(before, latest.view) ?? []), ...(m.events ?? [])];
         everSynced = true;
         receivedAt = performance.now();
@@ -930,7 +975,7 @@ async function tablePage(visit, id, invite) {
         busy = false;
         clearTimeout(busyTimer);
         // A game may say it in the player's words (e.g. which colour must be followed).
-        refusal = mod?.explainError?.(m, latest?.view) ?? m.message ?? m.code;
+        refusal = mod?.explainError?.(m, latest?.view) ?? REFUSALS[m.code] ?? m.message ?? m.code;
         refusalAt = latest?.version ?? 0;
         refusalCode = m.code ?? '';
         toast(refusal);

@@ -2,10 +2,20 @@
 // It carries no state of its own: on every connect the table server sends a full `state`
 // (or, when the path names the version the page holds, a patch from it), so a reconnect
 // is also a resync.
+//
+// A link can die without closing (a phone changing networks, a router dropping packets):
+// the browser then keeps saying the socket is open for minutes. So the page checks: every
+// 25 s, and whenever the page wonders (a move without an answer), it pings and waits 8 s
+// for anything to come back; silence means the link is dead, and the socket is dropped and
+// opened afresh. A connection that does not open within 10 s is given up the same way.
 
 const MIN_DELAY = 500;
 const MAX_DELAY = 15000;
 const PING_EVERY = 25000;
+/** How long a ping may go without any message coming back before the link counts as dead. */
+const ANSWER_WITHIN = 8000;
+/** How long a connection may take to open. */
+const OPEN_WITHIN = 10000;
 /** The close code of a socket whose device was signed out. */
 const SIGNED_OUT = 4001;
 
@@ -23,6 +33,9 @@ export class LiveSocket {
     this.delay = MIN_DELAY;
     this.timer = null;
     this.pinger = null;
+    this.probing = null;
+    this.opening = null;
+    this.lastHeard = 0;
     this.stopped = false;
     this.onVisible = () => {
       // A phone waking up should not wait out a long backoff.
@@ -55,16 +68,24 @@ export class LiveSocket {
       return;
     }
     this.ws = ws;
+    this.opening = setTimeout(() => {
+      if (this.ws === ws && ws.readyState === WebSocket.CONNECTING) this.drop();
+    }, OPEN_WITHIN);
     ws.onopen = () => {
+      clearTimeout(this.opening);
+      this.lastHeard = performance.now();
       this.delay = MIN_DELAY;
       this.opts.onStatus?.('open');
       this.opts.onOpen?.();
       if (this.opts.ping) {
         // Keeps proxies from closing an idle socket while a player thinks.
-        this.pinger = setInterval(() => this.send({ type: 'ping' }), PING_EVERY);
+        // Keeps proxies from closing an idle socket while a player thinks, and finds a
+        // link that died without closing.
+        this.pinger = setInterval(() => this.probe(), PING_EVERY);
       }
     };
     ws.onmessage = (e) => {
+      this.lastHeard = performance.now();
       let msg;
       try {
         msg = JSON.parse(e.data);
@@ -74,9 +95,8 @@ export class LiveSocket {
       this.opts.onMessage(msg);
     };
     ws.onclose = (e) => {
-      clearInterval(this.pinger);
-      this.pinger = null;
       if (this.ws !== ws) return;
+      this.stopTimers();
       this.ws = null;
       if (e.code === SIGNED_OUT) {
         // This device was signed out (here or from another device): reconnecting would
@@ -91,6 +111,45 @@ export class LiveSocket {
     ws.onerror = () => {
       // onclose follows and schedules the retry.
     };
+  }
+
+  stopTimers() {
+    clearInterval(this.pinger);
+    clearTimeout(this.probing);
+    clearTimeout(this.opening);
+    this.pinger = this.probing = this.opening = null;
+  }
+
+  /**
+   * Asks the server for a sign of life (a ping, answered by a pong; any message will do).
+   * If none comes within 8 s, the link is dead: the socket is dropped and opened afresh,
+   * and the page hears 'waiting' as for any lost connection. Only for sockets opened with
+   * `ping` (the table's: the lobby socket has no ping).
+   */
+  probe() {
+    if (!this.opts.ping || !this.isOpen() || this.probing) return;
+    const asked = performance.now();
+    this.send({ type: 'ping' });
+    this.probing = setTimeout(() => {
+      this.probing = null;
+      if (this.lastHeard < asked) this.drop();
+    }, ANSWER_WITHIN);
+  }
+
+  /** Gives up the current socket without waiting for the browser to notice it is dead. */
+  drop() {
+    const ws = this.ws;
+    this.ws = null;
+    this.stopTimers();
+    if (ws) {
+      ws.onclose = ws.onmessage = ws.onopen = null;
+      try {
+        ws.close(4000, 'no answer');
+      } catch {
+        // A socket still connecting may refuse a close code; it is forgotten either way.
+      }
+    }
+    this.schedule();
   }
 
   schedule() {
@@ -118,7 +177,7 @@ export class LiveSocket {
   close() {
     this.stopped = true;
     clearTimeout(this.timer);
-    clearInterval(this.pinger);
+    this.stopTimers();
     document.removeEventListener('visibilitychange', this.onVisible);
     window.removeEventListener('online', this.onVisible);
     const ws = this.ws;

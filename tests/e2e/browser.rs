@@ -110,6 +110,13 @@ async fn accessibility_in_chromium() {
     run_script("a11y.mjs").await;
 }
 
+/// A link that dies without closing: the page finds it, reconnects, and says what became
+/// of the move made into it (tests/browser/dead_link.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_link_in_chromium() {
+    run_script("dead_link.mjs").await;
+}
+
 /// Typed text as others' pages draw it: wide names, an official tournament's mark, broken
 /// links, right-to-left names (tests/browser/names.mjs). The server schedules one event.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
