@@ -933,7 +933,24 @@ impl SqliteStore {
     /// first statement.
     async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
         let _wanted = self.kept.want();
-        Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
+        match self.write.begin_with("BEGIN IMMEDIATE").await {
+            // A transaction SQLite ended by itself (a full disk, an I/O error: it rolls
+            // back on its own) leaves sqlx counting one open transaction on the connection,
+            // as its own rollback then fails; every later begin on it is refused, and the
+            // store wrote nothing more until a restart (a walk filled the disk once). The
+            // write connection is closed and a fresh one opened in its place.
+            Err(sqlx::Error::InvalidSavePointStatement) => {
+                tracing::warn!(
+                    "the SQLite write connection was left inside a transaction SQLite had \
+                     already rolled back (a failed write): opening a fresh one"
+                );
+                if let Ok(conn) = self.write.acquire().await {
+                    let _ = conn.close().await;
+                }
+                Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
+            }
+            tx => Ok(tx?),
+        }
     }
 
     /// A group's actions, then its touched tables, each in one statement that reads its
@@ -1081,6 +1098,48 @@ mod tests {
         let memory = SqliteStore::connect("sqlite::memory:").await.unwrap();
         let got = lane_settings(&memory).await;
         assert!(got.4, "in memory, the pool's one connection is borrowed");
+    }
+
+    /// A write SQLite ends by itself (a full disk: it rolls the transaction back on its
+    /// own) must not leave the write connection refusing every later transaction (sqlx
+    /// then still counts the transaction as open): once there is room again, writes go on.
+    /// The disk is "full" here by `max_page_count`, which is the connection's own setting.
+    #[tokio::test]
+    async fn a_full_disk_does_not_stop_the_writes_after_it() {
+        use crate::Store;
+        let (store, _url, dir) = file_store().await;
+        let (pages,): (i64,) = sqlx::query_as("PRAGMA page_count")
+            .fetch_one(&store.write)
+            .await
+            .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA max_page_count = {pages}")))
+            .execute(&store.write)
+            .await
+            .unwrap();
+        let mut full = None;
+        for _ in 0..500 {
+            let mut table = trump_table();
+            table.options = serde_json::json!({"padding": "x".repeat(2000)});
+            if let Err(e) = store.create_table(&table, &two_bots()).await {
+                full = Some(e);
+                break;
+            }
+        }
+        let full = full.expect("the database filled up");
+        assert!(full.to_string().contains("full"), "{full}");
+        // Room again (on the connection that failed, should it still be the one).
+        sqlx::query("PRAGMA max_page_count = 1073741823")
+            .execute(&store.write)
+            .await
+            .unwrap();
+        let table = trump_table();
+        store
+            .create_table(&table, &two_bots())
+            .await
+            .expect("a write after the full disk");
+        assert!(store.load_table(table.id).await.unwrap().is_some());
+        store.close().await;
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// The write connection stays with the lane from one group to the next, gives way at
