@@ -38,6 +38,9 @@ async fn every_game_replays_and_verifies_from_its_seeds() {
             assert_eq!(s, 200, "{game}: {replay}");
             assert_eq!(replay["final_scores"], end["scores"], "{game}");
             assert_eq!(replay["winners"], end["winners"], "{game}");
+            // Asked again, it is the replay kept built (replay::Cache), the same.
+            let (s, again) = ada.get(&format!("/api/tables/{table}/replay")).await;
+            assert_eq!((s, &again), (200, &replay), "{game}");
             let (_, rounds) = ada.get(&format!("/api/tables/{table}/rounds")).await;
             assert_eq!(
                 replay["rounds"].as_array().unwrap().len(),

@@ -396,3 +396,79 @@ mod tests {
         assert!(build(&st).is_err());
     }
 }
+
+/// The replays built lately, as the JSON sent: a finished match's replay never changes,
+/// and building a long one costs a few hundred milliseconds of CPU (a walk held up play
+/// for everyone with five anonymous requests a second). Bounded by bytes; the oldest built
+/// goes first.
+pub struct Cache {
+    inner: std::sync::Mutex<CacheInner>,
+    budget: usize,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    by_table: std::collections::HashMap<uuid::Uuid, axum::body::Bytes>,
+    order: std::collections::VecDeque<uuid::Uuid>,
+    bytes: usize,
+}
+
+impl Cache {
+    /// A cache that holds at most `budget` bytes of replays.
+    pub fn new(budget: usize) -> Self {
+        Cache {
+            inner: std::sync::Mutex::default(),
+            budget,
+        }
+    }
+
+    pub fn get(&self, table: uuid::Uuid) -> Option<axum::body::Bytes> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_table
+            .get(&table)
+            .cloned()
+    }
+
+    /// Keeps `json` as `table`'s replay; one larger than the whole budget is not kept.
+    pub fn put(&self, table: uuid::Uuid, json: axum::body::Bytes) {
+        if json.len() > self.budget {
+            return;
+        }
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = c.by_table.insert(table, json.clone()) {
+            c.bytes -= old.len();
+        } else {
+            c.order.push_back(table);
+        }
+        c.bytes += json.len();
+        while c.bytes > self.budget {
+            let Some(oldest) = c.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = c.by_table.remove(&oldest) {
+                c.bytes -= gone.len();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_to_its_budget_oldest_out_first() {
+        let c = Cache::new(10);
+        let (a, b, d) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+        c.put(a, axum::body::Bytes::from_static(b"aaaa"));
+        c.put(b, axum::body::Bytes::from_static(b"bbbb"));
+        assert!(c.get(a).is_some() && c.get(b).is_some());
+        c.put(d, axum::body::Bytes::from_static(b"dddd"));
+        assert!(c.get(a).is_none(), "the oldest went");
+        assert_eq!(c.get(d).as_deref(), Some(&b"dddd"[..]));
+        c.put(a, axum::body::Bytes::from(vec![0; 11]));
+        assert!(c.get(a).is_none(), "larger than the budget: not kept");
+    }
+}

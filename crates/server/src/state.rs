@@ -57,7 +57,13 @@ pub struct Inner {
     /// The id of every tournament whose standings or games changed on this node, for
     /// the lobby sockets that follow it.
     pub tournament_feed: broadcast::Sender<uuid::Uuid>,
+    /// Finished matches' replays built lately, as sent (`replay::Cache`).
+    pub replays: Arc<crate::replay::Cache>,
 }
+
+/// The bytes of replays a node keeps built (`replay::Cache`): a long four-seat match's is
+/// about 2 MB.
+const REPLAY_CACHE_BYTES: usize = 64 << 20;
 
 /// Resolves once the server is shutting down, at once if it already is: a receiver that
 /// subscribed after the signal was sent would wait for ever on `changed`.
@@ -132,6 +138,7 @@ impl AppState {
             cluster,
             analysis_wake: Arc::new(tokio::sync::Notify::new()),
             analysis_live: Arc::default(),
+            replays: Arc::new(crate::replay::Cache::new(REPLAY_CACHE_BYTES)),
             tournament_wake: Arc::new(tokio::sync::Notify::new()),
             tournament_feed: broadcast::channel(1024).0,
         }))

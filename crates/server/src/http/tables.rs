@@ -466,11 +466,30 @@ pub async fn table_replay(
     Path(id): Path<String>,
     Query(q): Query<InviteQuery>,
     headers: HeaderMap,
-) -> Result<Json<protocol::Replay>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
     let st = replayable(&app, &id, q.invite.as_deref(), &headers).await?;
-    let replay = crate::replay::build(&st).map_err(|e| {
-        tracing::error!(table = %id, error = %e, "replaying a finished match failed");
-        ApiError::Internal
-    })?;
-    Ok(Json(replay))
+    let table = st.record.id;
+    let json = match app.replays.get(table) {
+        Some(json) => json,
+        None => {
+            // Built off the async workers: a long match takes a few hundred milliseconds,
+            // which the tables' tasks must not wait for.
+            let built = tokio::task::spawn_blocking(move || {
+                crate::replay::build(&st)
+                    .and_then(|r| serde_json::to_vec(&r).map_err(|e| e.to_string()))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+            .map_err(|e| {
+                tracing::error!(table = %id, error = %e, "replaying a finished match failed");
+                ApiError::Internal
+            })?;
+            let json = axum::body::Bytes::from(built);
+            app.replays.put(table, json.clone());
+            json
+        }
+    };
+    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response())
 }
