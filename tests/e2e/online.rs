@@ -420,6 +420,52 @@ async fn staying_away_to_the_end_is_an_abandoned_match_rated_as_a_loss() {
     }
 }
 
+/// A game nobody comes back to counts as deserted from its last stored change, not from a
+/// restart: a walk found each restart gave a deserted game of one its whole day again (and
+/// kept it in memory). With 20 s to abandonment and 2 s of grace, a game deserted 8 s
+/// before a restart ends about 12 s after it (without the change: 20 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_does_not_restart_desertion() {
+    let db = sqlite_db();
+    let tweak = |c: &mut server::Config| {
+        c.disconnect_grace_s = 2;
+        c.solo_abandon_after_s = 20;
+    };
+    let server = Server::start_with(&db, tweak).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "rummy", "seats": 1, "options": {"target": 8}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    server.stop().await;
+    let server = Server::start_with(&db, tweak).await;
+    let back = tokio::time::Instant::now();
+    let looker = Player::guest(&server.base, &server.ws, "Looker").await;
+    loop {
+        let (_, info) = looker.get(&format!("/api/tables/{table}")).await;
+        if info["status"] == "abandoned" {
+            break;
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(17),
+            "still {} {:?} after the restart: {info}",
+            info["status"],
+            back.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    server.stop().await;
+}
+
 /// When every person has left a live match it ends as abandoned; an open table nobody
 /// joins expires. Neither stays in the lobby.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -140,6 +140,8 @@ pub struct CoreConfig {
     pub disconnect_grace_s: u64,
     /// How long a match goes on with none of its people connected.
     pub abandon_after_s: u64,
+    /// How long a game of one waits for its player.
+    pub solo_abandon_after_s: u64,
     /// How long an open table waits for players.
     pub open_table_ttl_s: u64,
     /// Test only: `Cmd::TestPanic` makes a table panic.
@@ -153,6 +155,7 @@ impl Default for CoreConfig {
             bot_budget_ms: 100,
             disconnect_grace_s: 60,
             abandon_after_s: 300,
+            solo_abandon_after_s: 86_400,
             open_table_ttl_s: 1800,
             test_hooks: false,
         }

@@ -102,6 +102,11 @@ pub struct Config {
     /// it ends as abandoned.
     #[arg(long, env = "FIB_ABANDON_AFTER_S", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub abandon_after_s: u64,
+    /// Seconds a game of one (Solitaire, a daily deal) waits for its player before it ends
+    /// as abandoned. Each such game is held in memory meanwhile (about 80 KB): lower it on
+    /// a server short of memory.
+    #[arg(long, env = "FIB_SOLO_ABANDON_AFTER_S", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
+    pub solo_abandon_after_s: u64,
     /// Seconds an open table may wait for players (since it was created or last had a
     /// seat change) before it expires.
     #[arg(long, env = "FIB_OPEN_TABLE_TTL_S", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
@@ -221,6 +226,7 @@ impl Config {
             bot_budget_ms: self.bot_budget_ms,
             disconnect_grace_s: self.disconnect_grace_s,
             abandon_after_s: self.abandon_after_s,
+            solo_abandon_after_s: self.solo_abandon_after_s,
             open_table_ttl_s: self.open_table_ttl_s,
             test_hooks: self.test_hooks,
         }
@@ -257,6 +263,7 @@ impl Config {
             analysis_per_day: 1000,
             disconnect_grace_s: 60,
             abandon_after_s: 300,
+            solo_abandon_after_s: 86_400,
             open_table_ttl_s: 1800,
             test_hooks: true,
             log_format: LogFormat::Text,

@@ -461,7 +461,11 @@ mod cache_tests {
     #[test]
     fn the_cache_keeps_to_its_budget_oldest_out_first() {
         let c = Cache::new(10);
-        let (a, b, d) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+        let (a, b, d) = (
+            uuid::Uuid::new_v4(),
+            uuid::Uuid::new_v4(),
+            uuid::Uuid::new_v4(),
+        );
         c.put(a, axum::body::Bytes::from_static(b"aaaa"));
         c.put(b, axum::body::Bytes::from_static(b"bbbb"));
         assert!(c.get(a).is_some() && c.get(b).is_some());

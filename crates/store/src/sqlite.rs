@@ -1112,10 +1112,12 @@ mod tests {
             .fetch_one(&store.write)
             .await
             .unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA max_page_count = {pages}")))
-            .execute(&store.write)
-            .await
-            .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "PRAGMA max_page_count = {pages}"
+        )))
+        .execute(&store.write)
+        .await
+        .unwrap();
         let mut full = None;
         for _ in 0..500 {
             let mut table = trump_table();

@@ -33,10 +33,6 @@ use crate::time::now_ms;
 /// time left (or its whole allowance, if smaller): a restart is nobody's fault.
 const RESUME_AT_LEAST: Duration = Duration::from_secs(30);
 
-/// A game of one waits this long for its player before it counts as abandoned: nobody else
-/// waits for them.
-const SOLO_ABANDON_AFTER: Duration = Duration::from_secs(24 * 3600);
-
 /// Why a bot plays a player's seat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum StandIn {
@@ -329,6 +325,20 @@ impl Table {
         self.online.open_since = Instant::now()
             .checked_sub(idle)
             .unwrap_or_else(Instant::now);
+        // A match nobody comes back to counts as deserted from its last stored change too,
+        // not from the restart: a walk found that every restart gave a deserted game of one
+        // another 24 h (a server restarted daily never let one go, and loaded them all at
+        // every start). As with the clocks, the people get at least the disconnection grace
+        // to come back.
+        if let Some(after) = self.abandon_after() {
+            let grace = Duration::from_secs(self.core.config.disconnect_grace_s);
+            let gone = idle.min(after.saturating_sub(after.min(grace)));
+            self.online.deserted_since = Some(
+                Instant::now()
+                    .checked_sub(gone)
+                    .unwrap_or_else(Instant::now),
+            );
+        }
         self.sync_clocks();
         let Some(per_move) = self.online.per_move() else {
             return;
@@ -486,8 +496,10 @@ impl Table {
         if matches!(self.online.pace, Pace::Correspondence { .. }) || !self.has_people_seated() {
             return None;
         }
+        // A game of one waits long for its player (`solo_abandon_after_s`, a day by
+        // default): nobody else waits for them.
         Some(if self.seats.len() == 1 {
-            SOLO_ABANDON_AFTER
+            Duration::from_secs(self.core.config.solo_abandon_after_s)
         } else {
             Duration::from_secs(self.core.config.abandon_after_s)
         })

@@ -491,5 +491,9 @@ pub async fn table_replay(
             json
         }
     };
-    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response())
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        json,
+    )
+        .into_response())
 }
