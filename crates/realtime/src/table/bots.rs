@@ -57,8 +57,8 @@ pub(super) struct PendingBot {
 /// fan-out, the store writer) still get the CPU.
 const PEOPLE_WORKERS_PER_CORE: usize = 2;
 
-/// The bot workers: `bots_only` for tables of bots alone (the cores less one, at least
-/// one), `people` for tables where a person is connected.
+/// The bot workers: `bots_only` for tables of bots alone, watched or not (the cores less
+/// one, at least one), `people` for tables where a seated person is connected.
 struct Pool {
     bots_only: Arc<Semaphore>,
     people: Arc<Semaphore>,
@@ -188,7 +188,11 @@ impl Table {
         decide: impl FnOnce() -> Option<Value> + Send + 'static,
     ) {
         let (tx, rx) = oneshot::channel();
-        let people = self.humans_watching();
+        // The people's pool is for tables where a seated person waits for the bots. Anyone
+        // watching a table of bots slows them down to be followed (`bot_delay_ms`), but
+        // takes no worker from the people: a walk's spectators of a hundred bots-only
+        // tables tripled the bots' wait for a person playing elsewhere.
+        let people = self.person_connected();
         tokio::spawn(async move {
             let Some(permit) = worker(people).await else {
                 return;

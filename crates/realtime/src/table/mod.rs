@@ -549,13 +549,15 @@ impl Table {
                 let since = since
                     .filter(|&v| v >= self.seated)
                     .map(|v| (self.viewer_for(who), v));
-                let had_people = self.humans_watching();
+                // A seated person's arrival moves a bot's pending question to the people's
+                // pool (`ask_pool`); a spectator's does not.
+                let had_people = self.person_connected();
                 let id = self.fan.add(who, out, since, updates);
                 let _ = reply.send(id);
                 if let Some(who) = who {
                     self.person_connected_now(who);
                 }
-                if !had_people && self.humans_watching() {
+                if !had_people && self.person_connected() {
                     self.people_arrived();
                 }
                 // Everyone sees the new presence; the newcomer gets its state or the patch

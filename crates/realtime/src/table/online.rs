@@ -180,7 +180,7 @@ impl Table {
     }
 
     /// Whether any seated person has a connection.
-    fn person_connected(&self) -> bool {
+    pub(super) fn person_connected(&self) -> bool {
         self.seats.iter().any(|o| match o {
             Occupant::Player { id, .. } => self.fan.connected(*id),
             _ => false,
