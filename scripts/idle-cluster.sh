@@ -68,7 +68,7 @@ for k in $(seq 1 "$NODES"); do
         NO_COLOR=1 RUST_LOG=info FIB_LOG_FORMAT=text "$SERVER" \
         --bind 127.0.0.1 --port 0 --database-url "$URL" --node-id "idle-$k-$$" \
         --bot-delay-ms 0 --ws-messages-per-second 100000 --guests-per-minute 0 \
-        --tables-per-minute 0 --joins-per-minute 0 --sockets-per-address 0 --sockets-per-minute 0 \
+        --tables-per-minute 0 --joins-per-minute 0 --sockets-per-address 0 --sockets-per-minute 0 --connections-per-address 0 \
         --open-tables-per-player 0 \
         >"$WORK/node$k.log" 2>&1 &
     pids+=("$!")

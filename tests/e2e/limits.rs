@@ -588,6 +588,63 @@ async fn moves_the_game_waits_for_are_never_a_flood() {
     server.stop().await;
 }
 
+/// Connections that never send a request ("slowloris") reach no request limit: each
+/// address may hold `--connections-per-address` at once (here 3), and one more is closed as
+/// it is accepted, while other addresses are served; when one closes, the address is served
+/// again. (A walk held 20,000 from one address: the server ran out of descriptors.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_holds_a_bounded_number_of_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let db = sqlite_db();
+    let server = Server::start_with(&db, |c| c.connections_per_address = 3).await;
+    let port: u16 = server.base.rsplit(':').next().unwrap().parse().unwrap();
+    let to = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let from = |ip: [u8; 4]| async move {
+        let s = tokio::net::TcpSocket::new_v4().unwrap();
+        s.bind(std::net::SocketAddr::from((ip, 0))).unwrap();
+        s.connect(to).await.unwrap()
+    };
+    // A request on a fresh connection: the status line, or None if it was closed.
+    let ask = |mut c: tokio::net::TcpStream| async move {
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .ok()?;
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut got))
+            .await
+            .ok()?
+            .ok()?;
+        let text = String::from_utf8_lossy(&got).to_string();
+        text.lines()
+            .next()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+    };
+    let mut silent = Vec::new();
+    for _ in 0..3 {
+        silent.push(from([127, 0, 0, 1]).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        ask(from([127, 0, 0, 1]).await).await,
+        None,
+        "a fourth is closed"
+    );
+    let other = ask(from([127, 0, 0, 2]).await).await;
+    assert!(
+        other.as_deref().is_some_and(|l| l.contains("200")),
+        "{other:?}"
+    );
+    drop(silent.pop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let again = ask(from([127, 0, 0, 1]).await).await;
+    assert!(
+        again.as_deref().is_some_and(|l| l.contains("200")),
+        "{again:?}"
+    );
+    server.stop().await;
+}
+
 /// The default limits leave a normal session alone: a household of two behind one
 /// address, with lobby and table sockets, reloads, several tables, a daily game.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -599,6 +656,7 @@ async fn the_default_limits_leave_a_normal_session_alone() {
             && defaults.joins_per_minute > 0
             && defaults.sockets_per_address > 0
             && defaults.sockets_per_minute > 0
+            && defaults.connections_per_address > 0
             && defaults.open_tables_per_player > 0,
         "every limit is on by default"
     );
@@ -609,6 +667,7 @@ async fn the_default_limits_leave_a_normal_session_alone() {
             c.joins_per_minute = defaults.joins_per_minute;
             c.sockets_per_address = defaults.sockets_per_address;
             c.sockets_per_minute = defaults.sockets_per_minute;
+            c.connections_per_address = defaults.connections_per_address;
             c.open_tables_per_player = defaults.open_tables_per_player;
         })
         .await;

@@ -194,6 +194,8 @@ impl Child {
                 "0",
                 "--sockets-per-minute",
                 "0",
+                "--connections-per-address",
+                "0",
                 "--open-tables-per-player",
                 "0",
                 "--database-url",

@@ -133,6 +133,11 @@ pub struct Config {
     /// Seat requests (joins) one client address may make a minute; 0: no limit.
     #[arg(long, env = "FIB_JOINS_PER_MINUTE", default_value_t = 60)]
     pub joins_per_minute: u32,
+    /// TCP connections one client address may hold open at once, whatever they carry (a
+    /// connection still sending its request counts too); more are closed as they are
+    /// accepted. Trusted proxies are not limited. 0: no limit.
+    #[arg(long, env = "FIB_CONNECTIONS_PER_ADDRESS", default_value_t = 256)]
+    pub connections_per_address: u32,
     /// WebSockets (table and lobby) one client address may hold open; 0: no limit.
     #[arg(long, env = "FIB_SOCKETS_PER_ADDRESS", default_value_t = 64)]
     pub sockets_per_address: u32,
@@ -254,6 +259,7 @@ impl Config {
             tables_per_minute: 0,
             joins_per_minute: 0,
             sockets_per_address: 0,
+            connections_per_address: 0,
             sockets_per_minute: 0,
             open_tables_per_player: 0,
             trusted_proxies: vec![],

@@ -12,6 +12,7 @@ pub mod challenges;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod conns;
 pub mod error;
 pub mod extract;
 pub mod http;
@@ -248,7 +249,14 @@ pub async fn serve(
     let closer = state.clone();
     // Small frames must not wait for Nagle's algorithm: a move is a few hundred bytes,
     // and without TCP_NODELAY it sat tens of ms in the kernel.
-    let listener = listener.tap_io(|tcp| {
+    // Connections one address may hold, counted as they are accepted (`conns`).
+    let listener = conns::Limited::new(
+        listener,
+        state.config.connections_per_address,
+        state.config.trusted_proxies.clone(),
+    );
+    let listener = listener.tap_io(|counted| {
+        let tcp = counted.get_ref();
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
