@@ -1295,6 +1295,21 @@ async fn a_second_server_on_one_sqlite_file_is_refused() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "refused: {said}");
     assert!(said.contains("another server is running on"), "{said}");
+    // Nor once `FILE.lock`, which looks stale, is deleted: the database file itself is
+    // locked too (a walk deleted it, and two servers ran).
+    let lock = db.url.trim_start_matches("sqlite://").to_string() + ".lock";
+    std::fs::remove_file(&lock).expect("the lock file is there");
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+        .args(["--port", "0", "--database-url", &db.url])
+        .env("NO_COLOR", "1")
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), second)
+        .await
+        .expect("the second server stops at once")
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "refused without FILE.lock: {said}");
+    assert!(said.contains("another server is running on"), "{said}");
     let mut first = first;
     first.child.kill().await.unwrap();
     // The first one's process is gone: its lock with it, and a new server starts.

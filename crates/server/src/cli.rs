@@ -86,39 +86,50 @@ fn shown_url(url: &str) -> String {
 }
 
 /// A SQLite file is one node's (docs/operations.md): a second server on the same file
-/// would take the first one's tables in turn, and nobody could play. An advisory lock on
-/// `FILE.lock` beside it, held while the server runs, refuses the second at start. `None`
-/// for Postgres and an in-memory database, and where the file system cannot lock (said in
-/// a warning).
-fn lock_sqlite_file(url: &str) -> Result<Option<std::fs::File>, String> {
+/// would take the first one's tables in turn, and nobody could play. Advisory locks
+/// (`flock`, which SQLite's own `fcntl` locks do not touch) on `FILE.lock` beside it, as
+/// builds before this one took, and on the database file itself, held while the server
+/// runs, refuse the second at start: deleting a "stale" `FILE.lock` (a walk did) no longer
+/// lets one in. Empty for Postgres and an in-memory database, and where the file system
+/// cannot lock (said in a warning).
+fn lock_sqlite_file(url: &str) -> Result<Vec<std::fs::File>, String> {
     // The file as the store opens it.
     let Some(path) = store::sqlite_file(url) else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let path = path.as_path();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create the folder {}: {e}", dir.display()))?;
     }
-    let lock_path = format!("{}.lock", path.display());
-    let file = std::fs::File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| format!("cannot open {lock_path}: {e}"))?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-            "another server is running on {}: a SQLite database serves one process (stop \
-             that one first; several nodes need Postgres, docs/operations.md)",
-            path.display()
-        )),
-        Err(std::fs::TryLockError::Error(e)) => {
-            tracing::warn!(error = %e, lock = %lock_path, "cannot lock the SQLite file: a second server on it would not be refused");
-            Ok(None)
+    let mut held = Vec::new();
+    // An empty database file is a new database to SQLite: creating it here changes nothing.
+    for lock_path in [
+        format!("{}.lock", path.display()),
+        path.display().to_string(),
+    ] {
+        let file = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| format!("cannot open {lock_path}: {e}"))?;
+        match file.try_lock() {
+            Ok(()) => held.push(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(format!(
+                    "another server is running on {}: a SQLite database serves one process \
+                     (stop that one first; several nodes need Postgres, \
+                     docs/operations.md)",
+                    path.display()
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                tracing::warn!(error = %e, lock = %lock_path, "cannot lock the SQLite file: a second server on it would not be refused");
+            }
         }
     }
+    Ok(held)
 }
 
 async fn serve(config: crate::Config) -> std::process::ExitCode {
@@ -166,6 +177,9 @@ async fn serve(config: crate::Config) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    // Which file or server: a SQLite path that does not exist is created empty, and an
+    // operator who sees no history should be able to tell which one was opened.
+    tracing::info!(%database, "database opened");
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     tracing::info!("listening on http://{local}");
     let store = state.store.clone();
