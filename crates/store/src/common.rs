@@ -531,6 +531,19 @@ pub(crate) const PLAYER_MATCHES: &str = "\
              t.updated_at DESC, t.id ASC \
     LIMIT $2";
 
+/// [`PLAYER_MATCHES`] of finished and abandoned public tables only (a profile's list):
+/// such a table's `updated_at` is its last change (its head was folded into it as it
+/// ended), on either backend.
+pub(crate) const PUBLIC_MATCHES: &str = "\
+    SELECT t.id, t.game, t.status, s.seat, s.score, s.won, t.created_at, t.updated_at, \
+           t.private \
+    FROM table_seats s \
+    JOIN game_tables t ON t.id = s.table_id \
+    WHERE s.player_id = $1 AND s.kind = 'player' AND NOT t.private \
+      AND t.status IN ('finished', 'abandoned') \
+    ORDER BY t.updated_at DESC, t.id ASC \
+    LIMIT $2";
+
 /// Every seat of the tables listed in `$1`, a JSON array of table ids (the match list's
 /// opponents, one query for the whole page).
 pub(crate) const MATCH_SEATS: &str = "\
@@ -996,6 +1009,46 @@ pub(crate) fn match_row(r: MatchTuple) -> Result<MatchRow, StoreError> {
 macro_rules! impl_store {
     ($store:ty, $conn:ty, $backend:literal) => {
         impl $store {
+            /// A match list by `sql` (`PLAYER_MATCHES` or `common::PUBLIC_MATCHES`), each row with
+            /// every seat of its table.
+            async fn matches_of(
+                &self,
+                sql: &'static str,
+                player: ::uuid::Uuid,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::MatchRow>> {
+                let mut rows = sqlx::query_as::<_, $crate::common::MatchTuple>(sql)
+                    .bind(player.to_string())
+                    .bind($crate::common::limit(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .into_iter()
+                    .map($crate::common::match_row)
+                    .collect::<$crate::Result<Vec<$crate::MatchRow>>>()?;
+                if rows.is_empty() {
+                    return Ok(rows);
+                }
+                // Every seat of those tables, in one query (the opponents of each row).
+                let ids: Vec<String> = rows.iter().map(|r| r.table_id.to_string()).collect();
+                let seats = sqlx::query_as::<_, (String, String, Option<String>, Option<String>, Option<String>, i64, bool)>(
+                    Self::MATCH_SEATS,
+                )
+                .bind(serde_json::to_string(&ids).expect("ids serialize"))
+                .fetch_all(&self.pool)
+                .await?;
+                let mut by_table: ::std::collections::HashMap<String, Vec<$crate::Occupant>> =
+                    ::std::collections::HashMap::new();
+                for (table, kind, id, name, level, score, gone) in seats {
+                    let (occupant, _, _) = $crate::common::seat((kind, id, name, level, score, gone))?;
+                    by_table.entry(table).or_default().push(occupant);
+                }
+                for (row, id) in rows.iter_mut().zip(&ids) {
+                    row.seats = by_table.remove(id).unwrap_or_default();
+                }
+                Ok(rows)
+            }
+
+
             /// [`crate::Store::create_owned_table`], where [`Self::serially`] runs it.
             async fn create_owned_table_now(
                 &self,
@@ -2543,35 +2596,15 @@ macro_rules! impl_store {
                 player: ::uuid::Uuid,
                 limit: i64,
             ) -> $crate::Result<Vec<$crate::MatchRow>> {
-                let mut rows = sqlx::query_as::<_, $crate::common::MatchTuple>(Self::PLAYER_MATCHES)
-                    .bind(player.to_string())
-                    .bind($crate::common::limit(limit))
-                    .fetch_all(&self.pool)
-                    .await?
-                    .into_iter()
-                    .map($crate::common::match_row)
-                    .collect::<$crate::Result<Vec<$crate::MatchRow>>>()?;
-                if rows.is_empty() {
-                    return Ok(rows);
-                }
-                // Every seat of those tables, in one query (the opponents of each row).
-                let ids: Vec<String> = rows.iter().map(|r| r.table_id.to_string()).collect();
-                let seats = sqlx::query_as::<_, (String, String, Option<String>, Option<String>, Option<String>, i64, bool)>(
-                    Self::MATCH_SEATS,
-                )
-                .bind(serde_json::to_string(&ids).expect("ids serialize"))
-                .fetch_all(&self.pool)
-                .await?;
-                let mut by_table: ::std::collections::HashMap<String, Vec<$crate::Occupant>> =
-                    ::std::collections::HashMap::new();
-                for (table, kind, id, name, level, score, gone) in seats {
-                    let (occupant, _, _) = $crate::common::seat((kind, id, name, level, score, gone))?;
-                    by_table.entry(table).or_default().push(occupant);
-                }
-                for (row, id) in rows.iter_mut().zip(&ids) {
-                    row.seats = by_table.remove(id).unwrap_or_default();
-                }
-                Ok(rows)
+                self.matches_of(Self::PLAYER_MATCHES, player, limit).await
+            }
+
+            async fn public_matches(
+                &self,
+                player: ::uuid::Uuid,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::MatchRow>> {
+                self.matches_of($crate::common::PUBLIC_MATCHES, player, limit).await
             }
 
             async fn chat_history(

@@ -1153,6 +1153,10 @@ pub trait Store: Send + Sync + 'static {
     /// A player's matches: unfinished (`open`/`playing`) first, then the rest, newest
     /// activity first within each group.
     async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>>;
+    /// A player's finished (or abandoned) public matches, newest first: what a profile
+    /// shows anyone. The filter is the query's, before its limit, so that a player's
+    /// private or unfinished tables never crowd the public ones out of the page.
+    async fn public_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>>;
 
     // ---- chat ----
 

@@ -647,6 +647,9 @@ mod tests {
         async fn player_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>> {
             self.inner.player_matches(player, limit).await
         }
+        async fn public_matches(&self, player: Uuid, limit: i64) -> Result<Vec<MatchRow>> {
+            self.inner.public_matches(player, limit).await
+        }
         async fn daily_seed(
             &self,
             key: &str,

@@ -1729,6 +1729,26 @@ async fn player_matches(s: &dyn Store) {
             .unwrap()
             .is_empty()
     );
+
+    // The public list: finished and abandoned public tables only, filtered before the
+    // limit (the unfinished ones, first above, take no place in it), newest first.
+    let mut hidden = record("trump", 2, Uuid::new_v4(), T0 + 20);
+    hidden.private = true;
+    s.create_table(&hidden, &[pa.clone(), bot()]).await.unwrap();
+    s.set_status(hidden.id, TableStatus::Abandoned, T0 + 21)
+        .await
+        .unwrap();
+    let public = s.public_matches(a.id, 10).await.unwrap();
+    let ids: Vec<Uuid> = public.iter().map(|m| m.table_id).collect();
+    assert_eq!(ids, vec![gone.id, new_done, old_done]);
+    assert_eq!(
+        public[1], got[3],
+        "the same row as in the player's own list"
+    );
+    assert_eq!(
+        s.public_matches(a.id, 1).await.unwrap(),
+        public[..1].to_vec()
+    );
 }
 
 fn chat_line(seq: i64, p: &Player, spectator: bool, text: &str, at: i64) -> WriteOp {

@@ -113,6 +113,14 @@ pub struct LimitQuery {
     pub limit: Option<i64>,
 }
 
+/// The page of a player's public matches.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PublicLimitQuery {
+    /// At most this many rows (default 20, at most 100).
+    pub limit: Option<i64>,
+}
+
 #[utoipa::path(
     get,
     path = "/api/me/matches",
@@ -213,7 +221,7 @@ pub async fn player_profile(
     path = "/api/players/{id}/matches",
     tag = "players",
     summary = "A player's finished public matches, newest first",
-    params(("id" = String, Path, format = Uuid, description = "the player's id (a UUID)"), LimitQuery),
+    params(("id" = String, Path, format = Uuid, description = "the player's id (a UUID)"), PublicLimitQuery),
     responses(
         (status = 200, description = "the matches (empty for an unknown player); each has a replay at /api/tables/{id}/replay", body = Vec<wire::MatchRow>),
         (status = 400, description = "`code`: malformed", body = wire::ErrorBody),
@@ -222,23 +230,12 @@ pub async fn player_profile(
 pub async fn player_matches(
     State(app): State<AppState>,
     Path(id): Path<String>,
-    Query(q): Query<LimitQuery>,
+    Query(q): Query<PublicLimitQuery>,
 ) -> Result<Json<Vec<protocol::MatchRow>>, ApiError> {
     let id = player_id(&id)?;
-    let want = q.limit.unwrap_or(20).clamp(1, 100) as usize;
-    // Unfinished matches come first in the store's order: ask for enough to skip them.
-    let rows = app.store.player_matches(id, 500).await?;
-    Ok(Json(
-        rows.into_iter()
-            .filter(|r| {
-                !r.private
-                    && matches!(
-                        r.status,
-                        store::TableStatus::Finished | store::TableStatus::Abandoned
-                    )
-            })
-            .take(want)
-            .map(|r| match_row(&app, r))
-            .collect(),
-    ))
+    let want = q.limit.unwrap_or(20).clamp(1, 100);
+    // Filtered by the query itself: a walk's player whose newest 500 tables were private
+    // showed none of the thousands of public ones when the filter came after a limit.
+    let rows = app.store.public_matches(id, want).await?;
+    Ok(Json(rows.into_iter().map(|r| match_row(&app, r)).collect()))
 }
