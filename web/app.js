@@ -385,8 +385,9 @@ async function lobbyPage(visit) {
     session.cleanup = () => { stopFirst(); challenges?.stop(); };
     // Last in its column (and below the list on a phone): nothing above it moves.
     side.append(challengeSlot, chat.el);
+    let lobbyOpened = false;
     sock = new LiveSocket('/ws/lobby', {
-      onOpen: () => { quick.onReconnect(); challenges?.onReconnect(); },
+      onOpen: () => { quick.onReconnect(); challenges?.onReconnect(); if (lobbyOpened) newVersionCheck(); lobbyOpened = true; },
       onMessage: (m) => {
         if (challenges?.onMessage(m)) return;
         if (!challenges && m.type.startsWith('challenge_') && m.type !== 'challenge_started') {
@@ -441,6 +442,28 @@ function rematchPanel(t, me, send) {
         h('button', { class: 'btn', type: 'button', testid: 'rematch-decline', onclick: () => send(false) }, 'No thanks'))
       : null,
     h('a', { class: 'btn', href: '#/', testid: 'back-to-lobby' }, 'Back to the lobby'));
+}
+
+// A new client version. The server serves the files it started with; after a restart with
+// other files, an open page would load new modules beside its old ones (a walk saw it). So
+// when a socket comes back after being lost, the page compares its version (the server's
+// `fib-client` mark in the page) with the server's page now, and offers a reload.
+const myBuild = document.querySelector('meta[name="fib-client"]')?.content ?? null;
+let newVersionShown = false;
+async function newVersionCheck() {
+  if (!myBuild || newVersionShown) return;
+  try {
+    const page = await (await fetch('/', { cache: 'no-store' })).text();
+    const now = page.match(/<meta name="fib-client" content="([0-9a-f]+)">/)?.[1];
+    if (!now || now === myBuild || newVersionShown) return;
+    newVersionShown = true;
+    document.body.append(h('div', { class: 'new-version', role: 'status', testid: 'new-version' },
+      'A new version of Fibonacci Cards is out. ',
+      h('button', { class: 'btn primary small', type: 'button', testid: 'new-version-reload', onclick: () => location.reload() }, 'Reload'),
+      ' (your games are kept)'));
+  } catch {
+    // Offline again: the next reconnection asks again.
+  }
 }
 
 // Refusals every game words alike (a game module may word its own first).
@@ -884,6 +907,7 @@ async function tablePage(visit, id, invite) {
       if (s === 'open') {
         failures = 0;
         justOpened = true;
+        if (everConnected) newVersionCheck();
       }
       // A socket that keeps failing may face a table that is gone (a finished table leaves
       // the server's memory): ask over HTTP, which can say so, and stop retrying then.

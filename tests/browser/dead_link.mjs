@@ -5,7 +5,9 @@
 // - the page finds the dead link by itself (a ping without an answer) and reconnects;
 // - a move made into the dead link is reported: first that the connection was lost while
 //   it was on its way, then, once reconnected, that it did not reach the server;
-// - a stale move is refused in words, not with version numbers.
+// - a stale move is refused in words, not with version numbers;
+// - after a reconnection, a server whose client files changed (another `fib-client` mark
+//   in its page) is noticed, and a reload offered; the same version offers none.
 // Usage: node tests/browser/dead_link.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -17,11 +19,20 @@ await runBrowserTest('a dead link and the move made into it', async ({ player, t
   let dead = false;
   let sockets = 0;
   let server = null;
+  let page = null;
   let lastAct = null;
+  // The server's page as a new client version would make it (another version mark).
+  let newBuild = false;
+  await p.route((url) => url.pathname === '/', async (route) => {
+    const res = await route.fetch();
+    const body = await res.text();
+    await route.fulfill({ response: res, body: newBuild ? body.replace(/name="fib-client" content="[0-9a-f]+"/, 'name="fib-client" content="000000000000"') : body });
+  });
   await p.routeWebSocket(/\/ws\/table\//, (ws) => {
     sockets += 1;
     const to = ws.connectToServer();
     server = to;
+    page = ws;
     ws.onMessage((m) => {
       if (dead) return;
       if (typeof m === 'string' && m.includes('"act"')) lastAct = JSON.parse(m);
@@ -75,4 +86,14 @@ await runBrowserTest('a dead link and the move made into it', async ({ player, t
   await until('the stale move refused in words', async () => (await toasts()).some((t) => /The table changed before your move arrived/.test(t)), 10_000);
   if ((await toasts()).some((t) => /version \d+/.test(t))) throw new Error(`a refusal names versions: ${JSON.stringify(await toasts())}`);
   log('a stale move is refused in words');
+
+  // The earlier reconnection found the same version: nothing offered.
+  if (await p.locator(tid('new-version')).count()) throw new Error('a reload offered for the same version');
+  // A new version: the socket is lost and comes back to a server with other files.
+  newBuild = true;
+  const before = sockets;
+  page.close();
+  await until('a new socket', async () => sockets > before, 20_000);
+  await p.locator(tid('new-version-reload')).waitFor({ timeout: 10_000 });
+  log('a new client version offers a reload');
 });

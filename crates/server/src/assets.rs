@@ -27,6 +27,11 @@ use sha2::{Digest, Sha256};
 pub struct Assets {
     /// URL path (`/app.js`) → version (12 hex digits of the file's SHA-256).
     versions: BTreeMap<String, String>,
+    /// URL path → the file's bytes as they were hashed: a versioned URL (`?v=`, cached
+    /// for a year) is served from these, so that its bytes are always the version's. A
+    /// walk changed a file under a running server: its old URL then served the new bytes,
+    /// to be cached under the old version for a year.
+    files: BTreeMap<String, axum::body::Bytes>,
     /// The rewritten `index.html`.
     pub(crate) index: String,
     /// The Content-Security-Policy of every response.
@@ -40,16 +45,23 @@ fn version_of(bytes: &[u8]) -> String {
     hex::encode(&Sha256::digest(bytes)[..6])
 }
 
-fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) -> std::io::Result<()> {
+fn walk(
+    dir: &Path,
+    root: &Path,
+    out: &mut BTreeMap<String, String>,
+    files: &mut BTreeMap<String, axum::body::Bytes>,
+) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
         if entry.file_type()?.is_dir() {
-            walk(&path, root, out)?;
+            walk(&path, root, out, files)?;
         } else {
             let rel = path.strip_prefix(root).expect("under the root");
             let url = format!("/{}", rel.to_string_lossy().replace('\\', "/"));
-            out.insert(url, version_of(&std::fs::read(&path)?));
+            let bytes = std::fs::read(&path)?;
+            out.insert(url.clone(), version_of(&bytes));
+            files.insert(url, bytes.into());
         }
     }
     Ok(())
@@ -128,8 +140,9 @@ impl Assets {
     /// Reads `web_dir`. A directory without `index.html` serves an empty page (API-only use).
     pub fn load(web_dir: &Path) -> std::io::Result<Assets> {
         let mut versions = BTreeMap::new();
+        let mut files = BTreeMap::new();
         if web_dir.is_dir() {
-            walk(web_dir, web_dir, &mut versions)?;
+            walk(web_dir, web_dir, &mut versions, &mut files)?;
         }
         let index = std::fs::read_to_string(web_dir.join("index.html")).unwrap_or_default();
         let v = |u: &str| versions.get(u).cloned().unwrap_or_default();
@@ -206,12 +219,24 @@ impl Assets {
                 v(u)
             ));
         }
+        // The client's version as a whole (every file's): an open page compares it with the
+        // server's page when its socket comes back, and offers a reload if they differ
+        // (`web/app.js`, `newVersionCheck`): old and new modules must not mix in one page.
+        let build = version_of(
+            versions
+                .iter()
+                .map(|(u, v)| format!("{u}={v}\n"))
+                .collect::<String>()
+                .as_bytes(),
+        );
         let index = index
             // First in the head, so that its requests go out with the page's first ones (and
             // before any stylesheet, which a classic script would wait for).
             .replacen(
                 "<meta charset=\"utf-8\">\n",
-                &format!("<meta charset=\"utf-8\">\n  {early_tag}"),
+                &format!(
+                    "<meta charset=\"utf-8\">\n  <meta name=\"fib-client\" content=\"{build}\">\n  {early_tag}"
+                ),
                 1,
             )
             .replace(
@@ -236,6 +261,7 @@ impl Assets {
         );
         Ok(Assets {
             versions,
+            files,
             index,
             csp,
             game_preloads,
@@ -243,6 +269,29 @@ impl Assets {
     }
 
     /// Whether `path?query` names the current version of a file.
+    /// A versioned URL's bytes and content type, as read at start-up (`None` for any other
+    /// URL, which is served from the folder as it is now, not to be cached).
+    pub(crate) fn snapshot(
+        &self,
+        path: &str,
+        query: Option<&str>,
+    ) -> Option<(axum::body::Bytes, &'static str)> {
+        if !self.current(path, query) {
+            return None;
+        }
+        let kind = match path.rsplit_once('.').map(|(_, ext)| ext) {
+            Some("js") => "text/javascript",
+            Some("css") => "text/css",
+            Some("html") => "text/html; charset=utf-8",
+            Some("json") => "application/json",
+            Some("svg") => "image/svg+xml",
+            Some("png") => "image/png",
+            Some("woff2") => "font/woff2",
+            _ => "application/octet-stream",
+        };
+        self.files.get(path).map(|b| (b.clone(), kind))
+    }
+
     pub(crate) fn current(&self, path: &str, query: Option<&str>) -> bool {
         let Some(v) = query.and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("v="))) else {
             return false;

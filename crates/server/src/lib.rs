@@ -61,6 +61,15 @@ pub fn app(state: AppState) -> Router {
     let client = ServeDir::new(&state.config.web_dir).not_found_service(
         axum::handler::HandlerWithoutStateExt::into_service(http::pages::not_found_page),
     );
+    // A versioned URL is answered with the bytes its version was made from
+    // (`http::pages::versioned_file`); anything else from the folder as it is.
+    let client =
+        Router::new()
+            .fallback_service(client)
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                http::pages::versioned_file,
+            ));
     use axum::handler::Handler;
     use limits::Class;
     // A route limited per client address (`limits`).

@@ -144,6 +144,19 @@ pub async fn index_html(state: State<AppState>) -> Response {
     index(state).await
 }
 
+/// A client file asked for by its current version (`/app.js?v=…`, cached for a year): the
+/// bytes read at start-up, whose hash the version is, whatever the folder holds now.
+pub async fn versioned_file(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    if matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    ) && let Some((bytes, kind)) = app.assets.snapshot(req.uri().path(), req.uri().query())
+    {
+        return ([(header::CONTENT_TYPE, kind)], bytes).into_response();
+    }
+    next.run(req).await
+}
+
 /// Caching and security headers on every response.
 pub async fn headers(State(app): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
