@@ -73,7 +73,8 @@ pub enum ApiError {
     /// `table_moving` (the table is changing servers: its owner stopped or is
     /// unreachable, and another takes it within seconds), `server_draining` (this server
     /// is shutting down: it makes no new table and opens no new socket; another server
-    /// will, or this one once restarted).
+    /// will, or this one once restarted), `database_unavailable` (the database is down,
+    /// restarting, or its connections are all busy: a failure that goes away by itself).
     #[error("{1}")]
     Unavailable(&'static str, String),
     /// 400, a tournament that cannot be set up as asked: `bad_tournament` (the message
@@ -153,6 +154,15 @@ impl ApiError {
 
 impl From<store::StoreError> for ApiError {
     fn from(e: store::StoreError) -> Self {
+        // A database that is down, restarting or out of connections: worth trying again
+        // soon, and said so (a walk's players got a bare 500 through a Postgres restart).
+        if e.is_transient() {
+            tracing::warn!(error = %e, "the database is not answering");
+            return ApiError::Unavailable(
+                "database_unavailable",
+                "the database is not answering right now; try again in a moment".into(),
+            );
+        }
         tracing::error!(error = %e, "store error");
         ApiError::Internal
     }
@@ -297,5 +307,18 @@ mod tests {
         assert!(!failure(
             ApiError::TableNotFound("x".into()).into_response()
         ));
+    }
+
+    /// A database that does not answer is a 503 to try again, not a bare 500; a broken
+    /// rule is still a 500.
+    #[test]
+    fn a_database_that_does_not_answer_is_a_503() {
+        let down = ApiError::from(store::StoreError::Db(sqlx::Error::PoolTimedOut));
+        assert_eq!(down.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(down.code(), "database_unavailable");
+        let res = down.into_response();
+        assert_eq!(res.headers()[axum::http::header::RETRY_AFTER], "1");
+        let broken = ApiError::from(store::StoreError::Conflict("x".into()));
+        assert_eq!(broken.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 }
