@@ -2147,6 +2147,16 @@ macro_rules! impl_store {
                 Ok(())
             }
 
+            async fn database_now_ms(&self) -> $crate::Result<i64> {
+                let (now,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {now}",
+                    now = Self::NOW_MS
+                )))
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(now)
+            }
+
             async fn live_nodes(&self) -> $crate::Result<Vec<$crate::NodeRecord>> {
                 let rows: Vec<(String, String, i64, i64, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT id, address, started_at, expires_at, draining FROM nodes \

@@ -964,6 +964,8 @@ pub trait Store: Send + Sync + 'static {
     async fn node_gone(&self, id: &str) -> Result<()>;
     /// The nodes whose lease runs, oldest first.
     async fn live_nodes(&self) -> Result<Vec<NodeRecord>>;
+    /// The database's clock now, Unix milliseconds (what leases are measured on).
+    async fn database_now_ms(&self) -> Result<i64>;
     /// Makes `node` the owner of `table` under a new fencing epoch, which it returns,
     /// unless another live node owns it (`None`, and also `None` for an unknown table).
     async fn claim_table(&self, table: Uuid, node: &str) -> Result<Option<i64>>;

@@ -462,6 +462,9 @@ mod tests {
         async fn live_nodes(&self) -> Result<Vec<crate::NodeRecord>> {
             self.inner.live_nodes().await
         }
+        async fn database_now_ms(&self) -> Result<i64> {
+            self.inner.database_now_ms().await
+        }
         async fn claim_table(&self, table: Uuid, node: &str) -> Result<Option<i64>> {
             self.inner.claim_table(table, node).await
         }

@@ -1751,6 +1751,17 @@ async fn player_matches(s: &dyn Store) {
     );
 }
 
+/// The database's clock, which leases are measured on, in Unix milliseconds: this
+/// machine's within a few seconds (the database runs here).
+async fn database_clock(s: &dyn Store) {
+    let here = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let db = s.database_now_ms().await.unwrap();
+    assert!((db - here).abs() < 5_000, "database {db}, here {here}");
+}
+
 fn chat_line(seq: i64, p: &Player, spectator: bool, text: &str, at: i64) -> WriteOp {
     WriteOp::Chat(ChatRecord {
         seq,
@@ -3081,6 +3092,7 @@ macro_rules! all_cases {
                 abandoning_loses_to_everyone,
                 records,
                 player_matches,
+                database_clock,
                 concurrent_writers,
                 daily_deals,
                 chat_lines_and_mutes,

@@ -108,6 +108,9 @@ pub(super) async fn default_address(database_url: &str, local: SocketAddr) -> St
 /// Joins the cluster once the node listens on `local`: announces the node, takes the
 /// tables nobody runs (its own from before a restart included) and starts the beat, the
 /// lobby listener and the notes sender.
+/// How far this node's clock may be off the database's before the start says so.
+const CLOCK_SKEW_WARN_MS: i64 = 2_000;
+
 pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::StoreError> {
     let c = &app.cluster;
     let address = match &app.config.advertise_url {
@@ -115,6 +118,25 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
         None => default_address(&app.config.database_url, local).await,
     };
     *c.address.write().unwrap_or_else(|p| p.into_inner()) = address.clone();
+    // Leases are measured on the database's clock, but a few things still read this node's
+    // own: a table's clocks when it is taken over after a failover, quick play's waits, an
+    // open table's expiry across restarts. A node whose clock is off charges or spares
+    // players that much (a walk ran a node 30 minutes ahead: a correspondence clock lost
+    // half an hour at a failover). Said at start, where an operator looks.
+    match app.store.database_now_ms().await {
+        Ok(db) => {
+            let off = crate::state::now_ms() - db;
+            if off.abs() > CLOCK_SKEW_WARN_MS {
+                tracing::warn!(
+                    off_ms = off,
+                    "this node's clock is off the database's: keep the nodes' clocks in sync \
+                     (NTP), or players' clocks after a failover and quick play's waits are off \
+                     by as much"
+                );
+            }
+        }
+        Err(e) => tracing::debug!(error = %e, "could not read the database's clock"),
+    }
     let secret = app.store.cluster_secret().await?;
     let _ = app.limits.node_secret.set(secret.clone());
     let _ = c.secret.set(secret);
