@@ -791,7 +791,12 @@ async function tablePage(visit, id, invite) {
     }
     chat.el.hidden = false;
     if (latest.view !== null && latest.view !== undefined) {
-      mod.render(gameRoot, latest, { act, busy, seatName, mySeat: me, tableId: id });
+      // An abandoned match's game still names whose turn it was; nobody's turn is drawn
+      // (a walk saw "your turn" on a table the page also called abandoned).
+      const shown = latest.table.status === 'abandoned' && latest.view && 'turn' in latest.view
+        ? { ...latest, view: { ...latest.view, turn: null } }
+        : latest;
+      mod.render(gameRoot, shown, { act, busy, seatName, mySeat: me, tableId: id });
       // The game's sections are h3s: this keeps the outline without a jump from the h1.
       parts.push(h('h2', { class: 'sr-only' }, 'The game'));
       parts.push(gameRoot);

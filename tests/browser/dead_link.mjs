@@ -7,7 +7,9 @@
 //   it was on its way, then, once reconnected, that it did not reach the server;
 // - a stale move is refused in words, not with version numbers;
 // - after a reconnection, a server whose client files changed (another `fib-client` mark
-//   in its page) is noticed, and a reload offered; the same version offers none.
+//   in its page) is noticed, and a reload offered; the same version offers none;
+// - a Trump match against a bot abandoned while the page was away (the server waits 20 s
+//   for that) shows nobody's turn when the page is back.
 // Usage: node tests/browser/dead_link.mjs <base-url>
 
 import { runBrowserTest } from './lib.mjs';
@@ -17,6 +19,7 @@ await runBrowserTest('a dead link and the move made into it', async ({ player, t
   if (process.env.DEBUG_LINK) p.on('console', (m) => console.log('page:', m.text()));
   // Every table socket goes through the test; `dead` stops the passing of messages.
   let dead = false;
+  let offline = false;
   let sockets = 0;
   let server = null;
   let page = null;
@@ -30,6 +33,11 @@ await runBrowserTest('a dead link and the move made into it', async ({ player, t
   });
   await p.routeWebSocket(/\/ws\/table\//, (ws) => {
     sockets += 1;
+    // Off the network: no connection reaches the server, the page's is closed.
+    if (offline) {
+      ws.close();
+      return;
+    }
     const to = ws.connectToServer();
     server = to;
     page = ws;
@@ -96,4 +104,29 @@ await runBrowserTest('a dead link and the move made into it', async ({ player, t
   await until('a new socket', async () => sockets > before, 20_000);
   await p.locator(tid('new-version-reload')).waitFor({ timeout: 10_000 });
   log('a new client version offers a reload');
+
+  // Away from a Trump match for longer than it waits: abandoned meanwhile, then nobody's
+  // turn is shown.
+  newBuild = false;
+  await p.goto(p.url().replace(/#.*$/, '#/'));
+  await p.locator(tid('create-game')).selectOption('trump');
+  await p.locator(tid('create-seats')).selectOption('2');
+  await p.locator(tid('create-submit')).click();
+  await p.waitForURL(/#\/table\/[0-9a-f-]{36}$/);
+  await p.locator(tid('start-button')).click();
+  await p.locator(tid('hand')).waitFor();
+  await until('a turn shown', async () => (await p.locator('.turn-tag').count()) > 0, 10_000);
+  offline = true;
+  page.close();
+  const away = Date.now();
+  const tableId = p.url().match(/table\/([0-9a-f-]{36})/)[1];
+  await until('the game abandoned', async () => (await p.evaluate(async (t) => (await (await fetch(`/api/tables/${t}`)).json()).status, tableId)) === 'abandoned', 40_000);
+  offline = false;
+  await until('the page back', async () => /abandoned/i.test(await p.locator(tid('table-page')).textContent()), 30_000);
+  const turn = await p.evaluate(() => ({
+    tags: [...document.querySelectorAll('.turn-tag')].map((e) => e.textContent),
+    status: document.querySelector('.status-line')?.textContent ?? '',
+  }));
+  if (turn.tags.length || /your turn/i.test(turn.status)) throw new Error(`an abandoned game shows a turn: ${JSON.stringify(turn)}`);
+  log(`abandoned after ${((Date.now() - away) / 1000).toFixed(0)} s away; no turn shown ("${turn.status.trim()}")`);
 });

@@ -114,7 +114,7 @@ async fn accessibility_in_chromium() {
 /// of the move made into it (tests/browser/dead_link.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_link_in_chromium() {
-    run_script("dead_link.mjs").await;
+    run_script_with("dead_link.mjs", |c| c.abandon_after_s = 20).await;
 }
 
 /// Typed text as others' pages draw it: wide names, an official tournament's mark, broken

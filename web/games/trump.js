@@ -142,6 +142,8 @@ export function render(root, msg, ctx) {
     mount(root, h('p', { class: 'muted' }, 'The match has not started yet.'));
     return;
   }
+  // An abandoned match stopped mid-trick: the turn its game still names is nobody's now.
+  if (msg.table?.status === 'abandoned') v.turn = null;
   const n = v.players;
   const me = ctx.mySeat;
   // A legal action is the card's code (`"r7"`); the object form is read too.
