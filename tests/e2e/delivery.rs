@@ -123,9 +123,10 @@ async fn a_changed_file_gets_a_new_version() {
     let web = scratch_dir("web-copy");
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
     copy_dir(&src, &web);
-    let version = |index: &str| {
+    // What follows `before` in `index`, up to the next quote.
+    let after_text = |index: &str, before: &str| {
         index
-            .split("\"/dom.js\":\"/dom.js?v=")
+            .split(before)
             .nth(1)
             .unwrap()
             .split('"')
@@ -133,6 +134,7 @@ async fn a_changed_file_gets_a_new_version() {
             .unwrap()
             .to_string()
     };
+    let version = |index: &str| after_text(index, "\"/dom.js\":\"/dom.js?v=");
     let db = sqlite_db();
     let dir = web.clone();
     let server = Server::start_with(&db, move |c| c.web_dir = dir).await;
@@ -160,16 +162,7 @@ async fn a_changed_file_gets_a_new_version() {
     let now = get(&format!("{}/dom.js", server.base), &[]).await;
     assert!(now.text().await.unwrap().contains("a new release"));
     // The page names its client version as a whole (an open page compares it).
-    let mark = |index: &str| {
-        index
-            .split("<meta name=\"fib-client\" content=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_string()
-    };
+    let mark = |index: &str| after_text(index, "<meta name=\"fib-client\" content=\"");
     let build_before = mark(&before);
     server.stop().await;
     let dir = web.clone();

@@ -1284,32 +1284,29 @@ async fn openapi_document_is_served() {
 async fn a_second_server_on_one_sqlite_file_is_refused() {
     let db = sqlite_db();
     let first = Child::start(&db).await;
-    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
-        .args(["--port", "0", "--database-url", &db.url])
-        .env("NO_COLOR", "1")
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(30), second)
-        .await
-        .expect("the second server stops at once")
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success(), "refused: {said}");
-    assert!(said.contains("another server is running on"), "{said}");
+    // A second server on the file: it must stop at once, saying why.
+    let refused = |why: &'static str| {
+        let url = db.url.clone();
+        async move {
+            let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+                .args(["--port", "0", "--database-url", &url])
+                .env("NO_COLOR", "1")
+                .output();
+            let out = tokio::time::timeout(std::time::Duration::from_secs(30), second)
+                .await
+                .expect("the second server stops at once")
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(!out.status.success(), "{why}: {said}");
+            assert!(said.contains("another server is running on"), "{said}");
+        }
+    };
+    refused("refused").await;
     // Nor once `FILE.lock`, which looks stale, is deleted: the database file itself is
     // locked too (a walk deleted it, and two servers ran).
     let lock = db.url.trim_start_matches("sqlite://").to_string() + ".lock";
     std::fs::remove_file(&lock).expect("the lock file is there");
-    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
-        .args(["--port", "0", "--database-url", &db.url])
-        .env("NO_COLOR", "1")
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(30), second)
-        .await
-        .expect("the second server stops at once")
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success(), "refused without FILE.lock: {said}");
-    assert!(said.contains("another server is running on"), "{said}");
+    refused("refused without FILE.lock").await;
     let mut first = first;
     first.child.kill().await.unwrap();
     // The first one's process is gone: its lock with it, and a new server starts.
