@@ -6,10 +6,11 @@
 
 import { runBrowserTest } from './lib.mjs';
 
-// Budgets: about 1.5 times what was measured when they were set (docs/web.md).
+// Budgets: about 1.5 times what was measured when they were set (docs/web.md); the lobby's
+// was raised on 2026-11-29, when it had grown to 63.7 KiB (docs/web.md says what with).
 const BUDGET = {
   rules: { requests: 20, kib: 60 },
-  lobby: { requests: 22, kib: 60 },
+  lobby: { requests: 22, kib: 70 },
   table: { requests: 27, kib: 75 },
 };
 
