@@ -7,7 +7,8 @@
 //! `/healthz` went unanswered until they closed. So each address may hold at most
 //! `--connections-per-address` connections at once; one more is closed as it is accepted.
 //! A trusted proxy is never limited (every client behind it shares its address; nginx
-//! holds slow clients itself).
+//! holds slow clients itself), nor another live node of the cluster (it forwards its
+//! clients' requests and sockets for the tables this node runs).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -34,15 +35,23 @@ pub struct Limited<L> {
     inner: L,
     max: u32,
     trusted: Vec<Proxies>,
+    /// Another live node's address (`node::Cluster::is_peer`).
+    peer: Box<dyn Fn(IpAddr) -> bool + Send>,
     counts: Arc<Mutex<Counts>>,
 }
 
 impl<L> Limited<L> {
-    pub fn new(inner: L, max: u32, trusted: Vec<Proxies>) -> Self {
+    pub fn new(
+        inner: L,
+        max: u32,
+        trusted: Vec<Proxies>,
+        peer: impl Fn(IpAddr) -> bool + Send + 'static,
+    ) -> Self {
         Limited {
             inner,
             max,
             trusted,
+            peer: Box::new(peer),
             counts: Arc::default(),
         }
     }
@@ -59,7 +68,7 @@ where
         loop {
             let (io, addr) = self.inner.accept().await;
             let ip = addr.ip();
-            if self.max == 0 || self.trusted.iter().any(|p| p.contains(ip)) {
+            if self.max == 0 || self.trusted.iter().any(|p| p.contains(ip)) || (self.peer)(ip) {
                 return (
                     Counted {
                         inner: io,

@@ -259,10 +259,12 @@ pub async fn serve(
     // Small frames must not wait for Nagle's algorithm: a move is a few hundred bytes,
     // and without TCP_NODELAY it sat tens of ms in the kernel.
     // Connections one address may hold, counted as they are accepted (`conns`).
+    let cluster = state.cluster.clone();
     let listener = conns::Limited::new(
         listener,
         state.config.connections_per_address,
         state.config.trusted_proxies.clone(),
+        move |ip| cluster.is_peer(ip),
     );
     let listener = listener.tap_io(|counted| {
         let tcp = counted.get_ref();

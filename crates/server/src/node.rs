@@ -136,6 +136,20 @@ pub struct Cluster {
     /// Notes to send to the other nodes, in order, by one task ([`send_notes`]).
     pub(crate) notes: tokio::sync::mpsc::Sender<Note>,
     pub(crate) notes_rx: Mutex<Option<tokio::sync::mpsc::Receiver<Note>>>,
+    /// The addresses of the other live nodes (of those that advertise an IP address),
+    /// refreshed every beat: what they forward to this node is their clients' traffic, and
+    /// is not limited as one client's (`conns`).
+    pub(crate) peer_ips: std::sync::RwLock<HashSet<std::net::IpAddr>>,
+}
+
+impl Cluster {
+    /// Whether `ip` is another live node's address.
+    pub fn is_peer(&self, ip: std::net::IpAddr) -> bool {
+        self.peer_ips
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&ip)
+    }
 }
 
 impl Cluster {
@@ -164,6 +178,7 @@ impl Cluster {
             adopting: Mutex::new(HashSet::new()),
             notes,
             notes_rx: Mutex::new(Some(notes_rx)),
+            peer_ips: std::sync::RwLock::default(),
         }
     }
 

@@ -89,6 +89,21 @@ pub(super) async fn drop_dead_entries(app: &AppState) {
     let Ok(nodes) = app.store.live_nodes().await else {
         return;
     };
+    // The other nodes' addresses, for the connection limit (`conns`): an advertised
+    // `http://10.0.0.2:8080` names its IP; a host name is not looked up (such nodes sit
+    // behind a proxy, whose network `--trusted-proxies` names).
+    let peers: HashSet<std::net::IpAddr> = nodes
+        .iter()
+        .filter(|n| n.id != app.cluster.node)
+        .filter_map(|n| {
+            let host = n.address.split("://").nth(1)?.rsplit_once(':')?.0;
+            host.trim_matches(['[', ']']).parse().ok()
+        })
+        .collect();
+    *app.cluster
+        .peer_ips
+        .write()
+        .unwrap_or_else(|p| p.into_inner()) = peers;
     let live: HashSet<String> = nodes.into_iter().map(|n| n.id).collect();
     let gone: Vec<Uuid> = {
         let mut remote = lock(&app.cluster.remote);
