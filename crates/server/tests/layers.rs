@@ -12,7 +12,7 @@ use std::path::Path;
 /// The floors, from the ground up. A room may import the rooms of lower floors only.
 const FLOORS: &[&[&str]] = &[
     &["error", "wire", "assets", "replay", "config"],
-    &["node", "auth", "quickplay", "challenges"],
+    &["node", "auth", "quickplay", "challenges", "conns"],
     &["limits", "lobby"],
     &["state"],
     &["extract", "matcher", "analysis", "tournaments"],
