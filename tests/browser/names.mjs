@@ -75,8 +75,10 @@ await runBrowserTest('names and other typed text on the page', async ({ player, 
   await ada.goto(`${base}#/tournaments`);
   const rows = ada.locator(tid('tournament-row')).filter({ hasText: 'Official Hourly' });
   await rows.nth(1).waitFor({ timeout: 20_000 });
+  // The schedule may have announced one occurrence or two (its window spans two hours):
+  // each is marked, and the player's one is not.
   const marks = await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('[data-testid="t-official"]') !== null));
-  if (marks.filter(Boolean).length !== 1 || marks.length !== 2) throw new Error(`the two "Official Hourly" rows are marked ${JSON.stringify(marks)}`);
+  if (marks.filter((m) => !m).length !== 1 || !marks.some(Boolean)) throw new Error(`the "Official Hourly" rows are marked ${JSON.stringify(marks)}`);
   await ada.setViewportSize({ width: 390, height: 844 });
   await ada.waitForTimeout(200);
   const listOver = await sideways(ada);
