@@ -190,8 +190,9 @@ pub fn check_chat_text(raw: &str) -> Result<&str, ChatTextError> {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GuestRequest {
-    /// 1 to 24 characters after trimming; no control or invisible formatting characters
-    /// (Unicode Cc, Cf, Zl, Zp); nothing that could pass for a bot's name ("Bot 2").
+    /// 1 to 24 characters after trimming, under the rule of [`text`] (nothing invisible,
+    /// unassigned or private-use, at most 4 stacked marks; docs/protocol.md §2.2); nothing
+    /// that could pass for a bot's name ("Bot 2"), nor ending in "(you)".
     pub name: String,
 }
 
