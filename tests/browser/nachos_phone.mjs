@@ -2,7 +2,10 @@
 // sits with four bots and plays round 1 by tapping her playable cards. At each of her turns
 // her whole hand lies in the first screen, above the fold and not cut: the seats, the trick
 // and the facts above it must leave room, however many tricks were won and however many
-// cards lie in the trick. The page never scrolls sideways.
+// cards lie in the trick. Within the game the hand keeps its place from turn to turn (the
+// seats and the trick keep one height on a phone), whatever the font wraps. The page never
+// scrolls sideways. Each turn's log line lists the heights of what lies above the hand, so
+// that a failure on another machine says what grew.
 // Usage: node tests/browser/nachos_phone.mjs <base-url>
 
 import { join } from 'node:path';
@@ -23,6 +26,7 @@ await runBrowserTest('a five-seat Fibonachos hand fits a phone screen', async ({
   await p.goto(`${base}/#/table/${id}`);
   await p.locator(tid('hand')).waitFor();
   const problems = [];
+  const inGame = [];
   // Five players: nine cards each, nine turns of Mia in round 1.
   for (let turn = 1; turn <= 9; turn += 1) {
     const playable = p.locator(`${tid('hand-card')}.playable`);
@@ -34,6 +38,19 @@ await runBrowserTest('a five-seat Fibonachos hand fits a phone screen', async ({
         top: box.top + scrollY, bottom: box.bottom + scrollY, left: box.left, right: box.right,
         cards: document.querySelectorAll('[data-testid="hand-card"]').length,
         wide: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        // The hand's place within the game, and the heights of everything above it: the
+        // hand's earlier siblings, then its section's, up to the page.
+        inGame: box.top - document.querySelector('.nachos').getBoundingClientRect().top,
+        above: (() => {
+          const out = [];
+          for (let el = document.querySelector('[data-testid="hand"]'); el && el !== document.body; el = el.parentElement) {
+            for (let sib = el.previousElementSibling; sib; sib = sib.previousElementSibling) {
+              const hgt = Math.round(sib.getBoundingClientRect().height);
+              if (hgt > 1) out.push(`${sib.dataset.testid || String(sib.className).split(' ')[0] || sib.tagName.toLowerCase()} ${hgt}`);
+            }
+          }
+          return out.join(', ');
+        })(),
       };
     });
     if (m.cards !== 10 - turn) throw new Error(`turn ${turn}: ${m.cards} cards in the hand`);
@@ -42,8 +59,12 @@ await runBrowserTest('a five-seat Fibonachos hand fits a phone screen', async ({
       problems.push(`${at}: the hand spans x ${Math.round(m.left)}–${Math.round(m.right)}, y ${Math.round(m.top)}–${Math.round(m.bottom)}, not within the ${VIEWPORT.width}×${VIEWPORT.height} first screen`);
     }
     if (m.wide > 0) problems.push(`${at}: the page scrolls sideways by ${m.wide} px`);
+    inGame.push(m.inGame);
+    if (Math.max(...inGame) - Math.min(...inGame) > 2) {
+      problems.push(`${at}: the hand moved within the game, to ${Math.round(m.inGame)} px below its top (turns so far: ${inGame.map(Math.round).join(', ')})`);
+    }
     if (turn === 1 || turn === 3) await p.screenshot({ path: join(outDir, `nachos5-phone-turn${turn}.png`), fullPage: true, animations: 'disabled' });
-    log(`${at}: hand at y ${Math.round(m.top)}–${Math.round(m.bottom)}`);
+    log(`${at}: hand at y ${Math.round(m.top)}–${Math.round(m.bottom)} (above it: ${m.above})`);
     await playable.first().click();
     // The card leaves the hand (after the last one, round 2 deals a new hand).
     await p.waitForFunction((n) => document.querySelectorAll('[data-testid="hand-card"]').length !== n, m.cards);

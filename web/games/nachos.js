@@ -249,7 +249,10 @@ function seatPlate(v, s, me, name) {
       h('span', { title: 'match total' }, h('strong', { testid: `total-${s}` }, String(v.totals[s] ?? 0)), ' pts')),
     h('div', { class: 'pile', testid: `pile-${s}`, dataset: { total: String(pile.total), count: String(pile.cards.length) }, title: 'spicy cards won this round' },
       pile.cards.length === 0
-        ? h('span', { class: 'muted small' }, v.phase === 'playing' ? 'no spicy yet' : 'no spicy')
+        // A phone shows "0" as the count, as for a seat that won some: words that wrap
+        // on one plate and not on the next would move the hand (nachos.css).
+        ? [h('span', { class: 'muted small pile-none' }, v.phase === 'playing' ? 'no spicy yet' : 'no spicy'),
+          h('span', { class: 'pile-count muted', title: 'spicy cards won' }, h('span', { class: 'mini-spicy' }), ' 0')]
         // A phone shows the count instead of the cards (nachos.css): a plate's height must
         // not grow with the tricks its seat wins.
         : [pile.cards.map((x) => spicyEl(x, 'xs')),
