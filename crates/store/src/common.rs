@@ -2814,6 +2814,34 @@ macro_rules! impl_store {
                 rows.into_iter().map($crate::common::tournament).collect()
             }
 
+            async fn listed_tournaments(
+                &self,
+                status: Option<$crate::TournamentStatus>,
+                cancelled: Option<bool>,
+                viewer: Option<::uuid::Uuid>,
+                limit: i64,
+            ) -> $crate::Result<Vec<$crate::TournamentRecord>> {
+                // A member of a private tournament is found by the id in its state's
+                // players (a UUID appears in no other text); the caller checks again.
+                let rows: Vec<$crate::common::TournamentRow> = sqlx::query_as(
+                    sqlx::AssertSqlSafe(format!(
+                        "{} WHERE ($1 IS NULL OR status = $1) \
+                         AND ($2 IS NULL OR (cancelled IS NOT NULL) = $2) \
+                         AND (private = FALSE OR ($3 IS NOT NULL AND \
+                              (created_by = $3 OR state LIKE '%' || $3 || '%'))) \
+                         ORDER BY created_at DESC, id LIMIT $4",
+                        $crate::common::SELECT_TOURNAMENT
+                    )),
+                )
+                .bind(status.map(|s| s.as_str()))
+                .bind(cancelled)
+                .bind(viewer.map(|v| v.to_string()))
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+                rows.into_iter().map($crate::common::tournament).collect()
+            }
+
             async fn save_tournament(
                 &self,
                 step: &$crate::TournamentStep,

@@ -1184,6 +1184,19 @@ pub trait Store: Send + Sync + 'static {
         status: Option<TournamentStatus>,
         limit: i64,
     ) -> Result<Vec<TournamentRecord>>;
+    /// The tournaments a list shows `viewer` (`None`: someone signed out), newest first:
+    /// the public ones, and the private ones `viewer` created or appears in (the engine's
+    /// state names its players; the caller checks membership again on the loaded
+    /// engine). `cancelled` keeps only the cancelled (`Some(true)`) or only the others
+    /// (`Some(false)`). Every filter is the query's, before its limit, so that private or
+    /// cancelled tournaments never crowd the listed ones out of the page.
+    async fn listed_tournaments(
+        &self,
+        status: Option<TournamentStatus>,
+        cancelled: Option<bool>,
+        viewer: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<TournamentRecord>>;
     /// Writes one step (state, status and the tables it paired) in one transaction, only
     /// over `step.version` and, when fenced, only while the node holds its epoch. `false`:
     /// nothing written (another step came first, or the director lost the tournament).

@@ -43,6 +43,12 @@ pub trait WriteObserver: Send + Sync + 'static {
     fn retried(&self, error: &StoreError);
     /// `units` units answered with `error`.
     fn failed(&self, units: usize, error: &StoreError);
+    /// An attempt to commit begins (`true`) or has its answer (`false`). Between the two
+    /// the writer may be stuck where no timeout of its own can end it: a SQLite file's
+    /// writes run on the write thread itself, and a disk that stops answering (frozen,
+    /// failing) holds that thread, timers included. Whoever observes can see from outside
+    /// how long the commit in progress has taken (`/healthz`).
+    fn attempting(&self, _now: bool) {}
 }
 
 /// Observes nothing.
@@ -306,7 +312,10 @@ async fn attempt(
     loop {
         // A panic inside the store must not take the process's only writer with it.
         let guarded = std::panic::AssertUnwindSafe(store.write_group(units)).catch_unwind();
-        let result = match tokio::time::timeout(limits.attempt_timeout, guarded).await {
+        observer.attempting(true);
+        let answered = tokio::time::timeout(limits.attempt_timeout, guarded).await;
+        observer.attempting(false);
+        let result = match answered {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => Err(StoreError::Panicked(
                 panic
@@ -676,6 +685,17 @@ mod tests {
             limit: i64,
         ) -> Result<Vec<crate::TournamentRecord>> {
             self.inner.tournaments(status, limit).await
+        }
+        async fn listed_tournaments(
+            &self,
+            status: Option<crate::TournamentStatus>,
+            cancelled: Option<bool>,
+            viewer: Option<Uuid>,
+            limit: i64,
+        ) -> Result<Vec<crate::TournamentRecord>> {
+            self.inner
+                .listed_tournaments(status, cancelled, viewer, limit)
+                .await
         }
         async fn save_tournament(&self, step: &crate::TournamentStep) -> Result<bool> {
             self.inner.save_tournament(step).await

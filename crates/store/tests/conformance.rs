@@ -2818,6 +2818,93 @@ fn tournament_record(creator: Option<Uuid>, rated: bool, key: Option<&str>) -> T
     }
 }
 
+/// A list of tournaments filters before its limit: 2 public ones stay in a page of 2 however
+/// many private or cancelled ones are newer, and a private one is listed to its creator and
+/// its members only.
+async fn listed_tournaments(s: &dyn Store) {
+    let ada = player(s, "ada").await;
+    let bob = player(s, "bob").await;
+    let cy = player(s, "cy").await;
+    let at = |minute: i64, private: bool, creator: Option<Uuid>| {
+        let mut t = tournament_record(creator, false, None);
+        t.private = private;
+        t.created_at = T0 + minute * 60_000;
+        t
+    };
+    let old_public = at(0, false, None);
+    let public = at(1, false, Some(ada.id));
+    // Newer than both: ada's private one, which bob joined; a crowd of cy's private ones;
+    // a cancelled public one.
+    let mut joined = at(2, true, Some(ada.id));
+    joined.state = json!({"players": [{"id": bob.id.to_string(), "name": "bob"}]});
+    let mut crowd = Vec::new();
+    for i in 0..5 {
+        crowd.push(at(3 + i, true, Some(cy.id)));
+    }
+    let gone = at(9, false, Some(bob.id));
+    for t in [&old_public, &public, &joined, &gone]
+        .into_iter()
+        .chain(&crowd)
+    {
+        s.create_tournament(t).await.unwrap();
+    }
+    assert!(s.cancel_tournament(gone.id, "creator", T0).await.unwrap());
+    let ids = |v: Vec<TournamentRecord>| v.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    let list =
+        |status, cancelled, viewer, limit| s.listed_tournaments(status, cancelled, viewer, limit);
+
+    // Signed out: the public ones, the cancelled one only when asked for all.
+    assert_eq!(
+        ids(list(None, Some(false), None, 2).await.unwrap()),
+        vec![public.id, old_public.id]
+    );
+    assert_eq!(
+        ids(list(None, None, None, 10).await.unwrap()),
+        vec![gone.id, public.id, old_public.id]
+    );
+    assert_eq!(
+        ids(list(None, Some(true), None, 10).await.unwrap()),
+        vec![gone.id]
+    );
+    // The cancelled one is stored as finished; the others are in registration.
+    assert_eq!(
+        ids(list(Some(TournamentStatus::Finished), Some(true), None, 10)
+            .await
+            .unwrap()),
+        vec![gone.id]
+    );
+    assert_eq!(
+        ids(
+            list(Some(TournamentStatus::Registration), Some(false), None, 10)
+                .await
+                .unwrap()
+        ),
+        vec![public.id, old_public.id]
+    );
+    // Its creator and its member see the private one; the others do not.
+    let private_of = |who| list(None, Some(false), Some(who), 20);
+    assert_eq!(
+        ids(private_of(ada.id).await.unwrap()),
+        vec![joined.id, public.id, old_public.id]
+    );
+    assert_eq!(
+        ids(private_of(bob.id).await.unwrap()),
+        vec![joined.id, public.id, old_public.id]
+    );
+    let mut cys = ids(private_of(cy.id).await.unwrap());
+    assert_eq!(cys.len(), 7, "cy's five and the two public ones");
+    assert!(!cys.contains(&joined.id));
+    cys.truncate(5);
+    let mut mine = crowd.iter().rev().map(|t| t.id).collect::<Vec<_>>();
+    mine.truncate(5);
+    assert_eq!(cys, mine);
+    let stranger = player(s, "dee").await;
+    assert_eq!(
+        ids(private_of(stranger.id).await.unwrap()),
+        vec![public.id, old_public.id]
+    );
+}
+
 async fn tournaments(s: &dyn Store) {
     let ada = player(s, "ada").await;
     let bob = player(s, "bob").await;
@@ -3102,6 +3189,7 @@ macro_rules! all_cases {
                 ownership_and_fencing,
                 notifications,
                 tournaments,
+                listed_tournaments,
             ],
             [
                 writer_isolates_a_bad_unit,

@@ -77,6 +77,9 @@ pub struct ListQuery {
     pub status: Option<String>,
 }
 
+/// Most tournaments in one list, newest first.
+const LIST_LIMIT: i64 = 200;
+
 #[utoipa::path(
     get,
     path = "/api/tournaments",
@@ -110,10 +113,13 @@ pub async fn list_tournaments(
     };
     let me = player_from(&headers, &app).await?.map(|w| w.id);
     let mut out = Vec::new();
-    for r in app.store.tournaments(status, 200).await? {
-        if cancelled.is_some_and(|c| c != r.cancelled.is_some()) {
-            continue;
-        }
+    // Filtered in the query, before its limit: a crowd of private or cancelled
+    // tournaments must not push the public ones out of the list.
+    for r in app
+        .store
+        .listed_tournaments(status, cancelled, me, LIST_LIMIT)
+        .await?
+    {
         let l = t::Loaded::from_record(r)?;
         let mine = me.is_some()
             && (l.record.created_by == me || l.engine.player(me.unwrap_or_default()).is_some());
