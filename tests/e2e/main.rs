@@ -750,7 +750,7 @@ async fn health_and_client_are_served() {
         .unwrap();
     assert_eq!(
         h,
-        json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false})
+        json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false, "write_in_flight_ms": 0})
     );
     let page = reqwest::get(format!("{}/", server.base)).await.unwrap();
     assert_eq!(page.status(), 200);
@@ -784,6 +784,93 @@ async fn health_and_client_are_served() {
             .starts_with("text/html")
     );
     assert!(r.text().await.unwrap().contains("href=\"/\""));
+    server.stop().await;
+}
+
+/// A write that stops answering makes `/healthz` degraded after 5 s, though the database
+/// still answers the health check's read. Here another connection holds SQLite's write
+/// lock (as an operator's `sqlite3` shell with a transaction left open does; a frozen
+/// disk holds the write thread the same way): the writer's commit waits inside SQLite's
+/// busy handler, on the write thread, where no timer of the writer's own can end it. A
+/// walk froze the disk with `fsfreeze` and `/healthz` said `ok` while every move hung.
+/// Once the lock goes, the move is stored and the health is ok again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_write_makes_health_degraded() {
+    use sqlx::Connection;
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let health = async || -> Value {
+        reqwest::get(format!("{}/healthz", server.base))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    };
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let table = ada.create_trump(2, true).await;
+    let mut a = ada.connect(&table).await;
+    a.next_state().await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let playing = a.until(|s| status(s) == "playing" && my_turn(s)).await;
+    let from = playing["version"].as_u64().unwrap();
+    assert_eq!(health().await["status"], "ok");
+
+    let mut lock = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::raw_sql("BEGIN IMMEDIATE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    let held = std::time::Instant::now();
+    a.act(from, &playing["legal"][0]).await;
+    let degraded = loop {
+        let h = health().await;
+        if h["status"] == "degraded" {
+            break h;
+        }
+        assert_eq!(h["status"], "ok", "{h}");
+        assert!(
+            held.elapsed() < std::time::Duration::from_secs(9),
+            "still {h} after {:?}",
+            held.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(held.elapsed() >= std::time::Duration::from_secs(5));
+    assert!(
+        degraded["write_in_flight_ms"].as_u64().unwrap() >= 5_000,
+        "{degraded}"
+    );
+    assert_eq!(
+        degraded["writes_retrying"], false,
+        "no retry yet: {degraded}"
+    );
+    assert_eq!(degraded["parked_tables"], 0, "{degraded}");
+    let metrics = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let gauge = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("fib_store_write_in_flight_seconds "))
+        .expect("the gauge")
+        .parse::<f64>()
+        .unwrap();
+    assert!(gauge >= 5.0, "{gauge}");
+
+    sqlx::raw_sql("ROLLBACK").execute(&mut lock).await.unwrap();
+    lock.close().await.unwrap();
+    let moved = a.until(|s| s["version"].as_u64().unwrap() > from).await;
+    assert_eq!(status(&moved), "playing");
+    // (The bot's answer may be committing at this moment: a few milliseconds at most.)
+    let h = health().await;
+    assert_eq!(h["status"], "ok", "{h}");
+    assert!(h["write_in_flight_ms"].as_u64().unwrap() < 1_000, "{h}");
     server.stop().await;
 }
 

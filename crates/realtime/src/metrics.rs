@@ -110,6 +110,10 @@ pub struct Metrics {
     /// deadline): its tables' moves wait meanwhile, before any table is parked.
     writes_retrying: std::sync::atomic::AtomicBool,
     write_failures: AtomicU64,
+    /// When the store writer's attempt in progress began, in milliseconds after `born`
+    /// plus one (0: none in progress).
+    attempt_since: AtomicU64,
+    born: std::time::Instant,
     /// Tables that took their state again from the store after a failed write.
     pub table_reloads: AtomicU64,
     /// Things that happened to tables because of people or time (timeouts, stand-ins,
@@ -142,6 +146,8 @@ impl Default for Metrics {
             write_retries: AtomicU64::new(0),
             writes_retrying: std::sync::atomic::AtomicBool::new(false),
             write_failures: AtomicU64::new(0),
+            attempt_since: AtomicU64::new(0),
+            born: std::time::Instant::now(),
             table_reloads: AtomicU64::new(0),
             table_events: Labelled::default(),
             limited: Labelled::default(),
@@ -182,6 +188,20 @@ impl Metrics {
     /// Whether the store writer is retrying a failed write now (`/healthz`: degraded).
     pub fn writes_retrying(&self) -> bool {
         self.writes_retrying.load(Relaxed)
+    }
+
+    /// How long the store writer's commit in progress has taken so far (`None`: none in
+    /// progress). `/healthz` says degraded past a few seconds: a disk that stopped
+    /// answering holds the commit where the writer's own timeout cannot end it.
+    pub fn write_in_flight(&self) -> Option<Duration> {
+        match self.attempt_since.load(Relaxed) {
+            0 => None,
+            since => Some(
+                self.born
+                    .elapsed()
+                    .saturating_sub(Duration::from_millis(since - 1)),
+            ),
+        }
     }
 
     /// Tables parked now.
@@ -311,6 +331,11 @@ impl Metrics {
             "Group commits retried after a transient database error.",
             self.write_retries.load(Relaxed),
         );
+        let _ = writeln!(
+            s,
+            "# HELP fib_store_write_in_flight_seconds How long the store writer's commit in progress has taken so far (0: none in progress); it grows without end on a disk that stopped answering.\n# TYPE fib_store_write_in_flight_seconds gauge\nfib_store_write_in_flight_seconds {}",
+            self.write_in_flight().unwrap_or_default().as_secs_f64()
+        );
         counter(
             &mut s,
             "fib_store_write_failures_total",
@@ -370,6 +395,15 @@ impl WriteObserver for Metrics {
         self.writes_retrying.store(true, Relaxed);
     }
 
+    fn attempting(&self, now: bool) {
+        let since = if now {
+            self.born.elapsed().as_millis() as u64 + 1
+        } else {
+            0
+        };
+        self.attempt_since.store(since, Relaxed);
+    }
+
     fn failed(&self, units: usize, error: &StoreError) {
         tracing::error!(error = %error, units, "store write failed");
         self.write_failures.fetch_add(units as u64, Relaxed);
@@ -408,6 +442,22 @@ mod tests {
         m.retried(&e);
         m.failed(3, &e);
         assert!(!m.writes_retrying());
+    }
+
+    /// The commit in progress is timed from outside the writer: from its attempt's start
+    /// until its answer, whatever the answer.
+    #[test]
+    fn write_in_flight_from_an_attempt_to_its_answer() {
+        let m = Metrics::default();
+        assert_eq!(m.write_in_flight(), None);
+        m.attempting(true);
+        std::thread::sleep(Duration::from_millis(30));
+        let so_far = m.write_in_flight().expect("an attempt in progress");
+        assert!(so_far >= Duration::from_millis(25), "{so_far:?}");
+        assert!(m.render().contains("fib_store_write_in_flight_seconds 0.0"));
+        m.attempting(false);
+        assert_eq!(m.write_in_flight(), None);
+        assert!(m.render().contains("fib_store_write_in_flight_seconds 0\n"));
     }
 
     #[test]

@@ -13,6 +13,9 @@ use realtime::table::Cmd;
 
 /// How long `/healthz` waits for the database's answer.
 const HEALTH_PING: std::time::Duration = std::time::Duration::from_secs(2);
+/// A commit of the store writer in progress for longer is a stalled write: a healthy disk
+/// commits a group in milliseconds, a busy one in well under a second.
+const WRITE_STALL: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[utoipa::path(
     get,
@@ -20,13 +23,18 @@ const HEALTH_PING: std::time::Duration = std::time::Duration::from_secs(2);
     tag = "service",
     summary = "Health",
     responses(
-        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked or the store writer retries a failed write; with `database`, `parked_tables` and `writes_retrying`", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false})),
+        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked, the store writer retries a failed write, or its commit in progress has taken 5 s or more (a disk that stopped answering: reads still work, moves wait); with `database`, `parked_tables`, `writes_retrying` and `write_in_flight_ms` (how long the commit in progress has taken, 0 when none)", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false, "write_in_flight_ms": 0})),
         (status = 503, description = "`{\"status\": \"unavailable\"}`: the database does not answer (within 2 s)", content_type = "application/json"),
     ),
 )]
 pub async fn healthz(State(app): State<AppState>) -> Response {
     let parked = app.metrics.parked_now();
     let retrying = app.metrics.writes_retrying();
+    // The read the ping makes still works on a disk that stopped writing: only the
+    // writer's commit shows it (a SQLite file's write thread is held where no timeout of
+    // the writer's own can end the commit).
+    let in_flight = app.metrics.write_in_flight().unwrap_or_default();
+    let stalled = in_flight >= WRITE_STALL;
     // A database that does not answer is unavailable now, not in the 10 s a connection
     // may take to time out: a health checker's own timeout is often shorter.
     let ping = match tokio::time::timeout(HEALTH_PING, app.store.ping()).await {
@@ -38,13 +46,22 @@ pub async fn healthz(State(app): State<AppState>) -> Response {
     match ping {
         // Parked tables cannot save moves, and while the writer retries a failed write
         // every move waits: the server is up but degraded.
-        Ok(()) => Json(serde_json::json!({
-            "status": if parked > 0 || retrying { "degraded" } else { "ok" },
-            "database": app.store.backend(),
-            "parked_tables": parked,
-            "writes_retrying": retrying,
-        }))
-        .into_response(),
+        Ok(()) => {
+            if stalled {
+                tracing::warn!(
+                    seconds = in_flight.as_secs(),
+                    "health check: the store writer's commit has taken {in_flight:?} so far"
+                );
+            }
+            Json(serde_json::json!({
+                "status": if parked > 0 || retrying || stalled { "degraded" } else { "ok" },
+                "database": app.store.backend(),
+                "parked_tables": parked,
+                "writes_retrying": retrying,
+                "write_in_flight_ms": in_flight.as_millis() as u64,
+            }))
+            .into_response()
+        }
         Err(e) => {
             tracing::error!(error = %e, "health check failed");
             (
