@@ -223,3 +223,70 @@ async fn analysis_limits_and_a_queue_that_outlives_its_node() {
         server.stop().await;
     }
 }
+
+/// One client address holds at most `--analysis-pending-per-address` of the queue's places
+/// at once, whoever asks from there: guests cost nothing to make, and a walk filled the
+/// whole queue from one address with new guests, two analyses each. A job that ends frees
+/// its place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holds_only_so_many_waiting_analyses() {
+    for db in databases().await {
+        // No workers at first: every job stays queued.
+        let server = Server::start_with(&db, |c| {
+            c.analysis_workers = Some(0);
+            c.analysis_pending_per_address = 2;
+        })
+        .await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        let mut tables = Vec::new();
+        for _ in 0..3 {
+            let t = create_bots_only(&ada, "fibfib", 2, "easy", Value::Null).await;
+            let (s, v) = ada.post(&format!("/api/tables/{t}/start"), json!({})).await;
+            assert_eq!(s, 200, "{v}");
+            tables.push(t);
+        }
+        for t in &tables {
+            wait_finished(&ada, t).await;
+        }
+        let ask = |p: &Player, t: &str| {
+            let (p, t) = (p.clone(), t.to_string());
+            async move {
+                p.post(&format!("/api/tables/{t}/analysis"), json!({}))
+                    .await
+            }
+        };
+        for t in &tables[..2] {
+            let (s, v) = ask(&ada, t).await;
+            assert_eq!(s, 202, "{v}");
+        }
+        // A new guest from the same address (every test client is 127.0.0.1).
+        let fresh = Player::guest(&server.base, &server.ws, "Fresh").await;
+        let (s, v) = ask(&fresh, &tables[2]).await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (429, Some("analysis_pending_address")),
+            "{v}"
+        );
+        assert!(
+            v["message"].as_str().unwrap().contains("your address"),
+            "{v}"
+        );
+        // Nothing was queued for it.
+        let (_, v) = fresh
+            .get(&format!("/api/tables/{}/analysis", tables[2]))
+            .await;
+        assert_eq!(v["state"], "not_requested", "{v}");
+        server.stop().await;
+
+        // A node with a worker does the two: their places are free again.
+        let server = Server::start_with(&db, |c| c.analysis_pending_per_address = 2).await;
+        let fresh = fresh.at(&server.base, &server.ws);
+        for t in &tables[..2] {
+            let v = wait_analysed(&fresh, t).await;
+            assert_eq!(v["state"], "done", "{v}");
+        }
+        let (s, v) = ask(&fresh, &tables[2]).await;
+        assert_eq!(s, 202, "{v}");
+        server.stop().await;
+    }
+}

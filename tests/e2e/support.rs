@@ -196,6 +196,8 @@ impl Child {
                 "0",
                 "--connections-per-address",
                 "0",
+                "--analysis-pending-per-address",
+                "0",
                 "--open-tables-per-player",
                 "0",
                 "--database-url",

@@ -334,6 +334,7 @@ async fn start_server(opts: &Options) -> Result<Server, String> {
         // A limit newer than some builds compared here (`--server-bin`): set by its
         // variable, which an older build ignores, where an unknown flag would stop it.
         ("FIB_CONNECTIONS_PER_ADDRESS", "0"),
+        ("FIB_ANALYSIS_PENDING_PER_ADDRESS", "0"),
     ];
     let (mut child, listening) = Spawned::start(bin, &args, &env, proc::listening_address)?;
     let until = Instant::now() + Duration::from_secs(60);

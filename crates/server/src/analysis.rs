@@ -60,6 +60,7 @@ pub fn limits(app: &AppState) -> store::AnalysisLimits {
     store::AnalysisLimits {
         queue: c.analysis_queue.into(),
         pending_per_player: c.analysis_pending_per_player.into(),
+        pending_per_address: c.analysis_pending_per_address.into(),
         per_player_day: c.analysis_per_day.into(),
     }
 }

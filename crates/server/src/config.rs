@@ -164,6 +164,12 @@ pub struct Config {
     /// Analyses one player may have waiting or running at once.
     #[arg(long, env = "FIB_ANALYSIS_PENDING_PER_PLAYER", default_value_t = 2)]
     pub analysis_pending_per_player: u32,
+    /// Analyses asked from one client address that may be waiting or running at once,
+    /// whoever asked: guests cost nothing to make, and without this one address could
+    /// fill the whole queue with them. Trusted proxies' clients count by their own
+    /// address. 0: no limit.
+    #[arg(long, env = "FIB_ANALYSIS_PENDING_PER_ADDRESS", default_value_t = 4)]
+    pub analysis_pending_per_address: u32,
     /// Analyses one player may ask for in 24 hours (a match analysed already is served
     /// without counting).
     #[arg(long, env = "FIB_ANALYSIS_PER_DAY", default_value_t = 20)]
@@ -266,6 +272,7 @@ impl Config {
             analysis_workers: Some(1),
             analysis_queue: 256,
             analysis_pending_per_player: 100,
+            analysis_pending_per_address: 0,
             analysis_per_day: 1000,
             disconnect_grace_s: 60,
             abandon_after_s: 300,

@@ -1822,6 +1822,7 @@ macro_rules! impl_store {
                 table: ::uuid::Uuid,
                 version: i64,
                 player: ::uuid::Uuid,
+                from: &str,
                 now: i64,
                 limits: $crate::AnalysisLimits,
             ) -> $crate::Result<$crate::AnalysisRequested> {
@@ -1853,6 +1854,18 @@ macro_rules! impl_store {
                 if pending >= limits.pending_per_player {
                     return Ok(R::PlayerPending);
                 }
+                if limits.pending_per_address > 0 {
+                    let (from_there,): (i64,) = sqlx::query_as(
+                        "SELECT COUNT(*) FROM analysis_jobs WHERE requested_from = $1 \
+                         AND state IN ('queued', 'running')",
+                    )
+                    .bind(from)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if from_there >= limits.pending_per_address {
+                        return Ok(R::AddressPending);
+                    }
+                }
                 let (today,): (i64,) = sqlx::query_as(
                     "SELECT COUNT(*) FROM analysis_jobs WHERE requested_by = $1 AND created_at > $2",
                 )
@@ -1876,18 +1889,20 @@ macro_rules! impl_store {
                     Some(job) => sqlx::query_as(sqlx::AssertSqlSafe(format!(
                         "UPDATE analysis_jobs SET state = 'queued', requested_by = $2, \
                          created_at = $3, done = 0, total = 0, worker = NULL, lease_until = NULL, \
-                         error = NULL, started_at = NULL, finished_at = NULL \
+                         error = NULL, started_at = NULL, finished_at = NULL, requested_from = $4 \
                          WHERE id = $1 RETURNING {}",
                         c::JOB_COLUMNS
                     )))
                     .bind(job.id.to_string())
                     .bind(player.to_string())
                     .bind(now)
+                    .bind(from)
                     .fetch_one(&mut *tx)
                     .await?,
                     None => sqlx::query_as(sqlx::AssertSqlSafe(format!(
                         "INSERT INTO analysis_jobs (id, table_id, version, requested_by, state, \
-                         created_at) VALUES ($1, $2, $3, $4, 'queued', $5) RETURNING {}",
+                         created_at, requested_from) VALUES ($1, $2, $3, $4, 'queued', $5, $6) \
+                         RETURNING {}",
                         c::JOB_COLUMNS
                     )))
                     .bind(::uuid::Uuid::new_v4().to_string())
@@ -1895,6 +1910,7 @@ macro_rules! impl_store {
                     .bind(version)
                     .bind(player.to_string())
                     .bind(now)
+                    .bind(from)
                     .fetch_one(&mut *tx)
                     .await
                     .map_err(|e| c::fk_as_not_found(e, || format!("table {table} or player {player}")))?,
@@ -1996,7 +2012,8 @@ macro_rules! impl_store {
                 };
                 let r = sqlx::query(
                     "UPDATE analysis_jobs SET state = $3, result = $4, error = $5, \
-                     finished_at = $6, done = $7, total = $8, lease_until = NULL \
+                     finished_at = $6, done = $7, total = $8, lease_until = NULL, \
+                     requested_from = NULL \
                      WHERE id = $1 AND worker = $2 AND state = 'running'",
                 )
                 .bind(job.to_string())

@@ -690,6 +690,9 @@ pub struct AnalysisLimits {
     pub queue: i64,
     /// Jobs one player may have waiting or running at once.
     pub pending_per_player: i64,
+    /// Jobs asked from one client address that may be waiting or running at once, whoever
+    /// asked (a guest costs nothing to make); 0: no limit.
+    pub pending_per_address: i64,
     /// Jobs one player may request in 24 hours.
     pub per_player_day: i64,
 }
@@ -703,6 +706,9 @@ pub enum AnalysisRequested {
     Queued(AnalysisJob),
     /// The player has `pending_per_player` jobs waiting or running.
     PlayerPending,
+    /// Jobs asked from the same address, `pending_per_address` of them, are waiting or
+    /// running.
+    AddressPending,
     /// The player requested `per_player_day` jobs in the last 24 hours.
     PlayerDaily,
     /// `queue` jobs are waiting or running.
@@ -830,14 +836,17 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- match analyses (docs/analysis.md) ----
 
-    /// Asks for `table`'s analysis at engine `version` on behalf of `player`, at `now` (Unix
-    /// ms), within `limits`: an existing job is answered as it is; a failed one is queued
-    /// again; else a new one is queued. One transaction.
+    /// Asks for `table`'s analysis at engine `version` on behalf of `player`, from the client
+    /// address `from` (an IPv6 address as its /64), at `now` (Unix ms), within `limits`:
+    /// an existing job is answered as it is; a failed one is queued again; else a new one
+    /// is queued. The address is kept with the job only while it waits or runs. One
+    /// transaction.
     async fn request_analysis(
         &self,
         table: Uuid,
         version: i64,
         player: Uuid,
+        from: &str,
         now: i64,
         limits: AnalysisLimits,
     ) -> Result<AnalysisRequested>;

@@ -523,11 +523,12 @@ mod tests {
             table: Uuid,
             version: i64,
             player: Uuid,
+            from: &str,
             now: i64,
             limits: crate::AnalysisLimits,
         ) -> Result<crate::AnalysisRequested> {
             self.inner
-                .request_analysis(table, version, player, now, limits)
+                .request_analysis(table, version, player, from, now, limits)
                 .await
         }
         async fn analysis_job(

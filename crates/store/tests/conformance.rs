@@ -560,6 +560,7 @@ async fn concurrent_queue_takes(s: Arc<dyn Store>) {
 const LIMITS: store::AnalysisLimits = store::AnalysisLimits {
     queue: 4,
     pending_per_player: 2,
+    pending_per_address: 0,
     per_player_day: 3,
 };
 
@@ -575,7 +576,7 @@ async fn analysis_jobs(s: &dyn Store) {
     for i in 0..7 {
         tables.push(finished_match(s, "trump", &seats, &[3, 1], &[0], T0 + i).await);
     }
-    let ask = |t: Uuid, p: Uuid, now: i64| s.request_analysis(t, 1, p, now, LIMITS);
+    let ask = |t: Uuid, p: Uuid, now: i64| s.request_analysis(t, 1, p, "10.0.0.1", now, LIMITS);
     let R::Queued(j0) = ask(tables[0], a.id, T0 + 10).await.unwrap() else {
         panic!("first request not queued")
     };
@@ -590,7 +591,7 @@ async fn analysis_jobs(s: &dyn Store) {
     );
     // Another version is another job.
     assert!(matches!(
-        s.request_analysis(tables[0], 2, b.id, T0 + 11, LIMITS)
+        s.request_analysis(tables[0], 2, b.id, "10.0.0.2", T0 + 11, LIMITS)
             .await
             .unwrap(),
         R::Queued(_)
@@ -743,7 +744,7 @@ async fn analysis_jobs(s: &dyn Store) {
     ));
     // A failed job asked for again is queued afresh.
     let R::Queued(requeued) = s
-        .request_analysis(failed.table_id, 2, b.id, next_day, LIMITS)
+        .request_analysis(failed.table_id, 2, b.id, "10.0.0.2", next_day, LIMITS)
         .await
         .unwrap()
     else {
@@ -760,6 +761,91 @@ async fn analysis_jobs(s: &dyn Store) {
     assert_eq!(ask(tables[5], c.id, next_day).await.unwrap(), R::QueueFull);
 }
 
+/// One client address holds at most `pending_per_address` waiting or running jobs,
+/// whichever players asked from there; a job that ends (done or failed) frees its place.
+async fn analysis_jobs_per_address(s: &dyn Store) {
+    use store::AnalysisRequested as R;
+    let a = player(s, "Ann").await;
+    let b = player(s, "Bob").await;
+    let seats = [seat_of(&a), seat_of(&b)];
+    let mut tables = Vec::new();
+    for i in 0..5 {
+        tables.push(finished_match(s, "trump", &seats, &[3, 1], &[0], T0 + i).await);
+    }
+    let limits = store::AnalysisLimits {
+        queue: 10,
+        pending_per_player: 10,
+        pending_per_address: 2,
+        per_player_day: 10,
+    };
+    let ask = |t: Uuid, p: Uuid, from: &'static str, now: i64| {
+        s.request_analysis(t, 1, p, from, now, limits)
+    };
+    assert!(matches!(
+        ask(tables[0], a.id, "10.0.0.1", T0 + 10).await.unwrap(),
+        R::Queued(_)
+    ));
+    assert!(matches!(
+        ask(tables[1], b.id, "10.0.0.1", T0 + 11).await.unwrap(),
+        R::Queued(_)
+    ));
+    // A third from the address, by either player: refused; from another address: queued.
+    assert_eq!(
+        ask(tables[2], b.id, "10.0.0.1", T0 + 12).await.unwrap(),
+        R::AddressPending
+    );
+    assert_eq!(
+        s.analysis_job(tables[2], 1).await.unwrap(),
+        None,
+        "nothing queued"
+    );
+    assert!(matches!(
+        ask(tables[2], b.id, "10.0.0.9", T0 + 13).await.unwrap(),
+        R::Queued(_)
+    ));
+    // The first job runs: still a place of its address. Once done, its place is free.
+    let running = s
+        .claim_analysis("w", T0 + 20, 60_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(running.table_id, tables[0]);
+    assert_eq!(
+        ask(tables[3], a.id, "10.0.0.1", T0 + 21).await.unwrap(),
+        R::AddressPending
+    );
+    assert!(
+        s.finish_analysis(running.id, "w", Ok("{}"), (1, 1), T0 + 22)
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        ask(tables[3], a.id, "10.0.0.1", T0 + 23).await.unwrap(),
+        R::Queued(_)
+    ));
+    // A failed one frees its place too.
+    let running = s
+        .claim_analysis("w", T0 + 30, 60_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(running.table_id, tables[1]);
+    assert!(
+        s.finish_analysis(running.id, "w", Err("broken"), (0, 1), T0 + 31)
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        ask(tables[4], a.id, "10.0.0.1", T0 + 32).await.unwrap(),
+        R::Queued(_)
+    ));
+    // Asking for a job that exists costs no place.
+    assert!(matches!(
+        ask(tables[0], b.id, "10.0.0.1", T0 + 33).await.unwrap(),
+        R::Existing(_)
+    ));
+}
+
 /// Workers taking jobs at once never take the same job twice (SKIP LOCKED on Postgres,
 /// the one writer on SQLite).
 async fn concurrent_analysis_claims(s: Arc<dyn Store>) {
@@ -768,11 +854,12 @@ async fn concurrent_analysis_claims(s: Arc<dyn Store>) {
     let limits = store::AnalysisLimits {
         queue: 100,
         pending_per_player: 100,
+        pending_per_address: 0,
         per_player_day: 100,
     };
     for i in 0..20 {
         let t = finished_match(&*s, "trump", &seats, &[1, 0], &[0], T0 + i).await;
-        s.request_analysis(t, 1, people[0].id, T0 + 100 + i, limits)
+        s.request_analysis(t, 1, people[0].id, "10.0.0.1", T0 + 100 + i, limits)
             .await
             .unwrap();
     }
@@ -3184,6 +3271,7 @@ macro_rules! all_cases {
                 daily_deals,
                 chat_lines_and_mutes,
                 analysis_jobs,
+                analysis_jobs_per_address,
                 write_group_matches_single_methods,
                 write_group_is_all_or_nothing,
                 ownership_and_fencing,

@@ -68,7 +68,7 @@ async fn status(app: &AppState, job: AnalysisJob) -> Result<AnalysisStatus, ApiE
         (status = 403, description = "`code`: invite_required (a private table without its invite code)", body = wire::ErrorBody),
         (status = 404, description = "`code`: table_not_found", body = wire::ErrorBody),
         (status = 409, description = "`code`: replay_not_finished, daily_in_progress", body = wire::ErrorBody),
-        (status = 429, description = "`code`: analysis_pending (this player's analyses waiting or running are at the limit), analysis_daily (this player's analyses of the last 24 hours are at the limit)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
+        (status = 429, description = "`code`: analysis_pending (this player's analyses waiting or running are at the limit), analysis_pending_address (the analyses asked from this client address, waiting or running, are at the limit), analysis_daily (this player's analyses of the last 24 hours are at the limit)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
         (status = 503, description = "`code`: analysis_queue_full (every player's waiting analyses are at the limit)", body = wire::ErrorBody, headers(("Retry-After" = u64, description = "seconds to wait before trying again"))),
     ),
 )]
@@ -77,13 +77,21 @@ pub async fn request_analysis(
     Path(id): Path<String>,
     Query(q): Query<InviteQuery>,
     headers: HeaderMap,
+    ClientAddr(from): ClientAddr,
     Me(who): Me,
 ) -> Result<(StatusCode, Json<AnalysisStatus>), ApiError> {
     let st = replayable(&app, &id, q.invite.as_deref(), &headers).await?;
     let limits = crate::analysis::limits(&app);
     let asked = app
         .store
-        .request_analysis(st.record.id, ENGINE_VERSION, who.id, now_ms(), limits)
+        .request_analysis(
+            st.record.id,
+            ENGINE_VERSION,
+            who.id,
+            &from.to_string(),
+            now_ms(),
+            limits,
+        )
         .await?;
     match asked {
         AnalysisRequested::Existing(job) => Ok((StatusCode::OK, Json(status(&app, job).await?))),
@@ -99,6 +107,15 @@ pub async fn request_analysis(
             ),
             retry_after: 30,
             limit: "analysis_pending",
+        }),
+        AnalysisRequested::AddressPending => Err(ApiError::RateLimited {
+            code: "analysis_pending_address",
+            message: format!(
+                "{} analyses asked from your address are waiting or under way: ask again when one is done",
+                limits.pending_per_address
+            ),
+            retry_after: 30,
+            limit: "analysis_pending_address",
         }),
         AnalysisRequested::PlayerDaily => Err(ApiError::RateLimited {
             code: "analysis_daily",
