@@ -211,3 +211,85 @@ async fn watch_hard_bots_match(ada: &Player) -> (u32, u32) {
         );
     }
 }
+
+/// A match of bots only plays for whoever watches it: once no socket at all has been open
+/// on it for `--abandon-after-s`, it ends as abandoned (no seat marked, event
+/// `unwatched`), where a watched one (an anonymous spectator is enough) plays on. A walk
+/// left hundreds of them playing for nobody, for ever, and each restart loaded them all
+/// again. (Hard bots thinking 1.5 s a move keep each match going far longer than the
+/// test.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bots_only_match_nobody_watches_ends() {
+    for db in databases().await {
+        let server = Server::start_with(&db, |c| {
+            c.abandon_after_s = 3;
+            c.bot_budget_ms = 1_500;
+        })
+        .await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        let options = json!({"target": 144});
+        let unwatched = create_bots_only(&ada, "trump", 2, "hard", options.clone()).await;
+        let watched = create_bots_only(&ada, "trump", 2, "hard", options).await;
+        let mut spectator =
+            Sock::open(&format!("{}/ws/table/{watched}", server.ws), None, None).await;
+        spectator.next_state().await;
+        for t in [&unwatched, &watched] {
+            let (s, v) = ada.post(&format!("/api/tables/{t}/start"), json!({})).await;
+            assert_eq!(s, 200, "{v}");
+        }
+        let started = std::time::Instant::now();
+        let status_of = |t: &str| {
+            let (ada, t) = (ada.clone(), t.to_string());
+            async move {
+                let (s, v) = ada.get(&format!("/api/tables/{t}")).await;
+                assert_eq!(s, 200, "{v}");
+                v
+            }
+        };
+        let ended = loop {
+            let v = status_of(&unwatched).await;
+            if v["status"] != "playing" {
+                break v;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "{}: still playing after {:?}",
+                db.label,
+                started.elapsed()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        };
+        assert!(started.elapsed() >= std::time::Duration::from_secs(3));
+        assert_eq!(ended["status"], "abandoned", "{}: {ended}", db.label);
+        assert!(
+            ended["seats"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["abandoned"] != true),
+            "no seat abandoned: {ended}"
+        );
+        // Watched all along: it plays on.
+        let v = status_of(&watched).await;
+        assert_eq!(v["status"], "playing", "{}: {v}", db.label);
+        let metrics = metrics(&server).await;
+        assert!(
+            metrics.contains(r#"fib_table_events_total{event="unwatched"} 1"#),
+            "{metrics}"
+        );
+        // Its watcher leaves: it ends in turn.
+        drop(spectator);
+        let left = std::time::Instant::now();
+        loop {
+            let v = status_of(&watched).await;
+            if v["status"] == "abandoned" {
+                break;
+            }
+            assert_eq!(v["status"], "playing", "{v}");
+            assert!(left.elapsed() < std::time::Duration::from_secs(20), "{v}");
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        assert!(left.elapsed() >= std::time::Duration::from_secs(2));
+        server.stop().await;
+    }
+}

@@ -169,6 +169,7 @@ impl Metrics {
     }
 
     /// A table event: `timeouts`, `stand_ins`, `deserted` (a match ended as abandoned),
+    /// `unwatched` (a match of bots only that nobody watched ended),
     /// `expired` (an open table nobody joined).
     pub fn count(&self, event: &str) {
         self.table_events.add(event);
@@ -352,7 +353,7 @@ impl Metrics {
             &mut s,
             "fib_table_events_total",
             "event",
-            "Table events: timeouts (a clock ran out, a bot moved), stand_ins (a bot took a disconnected player's seat), deserted (a match ended as abandoned), expired (an open table nobody joined).",
+            "Table events: timeouts (a clock ran out, a bot moved), stand_ins (a bot took a disconnected player's seat), deserted (a match ended as abandoned), unwatched (a match of bots only that nobody watched ended), expired (an open table nobody joined).",
         );
         self.limited.render(
             &mut s,

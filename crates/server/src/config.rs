@@ -99,7 +99,7 @@ pub struct Config {
     #[arg(long, env = "FIB_DISCONNECT_GRACE_S", default_value_t = 60)]
     pub disconnect_grace_s: u64,
     /// Seconds a live or untimed match may go on with none of its people connected before
-    /// it ends as abandoned.
+    /// it ends as abandoned (a match of bots only: with nobody watching it).
     #[arg(long, env = "FIB_ABANDON_AFTER_S", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub abandon_after_s: u64,
     /// Seconds a game of one (Solitaire, a daily deal) waits for its player before it ends

@@ -607,8 +607,9 @@ impl Table {
             }
             // Its socket's own `Disconnect` will find it gone: the player's absence (grace,
             // desertion) counts from here.
-            if let Some(who) = c.who {
-                self.person_disconnected(who);
+            match c.who {
+                Some(who) => self.person_disconnected(who),
+                None => self.watchers_changed(),
             }
         }
     }

@@ -554,8 +554,9 @@ impl Table {
                 let had_people = self.person_connected();
                 let id = self.fan.add(who, out, since, updates);
                 let _ = reply.send(id);
-                if let Some(who) = who {
-                    self.person_connected_now(who);
+                match who {
+                    Some(who) => self.person_connected_now(who),
+                    None => self.watchers_changed(),
                 }
                 if !had_people && self.person_connected() {
                     self.people_arrived();
@@ -569,8 +570,10 @@ impl Table {
                 let who = self.fan.who(conn).flatten();
                 if self.fan.remove(conn) {
                     self.chat_forget(conn, who);
-                    if let Some(who) = who {
-                        self.person_disconnected(who);
+                    match who {
+                        Some(who) => self.person_disconnected(who),
+                        // A spectator signed out: the last watcher of a table of bots.
+                        None => self.watchers_changed(),
                     }
                     // A socket whose leaving nobody can see (its player still has another
                     // open) changes no document: no new version, so that it can come back

@@ -187,6 +187,26 @@ impl Table {
         })
     }
 
+    /// Whether the match has someone to play for: a seated person connected, or, at a
+    /// table of bots only, anyone connected (a spectator, signed in or not).
+    pub(super) fn watched(&self) -> bool {
+        if self.has_people_seated() {
+            self.person_connected()
+        } else {
+            !self.fan.is_empty()
+        }
+    }
+
+    /// A connection came or went: desertion (nobody to play for, [`Self::watched`])
+    /// starts, or ends.
+    pub(super) fn watchers_changed(&mut self) {
+        if self.watched() {
+            self.online.deserted_since = None;
+        } else if self.online.deserted_since.is_none() {
+            self.online.deserted_since = Some(Instant::now());
+        }
+    }
+
     fn has_people_seated(&self) -> bool {
         self.seats
             .iter()
@@ -371,9 +391,9 @@ impl Table {
         };
     }
 
-    /// The match starts: if none of its people is connected, desertion counts from now.
+    /// The match starts: if nobody it plays for is connected, desertion counts from now.
     pub(super) fn match_started(&mut self) {
-        self.online.deserted_since = (!self.person_connected()).then(Instant::now);
+        self.online.deserted_since = (!self.watched()).then(Instant::now);
         self.sync_clocks();
     }
 
@@ -383,9 +403,7 @@ impl Table {
             self.online.gone_since[seat] = None;
             self.online.stand_in[seat] = None;
         }
-        if self.person_connected() {
-            self.online.deserted_since = None;
-        }
+        self.watchers_changed();
         self.sync_clocks();
     }
 
@@ -399,9 +417,7 @@ impl Table {
         if let Some(seat) = self.seat_of(Some(id)) {
             self.online.gone_since[seat] = Some(Instant::now());
         }
-        if !self.person_connected() && self.online.deserted_since.is_none() {
-            self.online.deserted_since = Some(Instant::now());
-        }
+        self.watchers_changed();
     }
 
     /// `presence` from connection `conn`'s page (`away`). A player is away while every
@@ -476,7 +492,7 @@ impl Table {
                     }
                 }
                 if let (Some(since), Some(after)) = (o.deserted_since, self.abandon_after())
-                    && !self.person_connected()
+                    && !self.watched()
                 {
                     at(since + after);
                 }
@@ -490,11 +506,16 @@ impl Table {
         Duration::from_secs(self.core.config.open_table_ttl_s)
     }
 
-    /// How long a match may go on with none of its people connected; `None` when that is
-    /// normal (correspondence) or nobody is seated (bots only).
+    /// How long a match may go on with nobody it plays for connected ([`Self::watched`]);
+    /// `None` when that is normal (correspondence). A table of bots only plays for its
+    /// watchers: nobody watching for `abandon_after_s`, it ends (a walk left hundreds
+    /// playing for nobody, for ever, and every restart loaded them all again).
     fn abandon_after(&self) -> Option<Duration> {
-        if matches!(self.online.pace, Pace::Correspondence { .. }) || !self.has_people_seated() {
+        if matches!(self.online.pace, Pace::Correspondence { .. }) {
             return None;
+        }
+        if !self.has_people_seated() {
+            return Some(Duration::from_secs(self.core.config.abandon_after_s));
         }
         // A game of one waits long for its player (`solo_abandon_after_s`, a day by
         // default): nobody else waits for them.
@@ -517,7 +538,7 @@ impl Table {
                     .await;
             }
             TableStatus::Playing => {
-                if self.person_connected() {
+                if self.watched() {
                     self.online.deserted_since = None;
                 } else if let (Some(since), Some(after)) =
                     (self.online.deserted_since, self.abandon_after())
@@ -527,9 +548,13 @@ impl Table {
                         .filter(|&s| matches!(self.seats[s], Occupant::Player { .. }))
                         .map(|s| s as i32)
                         .collect();
-                    return self
-                        .end_as(TableStatus::Abandoned, people, "deserted")
-                        .await;
+                    // Bots only: nobody abandoned a seat; nobody watched.
+                    let why = if people.is_empty() {
+                        "unwatched"
+                    } else {
+                        "deserted"
+                    };
+                    return self.end_as(TableStatus::Abandoned, people, why).await;
                 }
                 let mut changed = false;
                 for seat in 0..self.seats.len() {
