@@ -215,8 +215,7 @@ async fn watch_hard_bots_match(ada: &Player) -> (u32, u32) {
 /// A match of bots only plays for whoever watches it: once no socket at all has been open
 /// on it for `--abandon-after-s`, it ends as abandoned (no seat marked, event
 /// `unwatched`), where a watched one (an anonymous spectator is enough) plays on. A walk
-/// left hundreds of them playing for nobody, for ever, and each restart loaded them all
-/// again. (Hard bots thinking 1.5 s a move keep each match going far longer than the
+/// found unwatched ones never ended. (Hard bots thinking 1.5 s a move keep each match going far longer than the
 /// test.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bots_only_match_nobody_watches_ends() {

@@ -508,8 +508,8 @@ impl Table {
 
     /// How long a match may go on with nobody it plays for connected ([`Self::watched`]);
     /// `None` when that is normal (correspondence). A table of bots only plays for its
-    /// watchers: nobody watching for `abandon_after_s`, it ends (a walk left hundreds
-    /// playing for nobody, for ever, and every restart loaded them all again).
+    /// watchers: nobody watching for `abandon_after_s`, it ends (a walk found
+    /// unwatched ones never ended, and every restart would load them all again).
     fn abandon_after(&self) -> Option<Duration> {
         if matches!(self.online.pace, Pace::Correspondence { .. }) {
             return None;
