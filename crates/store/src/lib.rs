@@ -538,6 +538,11 @@ pub struct DailyRow {
     pub table_id: Uuid,
 }
 
+/// The lines of each kind (players', spectators') a table keeps: its latest, what a page is
+/// sent (`protocol::CHAT_HISTORY`, checked equal by the `realtime` crate's tests). Each new
+/// line forgets the oldest beyond.
+pub const CHAT_KEPT: i64 = 50;
+
 /// One stored line of table chat: a text or a quick reaction (exactly one of the two).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatRecord {

@@ -1899,6 +1899,38 @@ async fn chat_lines_and_mutes(s: &dyn Store) {
     assert!(history[3].spectator && !history[0].spectator);
     assert_eq!(history[3].player_id, c.id);
     assert_eq!(history[3].created_at, T0 + 8);
+    // Each kind keeps its latest CHAT_KEPT lines: the players' beyond are forgotten as
+    // new ones come (one group of many, and one line at a time), the spectators' three
+    // stay.
+    let talk = new_table(s, "trump", &[seat_of(&a), bot()], T0).await;
+    let kept = store::CHAT_KEPT;
+    let mut many: Vec<_> = (1..=kept + 5)
+        .map(|seq| {
+            unit(
+                talk.id,
+                T0 + seq,
+                vec![chat_line(seq, &a, false, "x", T0 + seq)],
+            )
+        })
+        .collect();
+    many.insert(
+        3,
+        unit(talk.id, T0, vec![chat_line(1_000, &c, true, "c", T0)]),
+    );
+    s.write_group(&many).await.unwrap();
+    for seq in [kept + 6, kept + 7] {
+        let one = unit(talk.id, T0, vec![chat_line(seq, &a, false, "y", T0)]);
+        s.write_group(&[one]).await.unwrap();
+    }
+    for seq in [1_001, 1_002] {
+        let one = unit(talk.id, T0, vec![chat_line(seq, &c, true, "d", T0)]);
+        s.write_group(&[one]).await.unwrap();
+    }
+    let all = s.chat_history(talk.id, 1_000).await.unwrap();
+    let players: Vec<i64> = all.iter().filter(|l| !l.spectator).map(|l| l.seq).collect();
+    assert_eq!(players, (8..=kept + 7).collect::<Vec<_>>());
+    let audience: Vec<i64> = all.iter().filter(|l| l.spectator).map(|l| l.seq).collect();
+    assert_eq!(audience, vec![1_000, 1_001, 1_002]);
     // Talking is no activity of the match.
     let mine = s.player_matches(a.id, 5).await.unwrap();
     assert_eq!(mine[0].updated_at, T0);

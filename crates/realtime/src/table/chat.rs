@@ -542,6 +542,13 @@ impl LobbyChat {
 mod tests {
     use super::*;
 
+    /// The store keeps each kind's latest lines, as many as a page is sent: what it
+    /// forgets, no page could show.
+    #[test]
+    fn the_store_keeps_what_a_page_is_sent() {
+        assert_eq!(store::CHAT_KEPT as usize, CHAT_HISTORY);
+    }
+
     #[test]
     fn the_rate_window_slides() {
         let mut w = RateWindow::default();

@@ -366,6 +366,11 @@ fn step(db: &Connection, s: &Step) -> Result<(), Refused> {
                     format!("table {table} or chat sender {}", line.player_id)
                 })
             })?;
+            exec(
+                db,
+                &numbered(common::PRUNE_CHAT),
+                params![key, line.spectator, crate::CHAT_KEPT],
+            )?;
             Ok(())
         }
         WriteOp::EndRound {
