@@ -12,6 +12,11 @@
 //! it either. Sign-ins are limited per client address (`limits::Class::SignIn`) and per
 //! account ([`crate::limits::Limits::sign_in`]), so a password cannot be guessed quickly
 //! from one address nor slowly from many.
+//!
+//! A password is hashed in Unicode's NFKC form (as NIST SP 800-63B advises), so that the
+//! same password typed on another keyboard or system (a precomposed `é` or an `e` with a
+//! combining accent, full-width letters from an input method) still signs in. An account
+//! made before that keeps its hash of the password as typed, which is tried second.
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -21,6 +26,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use protocol::{AccountInfo, Credentials, DeviceInfo, PlayerInfo, SignInResponse};
 use store::{AccountRecord, Claim};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::auth;
 use crate::error::ApiError;
@@ -133,6 +139,22 @@ pub fn check_password(password: &str, username_key: &str) -> Result<(), ApiError
         return weak("this password is one of the most common ones: choose another".into());
     }
     Ok(())
+}
+
+/// A password as it is checked and hashed: its NFKC form (see the module's header).
+pub fn normalized(password: &str) -> String {
+    password.nfkc().collect()
+}
+
+/// Whether `password` is the one `hash` was made of: its [`normalized`] form, else (an
+/// account made before passwords were normalized) the form it was typed in. Timed as
+/// [`verify_password`], an unknown account (`None`) included.
+pub async fn password_matches(password: String, hash: Option<String>) -> bool {
+    let nfkc = normalized(&password);
+    if nfkc == password {
+        return verify_password(password, hash).await;
+    }
+    verify_password(nfkc, hash.clone()).await || verify_password(password, hash).await
 }
 
 /// The argon2id PHC string of `password`, on the blocking pool.
@@ -275,7 +297,8 @@ pub async fn claim(
     Body(req): Body<Credentials>,
 ) -> Result<(StatusCode, Json<AccountInfo>), ApiError> {
     let (name, key) = username(&req.username)?;
-    check_password(&req.password, &key)?;
+    let password = normalized(&req.password);
+    check_password(&password, &key)?;
     // A cheap refusal before the costly hash.
     if app.store.account_of(who.id).await?.is_some() {
         return Err(already_claimed());
@@ -284,7 +307,7 @@ pub async fn claim(
         player_id: who.id,
         username: name.clone(),
         username_key: key,
-        password_hash: hash_password(req.password).await?,
+        password_hash: hash_password(password).await?,
         created_at: now_ms(),
     };
     match app.store.create_account(&record).await? {
@@ -493,7 +516,7 @@ pub async fn sign_in(
         .inspect_err(|_| app.metrics.limited("signin_account"))?;
     let account = app.store.account_by_key(&key).await?;
     let hash = account.as_ref().map(|a| a.password_hash.clone());
-    let ok = verify_password(req.password, hash).await;
+    let ok = password_matches(req.password, hash).await;
     let (Some(account), true) = (account, ok) else {
         app.metrics.rejected("bad_credentials");
         return Err(ApiError::BadCredentials);
@@ -679,6 +702,23 @@ mod tests {
         assert!(!verify_password("correct horse batterY".into(), Some(h)).await);
         assert!(!verify_password("anything".into(), None).await);
         assert!(!verify_password("x".into(), Some("not a hash".into())).await);
+    }
+
+    /// A password signs in however its letters were composed: an accent precomposed or
+    /// combining, full-width letters; an account hashed before normalization still signs
+    /// in with the password as it was typed then.
+    #[tokio::test]
+    async fn passwords_are_compared_in_nfkc() {
+        let typed = "caf\u{e9} \u{ff26}ibonacci 21"; // é precomposed, a full-width F
+        let h = hash_password(normalized(typed)).await.unwrap();
+        assert!(password_matches(typed.into(), Some(h.clone())).await);
+        assert!(password_matches("cafe\u{301} Fibonacci 21".into(), Some(h.clone())).await);
+        assert!(!password_matches("cafe Fibonacci 21".into(), Some(h)).await);
+        // Made before: the hash of the password as typed (not in NFKC).
+        let old = hash_password(typed.into()).await.unwrap();
+        assert!(password_matches(typed.into(), Some(old.clone())).await);
+        assert!(!password_matches("cafe Fibonacci 21".into(), Some(old)).await);
+        assert!(!password_matches(typed.into(), None).await);
     }
 
     #[test]
