@@ -121,3 +121,65 @@ async fn replay_of_an_unknown_table_is_not_found() {
     );
     server.stop().await;
 }
+
+/// A private match's replay follows the table's rule whether it is built or served from
+/// the cache (a finished match's replay is cached, and a hit no longer loads the table to
+/// check): its people and whoever has the invite code see it, nobody else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_replay_keeps_its_invite_rule_once_cached() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 2, "private": true, "bots": "random", "options": {"target": 5}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let code = v["invite_code"].as_str().unwrap().to_string();
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let mut a = ada.connect(&table).await;
+    a.next_state().await;
+    play_until(&mut a, first, |s| status(s) == "finished").await;
+    let path = format!("/api/tables/{table}/replay");
+    let stranger = Player::guest(&server.base, &server.ws, "Stranger").await;
+    // Twice each: the first request builds it (or finds it built), the next is a hit.
+    for _ in 0..2 {
+        let (s, v) = stranger.get(&path).await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (403, Some("invite_required")),
+            "{v}"
+        );
+        let (s, v) = stranger.get(&format!("{path}?invite=wrong")).await;
+        assert_eq!((s, v["code"].as_str()), (403, Some("invite_required")));
+        let anonymous = reqwest::get(format!("{}{path}", server.base))
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status(), 403);
+    }
+    let (s, mine) = ada.get(&path).await;
+    assert_eq!(s, 200, "{mine}");
+    for _ in 0..2 {
+        let (s, again) = ada.get(&path).await;
+        assert_eq!((s, &again), (200, &mine));
+        let (s, shared) = stranger.get(&format!("{path}?invite={code}")).await;
+        assert_eq!((s, &shared), (200, &mine));
+        let (s, v) = stranger.get(&path).await;
+        assert_eq!(
+            (s, v["code"].as_str()),
+            (403, Some("invite_required")),
+            "a hit checks the rule too: {v}"
+        );
+        let anonymous = reqwest::get(format!("{}{path}", server.base))
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status(), 403);
+    }
+    server.stop().await;
+}

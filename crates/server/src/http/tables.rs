@@ -320,18 +320,24 @@ async fn stored(
         .load_table(tid)
         .await?
         .ok_or_else(|| ApiError::TableNotFound(id.to_string()))?;
-    if st.record.private && st.record.invite_code.as_deref() != invite {
+    may_see(app, headers, &crate::replay::Access::of(&st), invite).await?;
+    Ok(st)
+}
+
+/// The rule of a private table's stored records: its invite code, or a seat at it.
+async fn may_see(
+    app: &AppState,
+    headers: &HeaderMap,
+    access: &crate::replay::Access,
+    invite: Option<&str>,
+) -> Result<(), ApiError> {
+    if access.private && access.invite_code.as_deref() != invite {
         let who = player_from(headers, app).await?;
-        let seated = who.is_some_and(|w| {
-            st.seats
-                .iter()
-                .any(|o| matches!(o, Occupant::Player { id, .. } if *id == w.id))
-        });
-        if !seated {
+        if !who.is_some_and(|w| access.players.contains(&w.id)) {
             return Err(ApiError::InviteRequired);
         }
     }
-    Ok(st)
+    Ok(())
 }
 
 /// A finished match that whoever sent `headers` may replay (and so have analysed): the
@@ -468,11 +474,18 @@ pub async fn table_replay(
     headers: HeaderMap,
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
-    let st = replayable(&app, &id, q.invite.as_deref(), &headers).await?;
-    let table = st.record.id;
-    let json = match app.replays.get(table) {
-        Some(json) => json,
+    let cached = Uuid::parse_str(&id).ok().and_then(|t| app.replays.get(t));
+    let json = match cached {
+        // A finished match's replay, and who may see it, no longer change: the table (its
+        // whole action log) is not loaded again to check the invite rule.
+        Some((json, access)) => {
+            may_see(&app, &headers, &access, q.invite.as_deref()).await?;
+            json
+        }
         None => {
+            let st = replayable(&app, &id, q.invite.as_deref(), &headers).await?;
+            let table = st.record.id;
+            let access = crate::replay::Access::of(&st);
             // Built off the async workers: a long match takes a few hundred milliseconds,
             // which the tables' tasks must not wait for.
             let built = tokio::task::spawn_blocking(move || {
@@ -487,7 +500,7 @@ pub async fn table_replay(
                 ApiError::Internal
             })?;
             let json = axum::body::Bytes::from(built);
-            app.replays.put(table, json.clone());
+            app.replays.put(table, json.clone(), access);
             json
         }
     };
