@@ -331,7 +331,13 @@ async function lobbyPage(visit) {
   const filter = h('select', { id: 'lobby-filter', testid: 'lobby-filter', 'aria-label': 'Show the tables of' },
     h('option', { value: '' }, 'All games'),
     games.map((g) => h('option', { value: g.kind }, g.title)));
-  filter.addEventListener('change', () => renderTables([...listed.values()]));
+  // The server shows the first of the lobby's tables (of one game, once picked): it sends
+  // them again for the game picked, and `total` says how many there are in all.
+  filter.addEventListener('change', () => {
+    send({ type: 'lobby_filter', game: filter.value || null });
+    renderTables([...listed.values()]);
+  });
+  let total = 0;
   const renderTables = (all) => {
     const tables = filter.value ? all.filter((t) => t.game === filter.value) : all;
     if (!tables.length) {
@@ -340,9 +346,14 @@ async function lobbyPage(visit) {
     }
     // Open tables first (those can be joined), then the matches being played.
     const sorted = [...tables].sort((x, y) => (x.status === 'open' ? 0 : 1) - (y.status === 'open' ? 0 : 1) || y.created_at - x.created_at);
-    mount(list, sorted.map(tableRow));
+    const more = total - tables.length;
+    mount(list, sorted.map(tableRow),
+      more > 0
+        ? h('p', { class: 'muted small', testid: 'more-tables' },
+          `and ${more.toLocaleString('en')} more ${more === 1 ? 'table' : 'tables'}, older or in play${filter.value ? '' : ': pick a game to see more of its own'}`)
+        : null);
   };
-  // The lobby sends its whole list on connect, then only what changed; and its chat.
+  // The lobby sends its list on connect, then only what changed; and its chat.
   const listed = new Map();
   let sock = null;
   let left = false;
@@ -387,7 +398,11 @@ async function lobbyPage(visit) {
     side.append(challengeSlot, chat.el);
     let lobbyOpened = false;
     sock = new LiveSocket('/ws/lobby', {
-      onOpen: () => { quick.onReconnect(); challenges?.onReconnect(); if (lobbyOpened) newVersionCheck(); lobbyOpened = true; },
+      onOpen: () => {
+        // A new socket shows every game's tables until told otherwise.
+        if (filter.value) send({ type: 'lobby_filter', game: filter.value });
+        quick.onReconnect(); challenges?.onReconnect(); if (lobbyOpened) newVersionCheck(); lobbyOpened = true;
+      },
       onMessage: (m) => {
         if (challenges?.onMessage(m)) return;
         if (!challenges && m.type.startsWith('challenge_') && m.type !== 'challenge_started') {
@@ -400,9 +415,11 @@ async function lobbyPage(visit) {
         if (m.type === 'tables') {
           listed.clear();
           for (const t of m.tables) listed.set(t.id, t);
+          total = m.total;
         } else if (m.type === 'changes') {
           for (const t of m.tables) listed.set(t.id, t);
           for (const id of m.removed) listed.delete(id);
+          total = m.total;
         } else return;
         renderTables([...listed.values()]);
       },

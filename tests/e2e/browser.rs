@@ -110,6 +110,13 @@ async fn accessibility_in_chromium() {
     run_script("a11y.mjs").await;
 }
 
+/// The lobby draws the first tables the server shows and says how many more there are; a
+/// game picked asks for that game's (tests/browser/lobby_window.mjs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lobby_window_in_chromium() {
+    run_script_with("lobby_window.mjs", |c| c.lobby_shown = 2).await;
+}
+
 /// A link that dies without closing: the page finds it, reconnects, and says what became
 /// of the move made into it (tests/browser/dead_link.mjs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

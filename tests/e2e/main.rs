@@ -1400,3 +1400,187 @@ async fn a_second_server_on_one_sqlite_file_is_refused() {
     let third = Child::start(&db).await;
     drop(third);
 }
+
+/// The lobby shows each socket only the first `--lobby-shown` tables (open first, newest
+/// first), with the `total` listed; a socket may pick one game's tables. Tables that come
+/// and go beyond its end are not sent to it; one that leaves it is replaced by the next.
+/// A walk's 10,000 public tables made the whole list a 5.4 MB message to every visitor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_shows_the_first_tables_of_many() {
+    use std::collections::BTreeMap;
+    let db = sqlite_db();
+    let server = Server::start_with(&db, |c| c.lobby_shown = 3).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let mut lobby = Sock::open(&format!("{}/ws/lobby", server.ws), None, None).await;
+    // What the socket shows, kept as a client keeps it.
+    let mut shown: BTreeMap<String, Value> = BTreeMap::new();
+    let mut total = 0;
+    let first = lobby.next().await;
+    assert_eq!(
+        (&first["type"], &first["total"]),
+        (&json!("tables"), &json!(0))
+    );
+    fn apply(m: &Value, shown: &mut BTreeMap<String, Value>, total: &mut u64) -> bool {
+        match m["type"].as_str() {
+            Some("tables") => shown.clear(),
+            Some("changes") => {
+                for id in m["removed"].as_array().unwrap() {
+                    shown.remove(id.as_str().unwrap());
+                }
+            }
+            _ => return false,
+        }
+        for t in m["tables"].as_array().unwrap() {
+            shown.insert(t["id"].as_str().unwrap().to_string(), t.clone());
+        }
+        *total = m["total"].as_u64().unwrap();
+        true
+    }
+    /// Reads the socket until it shows `want` (and `want_total`).
+    async fn until(
+        lobby: &mut Sock,
+        shown: &mut BTreeMap<String, Value>,
+        total: &mut u64,
+        mut want: Vec<String>,
+        want_total: u64,
+    ) {
+        want.sort();
+        loop {
+            let m = lobby.next().await;
+            assert!(apply(&m, shown, total), "{m}");
+            if shown.keys().cloned().collect::<Vec<_>>() == want && *total == want_total {
+                return;
+            }
+        }
+    }
+    let mut trump = Vec::new();
+    for _ in 0..4 {
+        trump.push(ada.create_trump(2, false).await);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let (s, v) = ada
+        .post("/api/tables", json!({"game": "nachos", "seats": 3}))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let nachos = v["table"]["id"].as_str().unwrap().to_string();
+    let ids = |v: &[&String]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    until(
+        &mut lobby,
+        &mut shown,
+        &mut total,
+        ids(&[&nachos, &trump[3], &trump[2]]),
+        5,
+    )
+    .await;
+
+    // One game's tables: the first three of Trump's four.
+    lobby
+        .send(json!({"type": "lobby_filter", "game": "trump"}))
+        .await;
+    let m = lobby.next().await;
+    assert_eq!(m["type"], "tables", "{m}");
+    let order: Vec<&str> = m["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        vec![&*trump[3], &*trump[2], &*trump[1]],
+        "newest first"
+    );
+    assert_eq!(m["total"], 4);
+    apply(&m, &mut shown, &mut total);
+    // The newest leaves the lobby (its only player left): the next one takes its place.
+    let (s, _) = ada
+        .post(&format!("/api/tables/{}/leave", trump[3]), json!({}))
+        .await;
+    assert_eq!(s, 200);
+    until(
+        &mut lobby,
+        &mut shown,
+        &mut total,
+        ids(&[&trump[2], &trump[1], &trump[0]]),
+        3,
+    )
+    .await;
+    // An unknown game is refused, and the list stays as it was.
+    lobby
+        .send(json!({"type": "lobby_filter", "game": "chess"}))
+        .await;
+    let e = lobby.next().await;
+    assert_eq!(
+        (&e["type"], &e["code"]),
+        (&json!("error"), &json!("unknown_game")),
+        "{e}"
+    );
+    // Every game again.
+    lobby
+        .send(json!({"type": "lobby_filter", "game": null}))
+        .await;
+    until(
+        &mut lobby,
+        &mut shown,
+        &mut total,
+        ids(&[&nachos, &trump[2], &trump[1]]),
+        4,
+    )
+    .await;
+
+    // A table past the end changes (Bob sits at the oldest), then one in the list (Cy sits
+    // at the second newest): only the second is sent.
+    let bob = Player::guest(&server.base, &server.ws, "Bob").await;
+    let cy = Player::guest(&server.base, &server.ws, "Cy").await;
+    let (s, _) = bob
+        .post(&format!("/api/tables/{}/join", trump[0]), json!({}))
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = cy
+        .post(&format!("/api/tables/{}/join", trump[1]), json!({}))
+        .await;
+    assert_eq!(s, 200);
+    loop {
+        let m = lobby.next().await;
+        assert_eq!(m["type"], "changes", "{m}");
+        let sent = m["tables"].as_array().unwrap();
+        assert!(
+            sent.iter().all(|t| t["id"] != trump[0].as_str()),
+            "a table past the list's end was sent: {m}"
+        );
+        if sent.iter().any(|t| t["id"] == trump[1].as_str()) {
+            break;
+        }
+    }
+
+    // The same over HTTP, with the total in a header.
+    for (path, want, want_total) in [
+        ("/api/tables", vec![&nachos, &trump[2], &trump[1]], "4"),
+        (
+            "/api/tables?game=trump",
+            vec![&trump[2], &trump[1], &trump[0]],
+            "3",
+        ),
+        ("/api/tables?game=rummy", vec![], "0"),
+    ] {
+        let r = reqwest::get(format!("{}{path}", server.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["x-total-count"], want_total, "{path}");
+        let got: Vec<Value> = r.json().await.unwrap();
+        let got: Vec<&str> = got.iter().map(|t| t["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            got,
+            want.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "{path}"
+        );
+    }
+    let r = reqwest::get(format!("{}/api/tables?game=chess", server.base))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["code"], "unknown_game");
+    server.stop().await;
+}

@@ -984,6 +984,12 @@ pub enum LobbyClientMsg {
     TournamentUnfollow {
         id: Uuid,
     },
+    /// Show only `game`'s tables (`null`: every game's). Answered with a new
+    /// [`LobbyMsg::Tables`]; an unknown game is `unknown_game`.
+    LobbyFilter {
+        #[serde(default)]
+        game: Option<String>,
+    },
 }
 
 /// A challenge as both sides see it (`LobbyMsg::ChallengeSent`, `ChallengeReceived`).
@@ -1129,14 +1135,23 @@ pub enum ServerMsg {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum LobbyMsg {
-    /// The whole list, newest first: sent on connect, and again if this socket fell too far
-    /// behind the changes to be sent them one by one.
-    Tables { tables: Vec<TableInfo> },
-    /// What changed since the previous message (changes within 50 ms are sent together):
-    /// tables that are new or changed, in full, and tables no longer listed.
+    /// The list this socket shows: the first of the public tables (of its game, once it
+    /// sent [`LobbyClientMsg::LobbyFilter`]), open ones first, newest first, at most the
+    /// server's `--lobby-shown` (200 by default). `total`: how many the lobby lists in
+    /// all (of that game), shown or not. Sent on connect, after a filter, and again if this
+    /// socket fell too far behind the changes to be sent them one by one.
+    Tables {
+        tables: Vec<TableInfo>,
+        total: usize,
+    },
+    /// What changed in the list shown since the previous message (changes within 50 ms
+    /// are sent together): tables that are new to it or changed, in full, and tables it no
+    /// longer shows (gone from the lobby, or moved past its end by newer ones). `total` as
+    /// in [`LobbyMsg::Tables`].
     Changes {
         tables: Vec<TableInfo>,
         removed: Vec<Uuid>,
+        total: usize,
     },
     /// A new lobby chat line (lobby chat is kept in memory only).
     Chat { line: ChatLine },

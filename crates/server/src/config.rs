@@ -145,6 +145,12 @@ pub struct Config {
     /// many); 0: no limit.
     #[arg(long, env = "FIB_SOCKETS_PER_MINUTE", default_value_t = 120)]
     pub sockets_per_minute: u32,
+    /// Tables the lobby shows each visitor at most: the first of the public tables, open
+    /// ones first, newest first (of one game when the visitor picks one). The lobby's
+    /// messages and the page stay small however many tables are listed; `total` says how
+    /// many there are.
+    #[arg(long, env = "FIB_LOBBY_SHOWN", default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub lobby_shown: usize,
     /// Open tables (not started yet) one player may have created at once; 0: no limit.
     #[arg(long, env = "FIB_OPEN_TABLES_PER_PLAYER", default_value_t = 5)]
     pub open_tables_per_player: u32,
@@ -268,6 +274,7 @@ impl Config {
             connections_per_address: 0,
             sockets_per_minute: 0,
             open_tables_per_player: 0,
+            lobby_shown: 200,
             trusted_proxies: vec![],
             analysis_workers: Some(1),
             analysis_queue: 256,

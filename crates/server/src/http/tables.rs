@@ -36,13 +36,34 @@ pub async fn list_games() -> Json<Vec<games::GameInfo>> {
     get,
     path = "/api/tables",
     tag = "tables",
-    summary = "The lobby: public tables that are open or in play",
+    summary = "The lobby: public tables that are open or in play (the first of them)",
+    params(LobbyQuery),
     responses(
-        (status = 200, description = "the tables", body = Vec<wire::TableInfo>),
+        (status = 200, description = "the first `--lobby-shown` (200) public tables, of `game` if given: open ones first, newest first; the header `X-Total-Count` says how many are listed in all", body = Vec<wire::TableInfo>, headers(("X-Total-Count" = u64, description = "how many public tables (of `game`) the lobby lists in all"))),
+        (status = 400, description = "`code`: unknown_game", body = wire::ErrorBody),
     ),
 )]
-pub async fn list_tables(State(app): State<AppState>) -> Json<Vec<TableInfo>> {
-    Json(app.lobby.tables())
+pub async fn list_tables(
+    State(app): State<AppState>,
+    Query(q): Query<LobbyQuery>,
+) -> Result<([(&'static str, String); 1], Json<Vec<TableInfo>>), ApiError> {
+    if let Some(g) = &q.game
+        && !games::catalogue().iter().any(|c| c.kind == *g)
+    {
+        return Err(ApiError::BadTable(
+            "unknown_game",
+            format!("there is no game {g:?}; see GET /api/games"),
+        ));
+    }
+    let (tables, total) = app.lobby.first(q.game.as_deref(), app.config.lobby_shown);
+    Ok(([("x-total-count", total.to_string())], Json(tables)))
+}
+
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LobbyQuery {
+    /// Only this game's tables (a `kind` of `GET /api/games`).
+    pub game: Option<String>,
 }
 
 #[utoipa::path(

@@ -86,6 +86,10 @@ pub(super) struct Quick {
     tx: outbox::Sender<LobbyMsg>,
     /// The tournaments this socket follows, with the version last sent.
     following: std::collections::HashMap<Uuid, i64>,
+    /// The game whose tables this socket shows (`None`: every game's), and whether it
+    /// just changed (the whole list is sent again).
+    game: Option<String>,
+    refilter: bool,
 }
 
 fn not_signed_in(app: &AppState) -> LobbyMsg {
@@ -245,6 +249,21 @@ pub(super) async fn lobby_message(
             quick.following.remove(&id);
             return None;
         }
+        LobbyClientMsg::LobbyFilter { game } => {
+            if let Some(g) = &game
+                && !games::catalogue().iter().any(|c| c.kind == *g)
+            {
+                return Some(lobby_error(
+                    app,
+                    "unknown_game",
+                    format!("there is no game {g:?}; see GET /api/games"),
+                    None,
+                ));
+            }
+            quick.game = game;
+            quick.refilter = true;
+            return None;
+        }
         LobbyClientMsg::QueueLeave {} => {
             return Some(
                 match crate::matcher::leave(app, quick.waiting.take()).await {
@@ -317,6 +336,8 @@ pub(super) async fn run_lobby_socket(
         waiting: None,
         tx: quick_tx,
         following: Default::default(),
+        game: None,
+        refilter: false,
     };
     let mut tournaments = app.tournament_feed.subscribe();
     // Another node's steps reach this one's followers by this look every 2 s (several
@@ -349,14 +370,22 @@ pub(super) async fn run_lobby_socket(
         }
     };
     let chat_on = chat_history.is_some();
+    // The tables this socket shows: the first `--lobby-shown` of its list.
+    let shown_most = app.config.lobby_shown;
+    let mut shown: std::collections::HashSet<Uuid> = Default::default();
+    let mut last_total = 0;
     loop {
+        if std::mem::take(&mut quick.refilter) {
+            resend_all = true;
+        }
         if resend_all {
             resend_all = false;
             changed.clear();
             window = None;
-            let msg = LobbyMsg::Tables {
-                tables: app.lobby.tables(),
-            };
+            let (tables, total) = app.lobby.first(quick.game.as_deref(), shown_most);
+            shown = tables.iter().map(|t| t.id).collect();
+            last_total = total;
+            let msg = LobbyMsg::Tables { tables, total };
             if !lobby_send(&mut sink, &msg).await {
                 app.metrics.closed("write_timeout");
                 break;
@@ -420,14 +449,25 @@ pub(super) async fn run_lobby_socket(
             }
             _ = async { tokio::time::sleep_until(window.expect("guarded")).await }, if window.is_some() => {
                 window = None;
-                let (mut tables, mut removed) = (Vec::new(), Vec::new());
-                for id in std::mem::take(&mut changed) {
-                    match app.lobby.table(id) {
-                        Some(t) => tables.push(t),
-                        None => removed.push(id),
-                    }
+                // The list's first tables now: those new to it are sent, those that left
+                // it (gone, or moved past its end) are removed, those still in it are
+                // sent if they changed. A change to a table it does not show costs this
+                // socket nothing more.
+                let (first, total) = app.lobby.first_ids(quick.game.as_deref(), shown_most);
+                let changed = std::mem::take(&mut changed);
+                let now: std::collections::HashSet<Uuid> = first.iter().copied().collect();
+                let removed: Vec<Uuid> = shown.difference(&now).copied().collect();
+                let tables: Vec<_> = first
+                    .iter()
+                    .filter(|id| !shown.contains(id) || changed.contains(id))
+                    .filter_map(|id| app.lobby.table(*id))
+                    .collect();
+                shown = now;
+                if tables.is_empty() && removed.is_empty() && total == last_total {
+                    continue;
                 }
-                let msg = LobbyMsg::Changes { tables, removed };
+                last_total = total;
+                let msg = LobbyMsg::Changes { tables, removed, total };
                 if !lobby_send(&mut sink, &msg).await {
                     app.metrics.closed("write_timeout");
                     break;
