@@ -144,6 +144,38 @@ impl Modify for Conventions {
                 &mut item.patch,
             ];
             for op in operations.into_iter().flatten() {
+                // A query that does not decode (a value of the wrong kind, or a key given
+                // twice) is refused before the handler runs, wherever a query is read.
+                let has_query =
+                    op.parameters.iter().flatten().any(|p| {
+                        matches!(p.parameter_in, utoipa::openapi::path::ParameterIn::Query)
+                    });
+                if has_query {
+                    const BAD_QUERY: &str =
+                        "malformed (a query parameter that does not parse, or given twice)";
+                    match op.responses.responses.get_mut("400") {
+                        Some(RefOr::T(r)) if !r.description.contains("malformed") => {
+                            r.description = format!("{}; also `code`: {BAD_QUERY}", r.description);
+                        }
+                        Some(_) => {}
+                        None => {
+                            op.responses.responses.insert(
+                                "400".into(),
+                                RefOr::T(
+                                    ResponseBuilder::new()
+                                        .description(format!("`code`: {BAD_QUERY}"))
+                                        .content(
+                                            "application/json",
+                                            ContentBuilder::new()
+                                                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                                                .build(),
+                                        )
+                                        .build(),
+                                ),
+                            );
+                        }
+                    }
+                }
                 if INFALLIBLE.contains(&op.operation_id.as_deref().unwrap_or_default()) {
                     continue;
                 }
