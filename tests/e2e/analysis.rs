@@ -141,6 +141,27 @@ async fn every_game_is_analysed_on_every_database() {
     }
 }
 
+/// `n` Fib-Fibonacci matches of easy bots, played to their end.
+async fn finished_matches(ada: &Player, n: usize) -> Vec<String> {
+    let mut tables = Vec::new();
+    for _ in 0..n {
+        let t = create_bots_only(ada, "fibfib", 2, "easy", Value::Null).await;
+        let (s, v) = ada.post(&format!("/api/tables/{t}/start"), json!({})).await;
+        assert_eq!(s, 200, "{v}");
+        tables.push(t);
+    }
+    for t in &tables {
+        wait_finished(ada, t).await;
+    }
+    tables
+}
+
+/// Asks for table `t`'s analysis as `p`.
+async fn ask(p: &Player, t: &str) -> (u16, Value) {
+    p.post(&format!("/api/tables/{t}/analysis"), json!({}))
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analysis_limits_and_a_queue_that_outlives_its_node() {
     for db in databases().await {
@@ -154,23 +175,7 @@ async fn analysis_limits_and_a_queue_that_outlives_its_node() {
         let ada = Player::guest(&server.base, &server.ws, "Ada").await;
         let bob = Player::guest(&server.base, &server.ws, "Bob").await;
         let cy = Player::guest(&server.base, &server.ws, "Cy").await;
-        let mut tables = Vec::new();
-        for _ in 0..3 {
-            let t = create_bots_only(&ada, "fibfib", 2, "easy", Value::Null).await;
-            let (s, v) = ada.post(&format!("/api/tables/{t}/start"), json!({})).await;
-            assert_eq!(s, 200, "{v}");
-            tables.push(t);
-        }
-        for t in &tables {
-            wait_finished(&ada, t).await;
-        }
-        let ask = |p: &Player, t: &str| {
-            let (p, t) = (p.clone(), t.to_string());
-            async move {
-                p.post(&format!("/api/tables/{t}/analysis"), json!({}))
-                    .await
-            }
-        };
+        let tables = finished_matches(&ada, 3).await;
         let (s, v) = ask(&ada, &tables[0]).await;
         assert_eq!(
             (s, v["state"].as_str(), v["ahead"].as_i64()),
@@ -238,23 +243,7 @@ async fn one_address_holds_only_so_many_waiting_analyses() {
         })
         .await;
         let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-        let mut tables = Vec::new();
-        for _ in 0..3 {
-            let t = create_bots_only(&ada, "fibfib", 2, "easy", Value::Null).await;
-            let (s, v) = ada.post(&format!("/api/tables/{t}/start"), json!({})).await;
-            assert_eq!(s, 200, "{v}");
-            tables.push(t);
-        }
-        for t in &tables {
-            wait_finished(&ada, t).await;
-        }
-        let ask = |p: &Player, t: &str| {
-            let (p, t) = (p.clone(), t.to_string());
-            async move {
-                p.post(&format!("/api/tables/{t}/analysis"), json!({}))
-                    .await
-            }
-        };
+        let tables = finished_matches(&ada, 3).await;
         for t in &tables[..2] {
             let (s, v) = ask(&ada, t).await;
             assert_eq!(s, 202, "{v}");

@@ -807,14 +807,7 @@ async fn a_stalled_write_makes_health_degraded() {
             .await
             .unwrap()
     };
-    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
-    let table = ada.create_trump(2, true).await;
-    let mut a = ada.connect(&table).await;
-    a.next_state().await;
-    let (s, v) = ada
-        .post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
-    assert_eq!(s, 200, "{v}");
+    let (_ada, _table, mut a) = trump_with_bots(&server, "Ada", 2).await;
     let playing = a.until(|s| status(s) == "playing" && my_turn(s)).await;
     let from = playing["version"].as_u64().unwrap();
     assert_eq!(health().await["status"], "ok");

@@ -161,17 +161,7 @@ impl Modify for Conventions {
                         None => {
                             op.responses.responses.insert(
                                 "400".into(),
-                                RefOr::T(
-                                    ResponseBuilder::new()
-                                        .description(format!("`code`: {BAD_QUERY}"))
-                                        .content(
-                                            "application/json",
-                                            ContentBuilder::new()
-                                                .schema(Some(Ref::from_schema_name("ErrorBody")))
-                                                .build(),
-                                        )
-                                        .build(),
-                                ),
+                                error_response(format!("`code`: {BAD_QUERY}")),
                             );
                         }
                     }
@@ -183,21 +173,26 @@ impl Modify for Conventions {
                     .responses
                     .entry("500".into())
                     .or_insert_with(|| {
-                        RefOr::T(
-                            ResponseBuilder::new()
-                                .description("`code`: internal (the detail is logged, never sent)")
-                                .content(
-                                    "application/json",
-                                    ContentBuilder::new()
-                                        .schema(Some(Ref::from_schema_name("ErrorBody")))
-                                        .build(),
-                                )
-                                .build(),
-                        )
+                        error_response("`code`: internal (the detail is logged, never sent)")
                     });
             }
         }
     }
+}
+
+/// A response whose body is an `ErrorBody`, described by `description`.
+fn error_response(description: impl Into<String>) -> RefOr<utoipa::openapi::Response> {
+    RefOr::T(
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                    .build(),
+            )
+            .build(),
+    )
 }
 
 /// The whole document as JSON: utoipa's operations, with `components.schemas` made by
