@@ -53,6 +53,19 @@ impl Entries {
         }
     }
 
+    fn put_in(&mut self, new: &TableInfo) {
+        let k = key(new);
+        self.order.insert(k);
+        match self.by_game.get_mut(&new.game) {
+            Some(g) => {
+                g.insert(k);
+            }
+            None => {
+                self.by_game.insert(new.game.clone(), BTreeSet::from([k]));
+            }
+        }
+    }
+
     fn ordered(&self, game: Option<&str>) -> Option<&BTreeSet<Key>> {
         match game {
             None => Some(&self.order),
@@ -77,13 +90,19 @@ impl Lobby {
             let mut e = lock(&self.entries);
             let old = e.by_id.remove(&id);
             let changed = old.as_ref() != info.as_ref();
-            if let Some(old) = &old {
-                e.take_out(old);
+            // A move changes a table's entry (whose turn, the scores), rarely its place in
+            // the order: the order is left alone then (this runs after every move).
+            let same_place =
+                matches!((&old, &info), (Some(o), Some(n)) if key(o) == key(n) && o.game == n.game);
+            if !same_place {
+                if let Some(old) = &old {
+                    e.take_out(old);
+                }
+                if let Some(new) = &info {
+                    e.put_in(new);
+                }
             }
             if let Some(i) = info {
-                let k = key(&i);
-                e.order.insert(k);
-                e.by_game.entry(i.game.clone()).or_default().insert(k);
                 e.by_id.insert(id, i);
             }
             changed
@@ -150,5 +169,73 @@ impl realtime::Host for Publisher {
         if self.lobby.apply(id, info.clone()) {
             self.cluster.publish(epoch, id, info.as_ref());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(game: &str, status: TableStatus, created_at: i64) -> TableInfo {
+        TableInfo {
+            id: Uuid::new_v4(),
+            game: game.into(),
+            options: serde_json::Value::Null,
+            private: false,
+            status,
+            bots: None,
+            seats: vec![],
+            spectators: 0,
+            round: 0,
+            to_act: vec![],
+            scores: vec![],
+            winners: None,
+            created_at,
+            pace: Default::default(),
+            clocks: vec![],
+            parked: false,
+            rematch: None,
+        }
+    }
+
+    /// Open tables first, newest first within each; per game; a table that changes place
+    /// (it starts) moves, one that changes in place stays; a table gone leaves both orders.
+    #[test]
+    fn the_list_keeps_its_order_over_all_games_and_per_game() {
+        let l = Lobby::default();
+        let old_open = table("trump", TableStatus::Open, 1);
+        let new_open = table("nachos", TableStatus::Open, 3);
+        let mut playing = table("trump", TableStatus::Playing, 5);
+        for t in [&old_open, &new_open, &playing] {
+            assert!(l.apply(t.id, Some(t.clone())));
+        }
+        assert_eq!(
+            l.first_ids(None, 10),
+            (vec![new_open.id, old_open.id, playing.id], 3)
+        );
+        assert_eq!(l.first_ids(Some("trump"), 1), (vec![old_open.id], 2));
+        assert_eq!(l.first_ids(Some("rummy"), 5), (vec![], 0));
+        // A move: same place; unchanged: no change told.
+        playing.round = 2;
+        assert!(l.apply(playing.id, Some(playing.clone())));
+        assert!(!l.apply(playing.id, Some(playing.clone())));
+        // The old open table starts: it goes after the open ones, by its age.
+        let mut started = old_open.clone();
+        started.status = TableStatus::Playing;
+        assert!(l.apply(started.id, Some(started.clone())));
+        assert_eq!(
+            l.first_ids(None, 10).0,
+            vec![new_open.id, playing.id, started.id]
+        );
+        let (first, total) = l.first(Some("trump"), 10);
+        assert_eq!(
+            (first.iter().map(|t| t.id).collect::<Vec<_>>(), total),
+            (vec![playing.id, started.id], 2)
+        );
+        assert_eq!(first[0].round, 2);
+        assert!(l.apply(new_open.id, None));
+        assert!(!l.apply(new_open.id, None));
+        assert_eq!(l.first_ids(Some("nachos"), 5), (vec![], 0));
+        assert_eq!(l.first_ids(None, 10).1, 2);
     }
 }
