@@ -232,8 +232,12 @@ function signInPage() {
 // Lobby
 // ---------------------------------------------------------------------------------------
 
+// A person's name as the sentences around it use it: isolated (FSI … PDI), so that a name
+// written right to left keeps to itself and does not carry the words or numbers after it
+// into its direction ("ابراهيم won trick 3" must not read as "3 trick won ابراهيم"). The
+// marks are invisible, and a plate or a cell shows the name as typed.
 function seatText(s, i) {
-  if (s.kind === 'player') return s.name;
+  if (s.kind === 'player') return `\u2068${s.name}\u2069`;
   if (s.kind === 'bot') return `Bot ${i + 1}${s.level ? ` (${levelName(s.level)})` : ''}`;
   return 'empty';
 }
@@ -497,7 +501,8 @@ function tableRow(t) {
   const go = () => (location.hash = `#/table/${t.id}`);
   // The row's buttons are alike from row to row ("Join", "Watch"): a screen reader's list
   // of buttons says which table each acts on.
-  const which = `the ${gameTitle(t.game)} table of ${t.seats.map((s, i) => seatText(s, i)).join(', ')}`;
+  // A label is read out, not drawn: the names as typed.
+  const which = `the ${gameTitle(t.game)} table of ${t.seats.map((s, i) => (s.kind === 'player' ? s.name : seatText(s, i))).join(', ')}`;
   if (mine >= 0) {
     const verb = t.status === 'open' ? 'Open' : 'Resume';
     action = h('button', { class: 'btn primary', type: 'button', onclick: go, testid: 'table-open', 'aria-label': `${verb} ${which}` }, verb);

@@ -105,4 +105,16 @@ await runBrowserTest('names and other typed text on the page', async ({ player, 
   const isolated = await summary.evaluate((p) => [...p.querySelectorAll('bdi')].map((b) => b.textContent));
   if (!isolated.includes('אבג')) throw new Error(`the replay's summary isolates [${isolated}]`);
   log(`the replay's summary: "${await summary.textContent()}"`);
+
+  // In a sentence of the table's page, a name is isolated too (FSI … PDI): a watcher reads
+  // who won, whichever of the two it was.
+  const watcher = await player('Wes');
+  await watcher.goto(`${base}#/table/${duel}`);
+  const line = watcher.locator(tid('status-line'));
+  await line.filter({ hasText: 'Match over' }).waitFor();
+  const said = await line.textContent();
+  if (!said.includes('\u2068אבג\u2069 won') && !said.includes('\u2068Bo\u2069 won')) {
+    throw new Error(`the winner's name is not isolated in ${JSON.stringify(said)}`);
+  }
+  log(`the status line: ${JSON.stringify(said)}`);
 });

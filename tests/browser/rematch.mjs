@@ -50,8 +50,9 @@ await runBrowserTest('rematch after a finished match', async ({ player, tid, log
   log('two-person match finished');
   for (const p of [a, b]) await p.goto(p.url().replace(/#.*$/, '') + `#/table/${duel}`);
   await a.locator(tid('rematch-accept')).click();
-  await a.locator(tid('rematch-status')).filter({ hasText: 'waiting for Bob' }).waitFor();
-  await b.locator(tid('rematch-status')).filter({ hasText: 'Ada would like a rematch' }).waitFor();
+  // Names in sentences come isolated (FSI … PDI, invisible): see seatText in web/app.js.
+  await a.locator(tid('rematch-status')).filter({ hasText: 'waiting for \u2068Bob\u2069' }).waitFor();
+  await b.locator(tid('rematch-status')).filter({ hasText: '\u2068Ada\u2069 would like a rematch' }).waitFor();
   await b.screenshot({ path: join(outDir, 'rematch-asked.png'), fullPage: true });
   await b.locator(tid('rematch-accept')).click();
   const moved = (p) => p.waitForURL((u) => /#\/table\/[0-9a-f-]{36}$/.test(u.hash) && !u.hash.includes(duel));
