@@ -281,7 +281,7 @@ impl Metrics {
         counter(
             &mut s,
             "fib_actions_accepted_total",
-            "Game actions accepted.",
+            "Game actions accepted, people's and bots' alike.",
             self.actions_accepted.load(Relaxed),
         );
         self.rejected.render(
@@ -294,7 +294,7 @@ impl Metrics {
             &mut s,
             "fib_ws_closed_total",
             "reason",
-            "Sockets the server closed, by reason (fell_behind: its queue was full; write_timeout: it stopped reading).",
+            "Sockets the server closed, by reason (fell_behind: its queue was full; write_timeout: it stopped reading; frame_too_large; frame_broken).",
         );
         self.action.render(
             &mut s,

@@ -19,13 +19,23 @@ pub fn main() -> std::process::ExitCode {
 async fn run() -> std::process::ExitCode {
     let cli = Cli::parse();
     const DEFAULT_FILTER: &str = "info,tower_http=warn,sqlx=warn";
-    // A `RUST_LOG` that does not parse is said (below, once logging is up), not ignored.
-    let (filter, bad_filter) = match std::env::var("RUST_LOG") {
-        Ok(v) if !v.trim().is_empty() => match tracing_subscriber::EnvFilter::try_new(&v) {
-            Ok(f) => (f, None),
-            Err(e) => (DEFAULT_FILTER.into(), Some((v, e))),
-        },
-        _ => (DEFAULT_FILTER.into(), None),
+    // A `RUST_LOG` that does not parse is said (below, once logging is up), not ignored. One
+    // that names targets only (`server=debug`, or a typo such as `nonsense`, which reads as
+    // a target) would turn every other log off, errors included: the rest then logs at the
+    // default levels, and that is said too.
+    let (filter, bad_filter, widened) = match std::env::var("RUST_LOG") {
+        Ok(v) if !v.trim().is_empty() => {
+            let wanted = if sets_a_level(&v) {
+                v.clone()
+            } else {
+                format!("{DEFAULT_FILTER},{v}")
+            };
+            match tracing_subscriber::EnvFilter::try_new(&wanted) {
+                Ok(f) => (f, None, (wanted != v).then_some(v)),
+                Err(e) => (DEFAULT_FILTER.into(), Some((v, e)), None),
+            }
+        }
+        _ => (DEFAULT_FILTER.into(), None, None),
     };
     // Structured logs on stdout: one JSON object per line for log collectors, or readable
     // text, coloured only on a terminal (not in a file or a collector's pipe).
@@ -46,6 +56,9 @@ async fn run() -> std::process::ExitCode {
     if let Some((v, e)) = bad_filter {
         tracing::warn!(rust_log = %v, error = %e, "RUST_LOG does not parse: logging at the default levels ({DEFAULT_FILTER})");
     }
+    if let Some(v) = widened {
+        tracing::warn!(rust_log = %v, "RUST_LOG names targets but no level for the rest: the rest logs at the default levels ({DEFAULT_FILTER})");
+    }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,
         Command::VerifyDeal {
@@ -56,6 +69,17 @@ async fn run() -> std::process::ExitCode {
         } => verify(&game, players, &seed, &options),
         Command::VerifyMatch { replay } => verify_match(&replay),
     }
+}
+
+/// Whether a `RUST_LOG` value sets a level for every target: a directive that is a level
+/// alone (`info`, `warn`, …), not `target=level` nor a bare target.
+fn sets_a_level(v: &str) -> bool {
+    v.split(',').any(|d| {
+        matches!(
+            d.trim().to_ascii_lowercase().as_str(),
+            "trace" | "debug" | "info" | "warn" | "error" | "off"
+        )
+    })
 }
 
 /// `url` as it may be logged: a Postgres password left out (in the user part or a
@@ -292,6 +316,18 @@ fn verify_match(path: &str) -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `RUST_LOG` without a level for every target (a walk's typo `nonsense` turned every
+    /// log off) gets the default levels for the rest.
+    #[test]
+    fn a_rust_log_of_targets_only_keeps_the_default_levels() {
+        assert!(sets_a_level("info"));
+        assert!(sets_a_level("server=debug, WARN"));
+        assert!(sets_a_level("off"));
+        assert!(!sets_a_level("nonsense"));
+        assert!(!sets_a_level("server=debug,sqlx=info"));
+        assert!(!sets_a_level("information"));
+    }
 
     #[test]
     fn a_database_url_is_logged_without_its_password() {

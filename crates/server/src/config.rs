@@ -74,7 +74,7 @@ pub struct Config {
     #[arg(long, env = "FIB_WEB_DIR", default_value_os_t = default_web_dir())]
     pub web_dir: PathBuf,
     /// Milliseconds a bot waits before moving while people are watching, so they can follow.
-    #[arg(long, env = "FIB_BOT_DELAY_MS", default_value_t = 600)]
+    #[arg(long, env = "FIB_BOT_DELAY_MS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub bot_delay_ms: u64,
     /// Milliseconds a hard bot may think about one move (its search stops at this budget;
     /// more is stronger and costs more CPU; the pool runs one bot per core at a time).
@@ -96,20 +96,20 @@ pub struct Config {
     /// Seconds a seated player of a live or untimed match may stay disconnected before a
     /// bot of the table's level plays for them (until they reconnect). Correspondence
     /// matches have no grace: their clocks decide.
-    #[arg(long, env = "FIB_DISCONNECT_GRACE_S", default_value_t = 60)]
+    #[arg(long, env = "FIB_DISCONNECT_GRACE_S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=315_360_000))]
     pub disconnect_grace_s: u64,
     /// Seconds a live or untimed match may go on with none of its people connected before
     /// it ends as abandoned (a match of bots only: with nobody watching it).
-    #[arg(long, env = "FIB_ABANDON_AFTER_S", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "FIB_ABANDON_AFTER_S", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=315_360_000))]
     pub abandon_after_s: u64,
     /// Seconds a game of one (Solitaire, a daily deal) waits for its player before it ends
     /// as abandoned. Each such game is held in memory meanwhile (about 80 KB): lower it on
     /// a server short of memory.
-    #[arg(long, env = "FIB_SOLO_ABANDON_AFTER_S", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "FIB_SOLO_ABANDON_AFTER_S", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..=315_360_000))]
     pub solo_abandon_after_s: u64,
     /// Seconds an open table may wait for players (since it was created or last had a
     /// seat change) before it expires.
-    #[arg(long, env = "FIB_OPEN_TABLE_TTL_S", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "FIB_OPEN_TABLE_TTL_S", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=315_360_000))]
     pub open_table_ttl_s: u64,
     /// New guests one client address may create a minute (bursts of as many); 0: no limit.
     #[arg(long, env = "FIB_GUESTS_PER_MINUTE", default_value_t = 10)]
@@ -124,7 +124,7 @@ pub struct Config {
     #[arg(long, env = "FIB_SIGNINS_PER_ACCOUNT", default_value_t = 10)]
     pub signins_per_account: u32,
     /// Seconds a quick-play player waits for people before bots take the empty seats.
-    #[arg(long, env = "FIB_BOT_FILL_S", default_value_t = 30)]
+    #[arg(long, env = "FIB_BOT_FILL_S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=315_360_000))]
     pub bot_fill_s: u64,
     /// Tables (daily games and tournaments included) one client address may create a minute;
     /// 0: no limit.
@@ -161,14 +161,14 @@ pub struct Config {
     /// Analysis workers (docs/analysis.md): jobs analysed at once by this node. Default: one
     /// per core but one (at least one); they run at the idle scheduling class, below play.
     /// 0: this node analyses nothing (another node may).
-    #[arg(long, env = "FIB_ANALYSIS_WORKERS")]
+    #[arg(long, env = "FIB_ANALYSIS_WORKERS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=256))]
     pub analysis_workers: Option<usize>,
     /// Analyses waiting or running at once, over every player; more are refused
     /// (`analysis_queue_full`) until some are done.
-    #[arg(long, env = "FIB_ANALYSIS_QUEUE", default_value_t = 256)]
+    #[arg(long, env = "FIB_ANALYSIS_QUEUE", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub analysis_queue: u32,
     /// Analyses one player may have waiting or running at once.
-    #[arg(long, env = "FIB_ANALYSIS_PENDING_PER_PLAYER", default_value_t = 2)]
+    #[arg(long, env = "FIB_ANALYSIS_PENDING_PER_PLAYER", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub analysis_pending_per_player: u32,
     /// Analyses asked from one client address that may be waiting or running at once,
     /// whoever asked: guests cost nothing to make, and without this one address could
@@ -178,7 +178,7 @@ pub struct Config {
     pub analysis_pending_per_address: u32,
     /// Analyses one player may ask for in 24 hours (a match analysed already is served
     /// without counting).
-    #[arg(long, env = "FIB_ANALYSIS_PER_DAY", default_value_t = 20)]
+    #[arg(long, env = "FIB_ANALYSIS_PER_DAY", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub analysis_per_day: u32,
     /// Test hooks: `POST /api/tables/{id}/test/panic` makes the table's task panic, to
     /// test supervision. Never set this on a real server.
@@ -429,6 +429,39 @@ mod tests {
         }
         assert!(advertise_arg("notaurl").is_err());
         assert!(advertise_arg("ftp://a:21").is_err());
+    }
+
+    /// Durations and counts that would overflow a clock or flood the node are refused at
+    /// start (a walk's `--open-table-ttl-s 18446744073709551615` made every table task
+    /// panic, `--bot-fill-s 1e16` filled seats at once, `--analysis-workers 100000` took
+    /// the node down), and so is 0 where it would refuse every analysis.
+    #[test]
+    fn absurd_values_are_refused_at_start() {
+        let parses = |args: &[&str]| Cli::try_parse_from([&["fib"], args].concat()).is_ok();
+        for flag in [
+            "--open-table-ttl-s",
+            "--abandon-after-s",
+            "--solo-abandon-after-s",
+            "--disconnect-grace-s",
+            "--bot-fill-s",
+        ] {
+            assert!(parses(&[flag, "315360000"]), "{flag}: ten years");
+            assert!(!parses(&[flag, "315360001"]), "{flag}");
+            assert!(!parses(&[flag, "18446744073709551615"]), "{flag}");
+        }
+        assert!(parses(&["--bot-delay-ms", "60000"]));
+        assert!(!parses(&["--bot-delay-ms", "60001"]));
+        assert!(parses(&["--analysis-workers", "256"]));
+        assert!(parses(&["--analysis-workers", "0"]));
+        assert!(!parses(&["--analysis-workers", "257"]));
+        for flag in [
+            "--analysis-queue",
+            "--analysis-pending-per-player",
+            "--analysis-per-day",
+        ] {
+            assert!(parses(&[flag, "1"]), "{flag}");
+            assert!(!parses(&[flag, "0"]), "{flag}");
+        }
     }
 
     #[test]
