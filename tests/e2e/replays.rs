@@ -69,9 +69,13 @@ async fn every_game_replays_and_verifies_from_its_seeds() {
                 .count();
             assert!(moves > 0, "{game}");
             verify(&replay, true).await;
-            // A replay whose deal was changed does not verify.
+            // A replay whose deal was changed does not verify, nor one whose first views
+            // (what the replay page draws) were.
             let mut forged = replay.clone();
             forged["rounds"][0]["deal"] = json!({"forged": true});
+            verify(&forged, false).await;
+            let mut forged = replay.clone();
+            forged["views"][0] = json!({"forged": true});
             verify(&forged, false).await;
         }
         server.stop().await;
@@ -98,10 +102,12 @@ async fn verify(replay: &Value, ok: bool) {
     assert_eq!(out.status.success(), ok, "{stdout}\n{stderr}");
     if ok {
         let rounds = replay["rounds"].as_array().unwrap().len();
-        assert_eq!(stdout.lines().count(), rounds + 1, "{stdout}");
+        // A line per round, the views and steps, the result.
+        assert_eq!(stdout.lines().count(), rounds + 2, "{stdout}");
+        assert!(stdout.contains(r#""views":"ok""#), "{stdout}");
         assert!(stdout.lines().last().unwrap().contains("\"result\":\"ok\""));
     } else {
-        assert!(stderr.contains("differs"), "{stderr}");
+        assert!(stderr.contains("differ"), "{stderr}");
     }
 }
 

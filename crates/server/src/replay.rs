@@ -112,7 +112,22 @@ pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
     let (mut g, _) =
         games::new_match(&replay.game, &replay.options, n).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
+    // protocol.md §5.1: both are lower-case hex; the same rule for the two.
+    let lower_hex =
+        |s: &str| s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     for r in &replay.rounds {
+        if !lower_hex(&r.seed) {
+            return Err(format!(
+                "round {}: the seed must be 64 lower-case hex digits",
+                r.round
+            ));
+        }
+        if !lower_hex(&r.seed_sha256) {
+            return Err(format!(
+                "round {}: the commitment must be 64 lower-case hex digits",
+                r.round
+            ));
+        }
         let seed = Seed::from_hex(&r.seed).ok_or(format!("round {}: bad seed", r.round))?;
         if seed.commitment() != r.seed_sha256 {
             return Err(format!(
@@ -122,15 +137,26 @@ pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
         }
         g.start_round(&seed)
             .map_err(|e| format!("round {}: {e}", r.round))?;
+        let published = games::current_deal_record(&replay.game, &r.deal);
+        let dealt = g.deal_record();
         let moves: Vec<_> = replay
             .steps
             .iter()
             .filter(|s| s.round == r.round)
             .filter_map(|s| Some((s.seat?, s.action.as_ref()?)))
             .collect();
-        for (seat, action) in &moves {
-            g.apply_json(*seat, action)
-                .map_err(|e| format!("round {}: a move is refused: {e}", r.round))?;
+        for (k, (seat, action)) in moves.iter().enumerate() {
+            g.apply_json(*seat, action).map_err(|e| {
+                // A deal that differs already is the likelier cause (a seed changed with
+                // its commitment): said first. (A record may grow during the round, with a
+                // reshuffle's cards: then it differs at the start of an honest round too.)
+                let deal = if dealt != published {
+                    "the deal recomputed from the seed differs from the published one, and "
+                } else {
+                    ""
+                };
+                format!("round {}: {deal}move {} is refused: {e}", r.round, k + 1)
+            })?;
         }
         // The record is read after the round: it holds the round's later shuffles from the
         // same seed too (R-21's reshuffle, R-46's refill).
@@ -156,11 +182,126 @@ pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
             outcome.scores, outcome.winners
         ));
     }
+    out.push(check_steps(replay)?);
     out.push(
         serde_json::json!({"result": "ok", "scores": outcome.scores, "winners": outcome.winners})
             .to_string(),
     );
     Ok(out)
+}
+
+/// The rest of a replay document: every view and patch a replay page draws, and where each
+/// round begins, must be exactly what its seeds and moves give (a walk changed a card of a
+/// hand the page shows, and the check above still said "ok"). A replay saved before Trump's
+/// cards were codes shows them otherwise: its views are not compared.
+fn check_steps(replay: &protocol::Replay) -> Result<String, String> {
+    if replay
+        .rounds
+        .iter()
+        .any(|r| games::current_deal_record(&replay.game, &r.deal) != r.deal)
+    {
+        return Ok(
+            serde_json::json!({"views": "not checked: a replay saved before cards were codes"})
+                .to_string(),
+        );
+    }
+    let again = build(&stored_from(replay))?;
+    let json = |p: &Vec<Vec<patch::PatchOp>>| serde_json::to_value(p).unwrap_or(Value::Null);
+    if again.views != replay.views {
+        return Err("the views of the first deal differ from what the seeds give".into());
+    }
+    if again.steps.len() != replay.steps.len() {
+        return Err(format!(
+            "the replay has {} steps where the seeds and moves give {}",
+            replay.steps.len(),
+            again.steps.len()
+        ));
+    }
+    for (k, (want, got)) in again.steps.iter().zip(&replay.steps).enumerate() {
+        if want.round != got.round || json(&want.patches) != json(&got.patches) {
+            return Err(format!(
+                "step {k} (round {}): its views differ from what the seeds and moves give",
+                got.round
+            ));
+        }
+    }
+    for (want, got) in again.rounds.iter().zip(&replay.rounds) {
+        if want.first_step != got.first_step {
+            return Err(format!(
+                "round {}: it begins at step {}, not {}",
+                got.round, want.first_step, got.first_step
+            ));
+        }
+    }
+    Ok(serde_json::json!({"views": "ok", "steps": replay.steps.len()}).to_string())
+}
+
+/// A stored table as the replay document tells it: what [`build`] rebuilds from.
+fn stored_from(replay: &protocol::Replay) -> StoredTable {
+    let mut actions = Vec::new();
+    for r in &replay.rounds {
+        let moves = replay
+            .steps
+            .iter()
+            .filter(|s| s.round == r.round)
+            .filter_map(|s| Some((s.seat?, s.action.clone()?)));
+        for (seq, (seat, action)) in moves.enumerate() {
+            actions.push(store::ActionRecord {
+                round_no: r.round as i32,
+                seq: seq as i64,
+                seat: seat as i32,
+                action,
+            });
+        }
+    }
+    StoredTable {
+        record: store::TableRecord {
+            id: replay.table_id,
+            game: replay.game.clone(),
+            options: replay.options.clone(),
+            rules_version: replay.rules_version as i32,
+            seat_count: replay.seats.len() as i32,
+            private: false,
+            invite_code: None,
+            created_by: uuid::Uuid::nil(),
+            created_at: 0,
+            status: store::TableStatus::Finished,
+            bots: None,
+            daily: None,
+            pace: Value::Null,
+            clock: None,
+            updated_at: 0,
+        },
+        seats: replay
+            .seats
+            .iter()
+            .map(|s| match s {
+                ReplaySeat::Player { id, name } => Occupant::Player {
+                    id: *id,
+                    name: name.clone(),
+                },
+                ReplaySeat::Bot { level } => Occupant::Bot {
+                    level: level.clone(),
+                },
+                ReplaySeat::Empty => Occupant::Empty,
+            })
+            .collect(),
+        scores: Vec::new(),
+        rounds: replay
+            .rounds
+            .iter()
+            .map(|r| store::RoundRecord {
+                round_no: r.round as i32,
+                seed_hex: r.seed.clone(),
+                commitment: r.seed_sha256.clone(),
+                started_at: 0,
+                ended_at: Some(0),
+                result: None,
+            })
+            .collect(),
+        actions,
+        abandoned: vec![false; replay.seats.len()],
+    }
 }
 
 #[cfg(test)]
@@ -341,14 +482,43 @@ mod tests {
     }
 
     /// `verify-match` accepts every game's replay and refuses a changed seed, deal or
-    /// result.
+    /// result, a view or patch the page would draw, or a round's first step; seed and
+    /// commitment alike are lower-case hex.
     #[test]
     fn verify_match_checks_seeds_deals_and_result() {
         for info in games::catalogue() {
             let players = info.min_players.max(2).min(info.max_players);
             let replay = build(&played(info.kind, players)).unwrap();
             let lines = check_match(&replay).unwrap();
-            assert_eq!(lines.len(), replay.rounds.len() + 1, "{}", info.kind);
+            assert_eq!(lines.len(), replay.rounds.len() + 2, "{}", info.kind);
+            assert!(
+                lines[replay.rounds.len()].contains(r#""views":"ok""#),
+                "{lines:?}"
+            );
+            let mut bad = replay.clone();
+            bad.rounds[0].seed = bad.rounds[0].seed.to_uppercase();
+            let e = check_match(&bad).unwrap_err();
+            assert!(e.contains("lower-case"), "{e}");
+            let mut bad = replay.clone();
+            bad.rounds[0].seed_sha256 = bad.rounds[0].seed_sha256.to_uppercase();
+            let e = check_match(&bad).unwrap_err();
+            assert!(e.contains("commitment must be"), "{e}");
+            // A view of the first deal changed (a string inside it, wherever it is).
+            let mut bad = replay.clone();
+            bad.views[0] = serde_json::json!({"changed": true});
+            let e = check_match(&bad).unwrap_err();
+            assert!(e.contains("views of the first deal"), "{e}");
+            // A patch of a step changed.
+            let mut bad = replay.clone();
+            let k = bad.steps.iter().position(|s| s.seat.is_some()).unwrap();
+            bad.steps[k].patches[0] = Vec::new();
+            bad.steps[k].patches[1] = Vec::new();
+            let e = check_match(&bad).unwrap_err();
+            assert!(e.contains(&format!("step {k} ")), "{}: {e}", info.kind);
+            let mut bad = replay.clone();
+            bad.rounds[0].first_step += 1;
+            let e = check_match(&bad).unwrap_err();
+            assert!(e.contains("begins at step"), "{e}");
             let mut bad = replay.clone();
             bad.rounds[0].seed = Seed::from_u64(1).to_hex();
             assert!(check_match(&bad).unwrap_err().contains("commitment"));
