@@ -410,8 +410,10 @@ impl Ctx<'_> {
                     return Err(err(
                         codes::OPENING_INCOMPLETE,
                         format!(
-                            "the opening must lay down at least {need} base sets and card {t} in \
-                             one go (R-16); this one has {bases} base sets{}",
+                            "the opening must lay down at least {need} base {} and card {t} in \
+                             one go (R-16); this one has {bases} base {}{}",
+                            if need == 1 { "set" } else { "sets" },
+                            if bases == 1 { "set" } else { "sets" },
                             if keys.contains(&t) {
                                 ""
                             } else {
