@@ -836,3 +836,46 @@ async fn a_node_restarted_on_the_same_address_takes_the_dead_ones_tables_at_once
         "the lobby lists the table: {list}"
     );
 }
+
+/// A second process under a node id another live process holds stops at start, saying why
+/// (an operator walk ran two with FIB_NODE_ID=alpha on one Postgres: they took the tables
+/// from each other every second, and nobody could play). One started after the first
+/// died (SIGKILL: its lease is not renewed any more) takes the id over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_under_a_live_node_id_is_refused() {
+    let Some(db) = postgres_db().await else {
+        return;
+    };
+    let mut first = Child::start_as(&db, "alpha", &[]).await;
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+        .args([
+            "--port",
+            "0",
+            "--node-id",
+            "alpha",
+            "--database-url",
+            &db.url,
+        ])
+        .env("NO_COLOR", "1")
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), second)
+        .await
+        .expect("the second process stops")
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains(r#"another process is running as node "alpha""#),
+        "{said}"
+    );
+    // The first one is untouched.
+    let health: Value = reqwest::get(format!("{}/healthz", first.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok", "{health}");
+    first.child.kill().await.unwrap();
+    let _again = Child::start_as(&db, "alpha", &[]).await;
+}

@@ -140,6 +140,32 @@ pub async fn start(app: &AppState, local: SocketAddr) -> Result<(), store::Store
     let secret = app.store.cluster_secret().await?;
     let _ = app.limits.node_secret.set(secret.clone());
     let _ = c.secret.set(secret);
+    // Two processes under one id would take the tables from each other every second (a
+    // walk ran two with FIB_NODE_ID=alpha: nobody could play). A live row under this id is
+    // watched for two beats: renewed meanwhile, another process holds it, and this one
+    // stops. (A process of this id that crashed renews nothing: it is taken over below.)
+    if let Some(other) = app
+        .store
+        .live_nodes()
+        .await?
+        .into_iter()
+        .find(|n| n.id == c.node && !n.draining)
+    {
+        tokio::time::sleep(BEAT * 2 + BEAT / 2).await;
+        let renewed = app
+            .store
+            .live_nodes()
+            .await?
+            .into_iter()
+            .any(|n| n.id == c.node && n.expires_at > other.expires_at);
+        if renewed {
+            return Err(store::StoreError::Conflict(format!(
+                "another process is running as node {:?} (at {}, its lease renewed \
+                 meanwhile): give each node its own --node-id",
+                c.node, other.address
+            )));
+        }
+    }
     // A process that starts under an id is not the one that ran under it before: the
     // queue entries of that one's sockets go (SQLite: every entry, as there is one node).
     app.store.node_gone(&c.node).await?;
