@@ -750,7 +750,7 @@ async fn health_and_client_are_served() {
         .unwrap();
     assert_eq!(
         h,
-        json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false, "write_in_flight_ms": 0})
+        json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "broken_tables": 0, "writes_retrying": false, "write_in_flight_ms": 0})
     );
     let page = reqwest::get(format!("{}/", server.base)).await.unwrap();
     assert_eq!(page.status(), 200);
@@ -865,6 +865,71 @@ async fn a_stalled_write_makes_health_degraded() {
     assert_eq!(h["status"], "ok", "{h}");
     assert!(h["write_in_flight_ms"].as_u64().unwrap() < 1_000, "{h}");
     server.stop().await;
+}
+
+/// A table whose stored log no longer replays (here its seed was changed in the database,
+/// as a backup copied beside a stale WAL mixed two states for an operator walk) is counted
+/// in `/healthz` as broken, which says degraded, where it said ok while the table answered
+/// 500 to everyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_that_does_not_restore_makes_health_degraded() {
+    let db = sqlite_db();
+    let mut proc = Child::start(&db).await;
+    let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
+    let table = ada.create_trump(2, true).await;
+    let mut a = ada.connect(&table).await;
+    a.next_state().await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let playing = a.until(|s| status(s) == "playing").await;
+    let from = playing["version"].as_u64().unwrap();
+    play_until(&mut a, first, |s| {
+        s["version"].as_u64().unwrap_or(0) >= from + 6
+    })
+    .await;
+    drop(a);
+    proc.signal("-TERM");
+    let status = tokio::time::timeout(TIMEOUT, proc.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+    let changed = sqlx::query("UPDATE rounds SET seed_hex = $1 WHERE table_id = $2")
+        .bind("01".repeat(32))
+        .bind(&table)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert!(changed.rows_affected() >= 1);
+    pool.close().await;
+
+    let proc = Child::start(&db).await;
+    let health = async || -> Value {
+        reqwest::get(format!("{}/healthz", proc.base))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    let h = loop {
+        let h = health().await;
+        if h["broken_tables"] == 1 {
+            break h;
+        }
+        assert!(started.elapsed() < TIMEOUT, "{h}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(h["status"], "degraded", "{h}");
+    let (s, _) = ada
+        .at(&proc.base, &proc.ws)
+        .get(&format!("/api/tables/{table}"))
+        .await;
+    assert_eq!(s, 500);
 }
 
 /// SIGTERM shuts the server down gracefully: sockets are told (1001), it exits 0, and

@@ -272,6 +272,12 @@ impl Core {
         lock(&self.broken).contains(&id)
     }
 
+    /// How many tables are broken now (`/healthz` says degraded: someone's match cannot
+    /// be played, and an operator must look).
+    pub fn broken_count(&self) -> usize {
+        lock(&self.broken).len()
+    }
+
     /// Publishes a table's lobby entry through the host.
     pub(crate) fn publish_lobby(&self, id: Uuid, epoch: i64, info: Option<TableInfo>) {
         self.host.publish_lobby(id, epoch, info);

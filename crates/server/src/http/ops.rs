@@ -23,12 +23,15 @@ const WRITE_STALL: std::time::Duration = std::time::Duration::from_secs(5);
     tag = "service",
     summary = "Health",
     responses(
-        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked, the store writer retries a failed write, or its commit in progress has taken 5 s or more (a disk that stopped answering: reads still work, moves wait); with `database`, `parked_tables`, `writes_retrying` and `write_in_flight_ms` (how long the commit in progress has taken, 0 when none)", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "writes_retrying": false, "write_in_flight_ms": 0})),
+        (status = 200, description = "`{\"status\": \"ok\"}`, or `degraded` while tables are parked, the store writer retries a failed write, or its commit in progress has taken 5 s or more (a disk that stopped answering: reads still work, moves wait), or a table is broken (its stored log does not replay, or its task gave up after repeated panics: the log names it); with `database`, `parked_tables`, `broken_tables`, `writes_retrying` and `write_in_flight_ms` (how long the commit in progress has taken, 0 when none)", content_type = "application/json", example = json!({"status": "ok", "database": "sqlite", "parked_tables": 0, "broken_tables": 0, "writes_retrying": false, "write_in_flight_ms": 0})),
         (status = 503, description = "`{\"status\": \"unavailable\"}`: the database does not answer (within 2 s)", content_type = "application/json"),
     ),
 )]
 pub async fn healthz(State(app): State<AppState>) -> Response {
     let parked = app.metrics.parked_now();
+    // Tables whose stored log does not replay, or whose task gave up after panics: their
+    // matches cannot be played until an operator looks (the log names each).
+    let broken = app.core.broken_count();
     let retrying = app.metrics.writes_retrying();
     // The read the ping makes still works on a disk that stopped writing: only the
     // writer's commit shows it (a SQLite file's write thread is held where no timeout of
@@ -54,9 +57,10 @@ pub async fn healthz(State(app): State<AppState>) -> Response {
                 );
             }
             Json(serde_json::json!({
-                "status": if parked > 0 || retrying || stalled { "degraded" } else { "ok" },
+                "status": if parked > 0 || retrying || stalled || broken > 0 { "degraded" } else { "ok" },
                 "database": app.store.backend(),
                 "parked_tables": parked,
+                "broken_tables": broken,
                 "writes_retrying": retrying,
                 "write_in_flight_ms": in_flight.as_millis() as u64,
             }))
