@@ -635,6 +635,18 @@ async fn an_address_holds_a_bounded_number_of_connections() {
         other.as_deref().is_some_and(|l| l.contains("200")),
         "{other:?}"
     );
+    // Counted where the other limits are (read from the other address: this one is full).
+    let mut c = from([127, 0, 0, 2]).await;
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    c.read_to_end(&mut got).await.unwrap();
+    let m = String::from_utf8_lossy(&got);
+    assert!(
+        m.contains(r#"fib_limited_total{limit="connections"} 1"#),
+        "{m}"
+    );
     drop(silent.pop());
     tokio::time::sleep(Duration::from_millis(200)).await;
     let again = ask(from([127, 0, 0, 1]).await).await;

@@ -37,6 +37,8 @@ pub struct Limited<L> {
     trusted: Vec<Proxies>,
     /// Another live node's address (`node::Cluster::is_peer`).
     peer: Box<dyn Fn(IpAddr) -> bool + Send>,
+    /// Told of each connection closed for the limit (`/metrics`: `limited{limit="connections"}`).
+    on_refused: Box<dyn Fn() + Send>,
     counts: Arc<Mutex<Counts>>,
 }
 
@@ -46,12 +48,14 @@ impl<L> Limited<L> {
         max: u32,
         trusted: Vec<Proxies>,
         peer: impl Fn(IpAddr) -> bool + Send + 'static,
+        on_refused: impl Fn() + Send + 'static,
     ) -> Self {
         Limited {
             inner,
             max,
             trusted,
             peer: Box::new(peer),
+            on_refused: Box::new(on_refused),
             counts: Arc::default(),
         }
     }
@@ -95,6 +99,7 @@ where
                 }
                 drop(c);
                 drop(io);
+                (self.on_refused)();
                 continue;
             }
             *open += 1;

@@ -260,11 +260,13 @@ pub async fn serve(
     // and without TCP_NODELAY it sat tens of ms in the kernel.
     // Connections one address may hold, counted as they are accepted (`conns`).
     let cluster = state.cluster.clone();
+    let metrics = state.metrics.clone();
     let listener = conns::Limited::new(
         listener,
         state.config.connections_per_address,
         state.config.trusted_proxies.clone(),
         move |ip| cluster.is_peer(ip),
+        move || metrics.limited("connections"),
     );
     let listener = listener.tap_io(|counted| {
         let tcp = counted.get_ref();
