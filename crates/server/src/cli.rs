@@ -204,6 +204,13 @@ async fn serve(config: crate::Config) -> std::process::ExitCode {
     // Which file or server: a SQLite path that does not exist is created empty, and an
     // operator who sees no history should be able to tell which one was opened.
     tracing::info!(%database, "database opened");
+    if database.contains(":memory:") || database.contains("mode=memory") {
+        tracing::warn!(
+            %database,
+            "an in-memory database: every account, match and rating is lost when this \
+             process stops"
+        );
+    }
     let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(addr);
     tracing::info!("listening on http://{local}");
     let store = state.store.clone();

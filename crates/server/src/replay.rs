@@ -162,10 +162,14 @@ pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
         // same seed too (R-21's reshuffle, R-46's refill).
         // A replay saved before Trump's cards were codes publishes them as objects: the
         // same deal (a walk found every such replay refused as "differs").
-        if g.deal_record() != games::current_deal_record(&replay.game, &r.deal) {
+        let recomputed = g.deal_record();
+        let published = games::current_deal_record(&replay.game, &r.deal);
+        if recomputed != published {
             return Err(format!(
-                "round {}: the deal recomputed from the seed differs from the published one",
-                r.round
+                "round {}: the deal recomputed from the seed differs from the published one \
+                 at {}",
+                r.round,
+                first_difference(&recomputed, &published, String::new())
             ));
         }
         out.push(
@@ -188,6 +192,44 @@ pub fn check_match(replay: &protocol::Replay) -> Result<Vec<String>, String> {
             .to_string(),
     );
     Ok(out)
+}
+
+/// Where two JSON values first differ, as a JSON Pointer (`/hands/1/3`; empty: the whole
+/// value), with the two values there: what an auditor needs to find a forged card.
+fn first_difference(want: &Value, got: &Value, at: String) -> String {
+    match (want, got) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let (x, y) = (a.get(k), b.get(k));
+                if x != y {
+                    let here = format!("{at}/{k}");
+                    return match (x, y) {
+                        (Some(x), Some(y)) => first_difference(x, y, here),
+                        (Some(_), None) => format!("{here} (missing)"),
+                        _ => format!("{here} (not in the recomputed deal)"),
+                    };
+                }
+            }
+            format!("{at} (equal?)")
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            match a.iter().zip(b).position(|(x, y)| x != y) {
+                Some(i) => first_difference(&a[i], &b[i], format!("{at}/{i}")),
+                None => format!("{at} (equal?)"),
+            }
+        }
+        _ => {
+            let at = if at.is_empty() {
+                "the record".to_string()
+            } else {
+                at
+            };
+            format!("{at}: recomputed {want}, published {got}")
+        }
+    }
 }
 
 /// The rest of a replay document: every view and patch a replay page draws, and where each
@@ -525,6 +567,16 @@ mod tests {
             let mut bad = replay.clone();
             bad.rounds[0].deal = Value::Null;
             assert!(check_match(&bad).unwrap_err().contains("differs"));
+            // A changed dealer is named where it is.
+            let mut bad = replay.clone();
+            let dealer = bad.rounds[0].deal["dealer"].as_u64().unwrap();
+            bad.rounds[0].deal["dealer"] = serde_json::json!((dealer + 1) % players as u64);
+            let e = check_match(&bad).unwrap_err();
+            assert!(
+                e.contains(&format!("at /dealer: recomputed {dealer}, published")),
+                "{}: {e}",
+                info.kind
+            );
             let mut bad = replay.clone();
             bad.final_scores[0] += 1;
             assert!(check_match(&bad).unwrap_err().contains("result"));
