@@ -869,12 +869,7 @@ async fn a_second_process_under_a_live_node_id_is_refused() {
         "{said}"
     );
     // The first one is untouched.
-    let health: Value = reqwest::get(format!("{}/healthz", first.base))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = health_at(&first.base).await;
     assert_eq!(health["status"], "ok", "{health}");
     first.child.kill().await.unwrap();
     let _again = Child::start_as(&db, "alpha", &[]).await;

@@ -799,14 +799,7 @@ async fn a_stalled_write_makes_health_degraded() {
     use sqlx::Connection;
     let db = sqlite_db();
     let server = Server::start(&db).await;
-    let health = async || -> Value {
-        reqwest::get(format!("{}/healthz", server.base))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    };
+    let health = || health_at(&server.base);
     let (_ada, _table, mut a) = trump_with_bots(&server, "Ada", 2).await;
     let playing = a.until(|s| status(s) == "playing" && my_turn(s)).await;
     let from = playing["version"].as_u64().unwrap();
@@ -867,14 +860,9 @@ async fn a_stalled_write_makes_health_degraded() {
     server.stop().await;
 }
 
-/// A table whose stored log no longer replays (here its seed was changed in the database,
-/// as a backup copied beside a stale WAL mixed two states for an operator walk) is counted
-/// in `/healthz` as broken, which says degraded, where it said ok while the table answered
-/// 500 to everyone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_table_that_does_not_restore_makes_health_degraded() {
-    let db = sqlite_db();
-    let mut proc = Child::start(&db).await;
+/// Ada's two-seat Trump match with a bot on the server process `proc`, started and played
+/// six versions on: her, the table, her socket, and how many moves she made.
+async fn trump_played_on(proc: &Child) -> (Player, String, Sock, u64) {
     let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
     let table = ada.create_trump(2, true).await;
     let mut a = ada.connect(&table).await;
@@ -885,10 +873,22 @@ async fn a_table_that_does_not_restore_makes_health_degraded() {
     assert_eq!(s, 200, "{v}");
     let playing = a.until(|s| status(s) == "playing").await;
     let from = playing["version"].as_u64().unwrap();
-    play_until(&mut a, first, |s| {
+    let (_, moves) = play_until(&mut a, first, |s| {
         s["version"].as_u64().unwrap_or(0) >= from + 6
     })
     .await;
+    (ada, table, a, moves)
+}
+
+/// A table whose stored log no longer replays (here its seed was changed in the database,
+/// as a backup copied beside a stale WAL mixed two states for an operator walk) is counted
+/// in `/healthz` as broken, which says degraded, where it said ok while the table answered
+/// 500 to everyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_that_does_not_restore_makes_health_degraded() {
+    let db = sqlite_db();
+    let mut proc = Child::start(&db).await;
+    let (ada, table, a, _) = trump_played_on(&proc).await;
     drop(a);
     proc.signal("-TERM");
     let status = tokio::time::timeout(TIMEOUT, proc.child.wait())
@@ -907,14 +907,7 @@ async fn a_table_that_does_not_restore_makes_health_degraded() {
     pool.close().await;
 
     let proc = Child::start(&db).await;
-    let health = async || -> Value {
-        reqwest::get(format!("{}/healthz", proc.base))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    };
+    let health = || health_at(&proc.base);
     let started = std::time::Instant::now();
     let h = loop {
         let h = health().await;
@@ -938,20 +931,7 @@ async fn a_table_that_does_not_restore_makes_health_degraded() {
 async fn sigterm_shuts_down_gracefully() {
     let db = sqlite_db();
     let mut proc = Child::start(&db).await;
-    let ada = Player::guest(&proc.base, &proc.ws, "Ada").await;
-    let table = ada.create_trump(2, true).await;
-    let mut a = ada.connect(&table).await;
-    a.next_state().await;
-    let (s, v) = ada
-        .post(&format!("/api/tables/{table}/start"), json!({}))
-        .await;
-    assert_eq!(s, 200, "{v}");
-    let playing = a.until(|s| status(s) == "playing").await;
-    let from = playing["version"].as_u64().unwrap();
-    let (_, moves) = play_until(&mut a, first, |s| {
-        s["version"].as_u64().unwrap_or(0) >= from + 6
-    })
-    .await;
+    let (_ada, table, mut a, moves) = trump_played_on(&proc).await;
     assert!(moves > 0);
     let mut lobby = Sock::open(&format!("{}/ws/lobby", proc.ws), None, None).await;
     lobby.next().await;

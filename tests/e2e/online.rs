@@ -636,12 +636,7 @@ async fn break_actions(db: &Db, on: bool) {
 }
 
 async fn health(server: &Server) -> Value {
-    reqwest::get(format!("{}/healthz", server.base))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    health_at(&server.base).await
 }
 
 /// A move whose write fails parks the table: the player is told, the table says it is

@@ -828,6 +828,16 @@ pub async fn wait_finished(p: &Player, table: &str) -> Value {
     }
 }
 
+/// The `/healthz` answer of the server at `base`.
+pub async fn health_at(base: &str) -> Value {
+    reqwest::get(format!("{base}/healthz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// The server's `/metrics` text.
 pub async fn metrics(server: &Server) -> String {
     metrics_at(&server.base).await

@@ -119,6 +119,15 @@ impl Lobby {
         lock(&self.entries).by_id.get(&id).cloned()
     }
 
+    /// The entries of `ids` still listed, in that order, under one lock (a lobby socket's
+    /// changes of a window).
+    pub fn tables(&self, ids: impl IntoIterator<Item = Uuid>) -> Vec<TableInfo> {
+        let e = lock(&self.entries);
+        ids.into_iter()
+            .filter_map(|id| e.by_id.get(&id).cloned())
+            .collect()
+    }
+
     /// The first `n` tables of the list (of `game`'s tables only, if given), in its order
     /// (open first, newest first), and how many it holds in all.
     pub fn first(&self, game: Option<&str>, n: usize) -> (Vec<TableInfo>, usize) {

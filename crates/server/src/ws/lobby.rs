@@ -457,11 +457,12 @@ pub(super) async fn run_lobby_socket(
                 let changed = std::mem::take(&mut changed);
                 let now: std::collections::HashSet<Uuid> = first.iter().copied().collect();
                 let removed: Vec<Uuid> = shown.difference(&now).copied().collect();
-                let tables: Vec<_> = first
-                    .iter()
-                    .filter(|id| !shown.contains(id) || changed.contains(id))
-                    .filter_map(|id| app.lobby.table(*id))
-                    .collect();
+                let tables = app.lobby.tables(
+                    first
+                        .iter()
+                        .copied()
+                        .filter(|id| !shown.contains(id) || changed.contains(id)),
+                );
                 shown = now;
                 if tables.is_empty() && removed.is_empty() && total == last_total {
                     continue;
