@@ -918,11 +918,14 @@ async fn a_table_that_does_not_restore_makes_health_degraded() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     assert_eq!(h["status"], "degraded", "{h}");
-    let (s, _) = ada
+    let (s, v) = ada
         .at(&proc.base, &proc.ws)
         .get(&format!("/api/tables/{table}"))
         .await;
-    assert_eq!(s, 500);
+    assert_eq!(s, 500, "{v}");
+    // Said as such, not a bare `internal`: the player knows it is this table's record.
+    assert_eq!(v["code"], "table_broken", "{v}");
+    assert!(v["message"].as_str().unwrap().contains("record"), "{v}");
 }
 
 /// SIGTERM shuts the server down gracefully: sockets are told (1001), it exits 0, and

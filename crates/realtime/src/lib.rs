@@ -81,6 +81,11 @@ pub enum TableError {
     /// (a player's daily deal: another request of theirs made it first).
     #[error("this table exists already")]
     Exists,
+    /// 500 `table_broken`: the table's stored record does not replay (or its task gave
+    /// up after repeated panics and it does not restore). Nothing of it is changed; the log
+    /// names the table and why, and `/healthz` counts it, for an operator to look at.
+    #[error("this table's record could not be loaded; it is kept unchanged for the server's operators to look at")]
+    Broken,
     /// 500 `internal`: logged where it happened, never explained.
     #[error("internal error")]
     Internal,
@@ -97,6 +102,7 @@ impl TableError {
             TableError::Moving => "table_moving",
             TableError::Draining => "server_draining",
             TableError::Exists => "table_exists",
+            TableError::Broken => "table_broken",
             TableError::Internal => "internal",
         }
     }

@@ -88,6 +88,10 @@ pub enum ApiError {
     /// 404 `tournament_not_found`.
     #[error("no tournament {0}")]
     TournamentNotFound(String),
+    /// 500 `table_broken`: the table's stored record does not replay; it is kept as it is,
+    /// the log says why, and `/healthz` counts it.
+    #[error("{0}")]
+    TableBroken(String),
     /// 500 `internal`: logged, not explained.
     #[error("internal error")]
     Internal,
@@ -113,6 +117,7 @@ impl ApiError {
             ApiError::Unavailable(c, _) => c,
             ApiError::BadTournament(c, _) | ApiError::Forbidden(c, _) => c,
             ApiError::TournamentNotFound(_) => "tournament_not_found",
+            ApiError::TableBroken(_) => "table_broken",
             ApiError::Internal => "internal",
         }
     }
@@ -136,7 +141,7 @@ impl ApiError {
             ApiError::Conflict(..) => StatusCode::CONFLICT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(..) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::TableBroken(_) | ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -176,6 +181,7 @@ impl From<realtime::TableError> for ApiError {
             T::BadTable(code, msg) => ApiError::BadTable(code, msg),
             T::Moving | T::Draining => ApiError::Unavailable(e.code(), e.to_string()),
             T::Exists => ApiError::Conflict(e.code(), e.to_string()),
+            T::Broken => ApiError::TableBroken(e.to_string()),
             T::Internal => ApiError::Internal,
         }
     }

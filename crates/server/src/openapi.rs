@@ -169,11 +169,17 @@ impl Modify for Conventions {
                 if INFALLIBLE.contains(&op.operation_id.as_deref().unwrap_or_default()) {
                     continue;
                 }
+                // A request of one table may find its stored record broken.
+                let one_table = path.starts_with("/api/tables/{id}");
                 op.responses
                     .responses
                     .entry("500".into())
                     .or_insert_with(|| {
-                        error_response("`code`: internal (the detail is logged, never sent)")
+                        error_response(if one_table {
+                            "`code`: internal (the detail is logged, never sent), or table_broken (the table's stored record does not replay into a game; nothing is changed)"
+                        } else {
+                            "`code`: internal (the detail is logged, never sent)"
+                        })
                     });
             }
         }

@@ -1005,7 +1005,7 @@ pub async fn open(core: &Core, id: Uuid) -> Result<Option<TableHandle>, TableErr
     let table = restore(core.clone(), st, epoch).map_err(|e| {
         tracing::error!(table = %id, error = %e, "could not restore a table on demand");
         core.mark_broken(id, true);
-        TableError::Internal
+        TableError::Broken
     })?;
     core.mark_broken(id, false);
     Ok(Some(spawn(table)))
