@@ -34,7 +34,7 @@ pub struct ColumnView {
 /// The end of the game.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GameResult {
-    /// `None` for a draw.
+    /// `null` for a draw.
     pub winner: Option<Seat>,
     pub reason: EndReason,
 }
@@ -49,7 +49,7 @@ pub struct FibFibView {
     pub dealer: Option<Seat>,
     /// The seat on turn while playing.
     pub turn: Option<Seat>,
-    /// The viewer's hand, sorted by rank then suit; `None` for a spectator.
+    /// The viewer's hand, sorted by rank then suit; `null` for a spectator.
     pub hand: Option<Vec<Card>>,
     /// Cards in each seat's hand.
     pub hand_counts: Vec<usize>,

@@ -47,7 +47,7 @@ pub struct SpicyPile {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NachosView {
     pub players: usize,
-    /// The viewing seat; `None` for a spectator.
+    /// The viewing seat; `null` for a spectator.
     pub viewer: Option<Seat>,
     pub phase: Phase,
     /// Current (or last) round, 1..=3; 0 before the first.
@@ -56,11 +56,11 @@ pub struct NachosView {
     pub rounds: u32,
     /// Cards dealt to each player per round.
     pub hand_size: usize,
-    /// Dealer of the current (or last) round; `None` before the first deal.
+    /// Dealer of the current (or last) round; `null` before the first deal.
     pub dealer: Option<Seat>,
     /// Leader of the trick in progress.
     pub leader: Option<Seat>,
-    /// Seat to play; `None` between rounds and after the match.
+    /// Seat to play; `null` between rounds and after the match.
     pub turn: Option<Seat>,
     /// The spicy card turned up for the trick in progress: what the trick is worth.
     pub spicy_at_stake: Option<u8>,
@@ -73,7 +73,7 @@ pub struct NachosView {
     pub fibonachos_active: bool,
     /// The seat that would win the trick if it ended now.
     pub trick_winning: Option<Seat>,
-    /// The viewer's hand, sorted (suit red, green, yellow; then number); `None` for a
+    /// The viewer's hand, sorted (suit red, green, yellow; then number); `null` for a
     /// spectator.
     pub hand: Option<Vec<HandCard>>,
     /// Cards in each seat's hand.

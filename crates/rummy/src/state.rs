@@ -74,7 +74,7 @@ pub struct RoundResult {
     pub blocked: bool,
     /// Multiplayer: one entry per seat. Solitaire: empty.
     pub seats: Vec<SeatScore>,
-    /// Solitaire: cards in the discard pile at the end (lower is better), or None
+    /// Solitaire: cards in the discard pile at the end (lower is better), or `null`
     /// when the game was lost.
     pub solitaire_discards: Option<usize>,
 }

@@ -54,7 +54,7 @@ pub struct View {
     /// The seat on turn and its stage.
     pub turn: Option<Seat>,
     pub stage: Option<Stage>,
-    /// The viewer's own hand, sorted; `None` for a spectator.
+    /// The viewer's own hand, sorted; `null` for a spectator.
     pub hand: Option<Vec<Card>>,
     pub tables: Vec<TableView>,
     pub discard_top: Option<Card>,

@@ -79,7 +79,7 @@ pub struct TrumpView {
     pub symbol: Option<Symbol>,
     /// Cards dealt to each seat in the current (or last) round; 0 before the first.
     pub hand_size: u32,
-    /// Who led the first trick of the current (or last) round; `None` before the
+    /// Who led the first trick of the current (or last) round; `null` before the
     /// first round.
     pub first_leader: Option<Seat>,
     /// Every card played in the current (or last) round, in playing order: trick after
@@ -100,11 +100,11 @@ pub struct TrumpView {
     #[serde(skip_serializing)]
     pub led_colour: Option<Colour>,
     /// The seat whose card wins the trick on the table so far (R-32: the highest trump,
-    /// else the highest card of the led colour); `None` when no card is on the table.
+    /// else the highest card of the led colour); `null` when no card is on the table.
     /// Derived.
     #[serde(skip_serializing)]
     pub winning: Option<Seat>,
-    /// The viewer's hand, sorted (colour-major, then number). `None` for a spectator. The
+    /// The viewer's hand, sorted (colour-major, then number). `null` for a spectator. The
     /// cards it may play now are its legal actions ([`TrumpView::playable`]), not repeated
     /// here.
     pub hand: Option<Vec<Card>>,
