@@ -928,6 +928,56 @@ async fn a_table_that_does_not_restore_makes_health_degraded() {
     assert!(v["message"].as_str().unwrap().contains("record"), "{v}");
 }
 
+/// With JSON logs, a panic is a log record like any other (one JSON object on stdout, with
+/// its message and place), where it was Rust's text on stderr that a log collector does
+/// not read: a table task's caught panic went unseen there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_is_a_json_record_with_json_logs() {
+    let db = sqlite_db();
+    let proc = Child::start_as(&db, "child", &["--log-format", "json", "--test-hooks"]).await;
+    let (ada, table, mut a, _) = trump_played_on(&proc).await;
+    let from = proc.troubles_so_far();
+    let held = a.state.clone().unwrap()["version"].as_u64().unwrap();
+    let r = ada
+        .http
+        .post(format!("{}/api/tables/{table}/test/panic", proc.base))
+        .bearer_auth(&ada.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    // Recovered: the socket is sent a full state of what is stored.
+    loop {
+        let m = a.next().await;
+        if m["type"] == "state" && m["version"].as_u64().unwrap() > held {
+            break;
+        }
+    }
+    proc.signal("-TERM");
+    let (status, troubles) = proc.exit(from).await;
+    assert!(status.success(), "{status:?}");
+    let records: Vec<Value> = troubles
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let panic = records
+        .iter()
+        .find(|r| {
+            r["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("panicked: test hook: a forced panic"))
+        })
+        .unwrap_or_else(|| panic!("no panic record in {troubles:?}"));
+    assert_eq!(panic["level"], "ERROR", "{panic}");
+    assert_eq!(panic["target"], "panic", "{panic}");
+    assert!(
+        panic["fields"]["location"]
+            .as_str()
+            .is_some_and(|l| l.contains("table/mod.rs")),
+        "{panic}"
+    );
+}
+
 /// SIGTERM shuts the server down gracefully: sockets are told (1001), it exits 0, and
 /// it closes its database: on SQLite no WAL is left, and every move is stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

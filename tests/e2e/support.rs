@@ -217,7 +217,9 @@ impl Child {
         let addr = tokio::time::timeout(TIMEOUT, async {
             while let Some(line) = lines.next_line().await.unwrap() {
                 if let Some(i) = line.find("listening on http://") {
-                    return line[i + "listening on http://".len()..].trim().to_string();
+                    // The address ends the text line, or the message of a JSON one.
+                    let rest = &line[i + "listening on http://".len()..];
+                    return rest.split('"').next().unwrap_or(rest).trim().to_string();
                 }
             }
             panic!("the server exited before listening");

@@ -84,7 +84,9 @@ pub enum TableError {
     /// 500 `table_broken`: the table's stored record does not replay (or its task gave
     /// up after repeated panics and it does not restore). Nothing of it is changed; the log
     /// names the table and why, and `/healthz` counts it, for an operator to look at.
-    #[error("this table's record could not be loaded; it is kept unchanged for the server's operators to look at")]
+    #[error(
+        "this table's record could not be loaded; it is kept unchanged for the server's operators to look at"
+    )]
     Broken,
     /// 500 `internal`: logged where it happened, never explained.
     #[error("internal error")]

@@ -53,6 +53,9 @@ async fn run() -> std::process::ExitCode {
                 .init()
         }
     }
+    if cli.config.log_format == LogFormat::Json {
+        log_panics();
+    }
     if let Some((v, e)) = bad_filter {
         tracing::warn!(rust_log = %v, error = %e, "RUST_LOG does not parse: logging at the default levels ({DEFAULT_FILTER})");
     }
@@ -69,6 +72,34 @@ async fn run() -> std::process::ExitCode {
         } => verify(&game, players, &seed, &options),
         Command::VerifyMatch { replay } => verify_match(&replay),
     }
+}
+
+/// Panics become log records: with JSON logs, Rust's own panic message (several lines of
+/// text on stderr) is not read by a collector that expects one object per line, and a
+/// table task's panic (caught and recovered, but a bug) went unseen there. The record
+/// carries the message, where it happened, the thread and, when `RUST_BACKTRACE` asks for
+/// one, the backtrace. Text logs keep Rust's own message.
+fn log_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic with no message".to_string());
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        let thread = thread.name().unwrap_or("unnamed");
+        let backtrace = std::backtrace::Backtrace::capture();
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            tracing::error!(target: "panic", %location, thread, %backtrace, "panicked: {message}");
+        } else {
+            tracing::error!(target: "panic", %location, thread, "panicked: {message}");
+        }
+    }));
 }
 
 /// Whether a `RUST_LOG` value sets a level for every target: a directive that is a level
