@@ -731,3 +731,59 @@ async fn clocks_survive_a_restart() {
         server.stop().await;
     }
 }
+
+/// A time-out is stored when it happens (a walk restarted a server after a clock ran out
+/// with nobody connected, before the stand-in could move: the spent bank came back and the
+/// move was the player's again, on a fresh clock). After the restart the bank is still
+/// spent, the move is still the stand-in's, and it makes it once someone is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_out_is_kept_across_a_restart() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let (ada, bob, table, a, b) = ada_and_bob_started(
+            &server,
+            json!({"kind": "live", "move_s": 1, "bank_s": 2}),
+            Value::Null,
+        )
+        .await;
+        let st = a.state.clone().unwrap();
+        let late = on_turn(&st);
+        let version = st["version"].as_u64().unwrap();
+        drop(a);
+        drop(b);
+        // Nobody is connected: the clock runs out after 3 s, and the stand-in waits.
+        let info = loop {
+            let (_, info) = ada.get(&format!("/api/tables/{table}")).await;
+            if !info["seats"][late]["stand_in"].is_null() {
+                break info;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(info["clocks"][late]["bank_ms"], 0, "{info}");
+        assert_eq!(
+            info["to_act"][0], late,
+            "nobody there, nobody moved: {info}"
+        );
+        server.stop().await;
+
+        let server = Server::start(&db).await;
+        let (_, info) = ada
+            .at(&server.base, &server.ws)
+            .get(&format!("/api/tables/{table}"))
+            .await;
+        assert_eq!(info["clocks"][late]["bank_ms"], 0, "still spent: {info}");
+        assert!(
+            info["clocks"][late]["left_ms"].is_null(),
+            "no fresh clock: {info}"
+        );
+        assert_eq!(info["seats"][late]["stand_in"], "normal", "{info}");
+        // The other player comes back: the stand-in makes the move it owes.
+        let other = if late == 0 { &bob } else { &ada };
+        let mut sock = other.at(&server.base, &server.ws).connect(&table).await;
+        let moved = sock.until(|s| on_turn(s) != late).await;
+        assert!(moved["version"].as_u64().unwrap() > version);
+        assert_eq!(moved["table"]["to_act"][0], 1 - late, "{moved}");
+        drop(sock);
+        server.stop().await;
+    }
+}

@@ -398,7 +398,9 @@ pub struct TableRecord {
     pub daily: Option<String>,
     /// The table's pace (`protocol::Pace` as JSON).
     pub pace: serde_json::Value,
-    /// The seats' time banks in ms (JSON array), once one has changed.
+    /// The seats' time banks in ms (JSON array), once one has changed; while a seat's
+    /// clock has run out on the move the game waits for, `{"banks":[…],"timed_out":[seats]}`
+    /// (the realtime crate's `online` module writes and reads both).
     pub clock: Option<serde_json::Value>,
     /// Unix ms of the table's last stored change (equal to `created_at` when created).
     pub updated_at: i64,
@@ -595,7 +597,8 @@ pub enum WriteOp {
         totals: Vec<i64>,
         winners: Vec<i32>,
     },
-    /// The seats' time banks changed (ms, JSON array).
+    /// The seats' time banks changed (ms, JSON array), or a time-out is owed (see
+    /// [`TableRecord::clock`]).
     SetClock(serde_json::Value),
     /// These seats abandoned the match (their player left; a bot played on for them).
     /// Written before `FinishMatch` in the same unit, it makes the match's rating count

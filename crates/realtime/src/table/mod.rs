@@ -373,11 +373,17 @@ impl Table {
     pub fn new(core: Core, record: TableRecord, seats: Vec<Occupant>) -> Result<Self, TableError> {
         let (game, _) = games::new_match(&record.game, &record.options, seats.len())
             .map_err(|e| TableError::BadTable("bad_options", format!("{e:?}")))?;
-        let banks = record
+        let (banks, timed_out) = record
             .clock
             .as_ref()
-            .and_then(|c| serde_json::from_value::<Vec<u64>>(c.clone()).ok());
-        let online = online::Online::new(online::stored_pace(&record.pace), seats.len(), banks);
+            .map(online::read_clock)
+            .unwrap_or_default();
+        let online = online::Online::new(
+            online::stored_pace(&record.pace),
+            seats.len(),
+            banks,
+            &timed_out,
+        );
         Ok(Table {
             record,
             seats,

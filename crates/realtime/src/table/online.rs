@@ -78,8 +78,39 @@ pub(super) struct Online {
     pub parked: Option<Parked>,
 }
 
+/// The stored form of the clocks (`WriteOp::SetClock`): the banks as an array, as every
+/// build has stored them; while a seat's clock has run out on the move the game waits for
+/// (the stand-in owes it), `{"banks":[…],"timed_out":[seats]}`, so that a restart neither
+/// gives that move back to the player with a fresh clock nor forgets that the bank is
+/// spent (a walk saw both after a restart).
+pub(super) fn stored_clock(banks: &[u64], owes: &[bool]) -> serde_json::Value {
+    let timed_out: Vec<usize> = (0..owes.len()).filter(|&s| owes[s]).collect();
+    if timed_out.is_empty() {
+        serde_json::json!(banks)
+    } else {
+        serde_json::json!({"banks": banks, "timed_out": timed_out})
+    }
+}
+
+/// Reads [`stored_clock`]'s two forms: the banks, and the seats whose timed-out move is owed.
+pub(super) fn read_clock(v: &serde_json::Value) -> (Option<Vec<u64>>, Vec<usize>) {
+    #[derive(serde::Deserialize)]
+    struct Owing {
+        banks: Vec<u64>,
+        timed_out: Vec<usize>,
+    }
+    if let Ok(banks) = serde_json::from_value::<Vec<u64>>(v.clone()) {
+        return (Some(banks), Vec::new());
+    }
+    match serde_json::from_value::<Owing>(v.clone()) {
+        Ok(o) => (Some(o.banks), o.timed_out),
+        Err(_) => (None, Vec::new()),
+    }
+}
+
 impl Online {
-    pub fn new(pace: Pace, seats: usize, banks: Option<Vec<u64>>) -> Self {
+    /// `timed_out`: seats whose clock ran out on the move the game waits for (stored).
+    pub fn new(pace: Pace, seats: usize, banks: Option<Vec<u64>>, timed_out: &[usize]) -> Self {
         let now = Instant::now();
         let full = match pace {
             Pace::Live { bank_s, .. } => u64::from(bank_s) * 1000,
@@ -88,6 +119,7 @@ impl Online {
         let banks = banks
             .filter(|b| b.len() == seats)
             .unwrap_or_else(|| vec![full; seats]);
+        let owes: Vec<bool> = (0..seats).map(|s| timed_out.contains(&s)).collect();
         Online {
             pace,
             banks,
@@ -95,8 +127,11 @@ impl Online {
             running: vec![None; seats],
             // Nobody is connected when a table starts (or restarts): grace counts from now.
             gone_since: vec![Some(now); seats],
-            stand_in: vec![None; seats],
-            owes: vec![false; seats],
+            stand_in: owes
+                .iter()
+                .map(|&o| o.then_some(StandIn::TimedOut))
+                .collect(),
+            owes,
             abandoned: vec![false; seats],
             deserted_since: Some(now),
             open_since: now,
@@ -590,6 +625,18 @@ impl Table {
                     }
                 }
                 if changed {
+                    if self.online.banks_dirty {
+                        // Stored at once, not with the next change: a restart before the
+                        // stand-in's move would otherwise bring the spent bank back and
+                        // give the player the move with a fresh clock.
+                        let clock = stored_clock(&self.online.banks, &self.online.owes);
+                        if let Err(e) = self.persist(vec![WriteOp::SetClock(clock)]).await {
+                            tracing::error!(table = %self.record.id, error = %e, "could not store a time-out");
+                            self.park(None);
+                            return;
+                        }
+                        self.online.banks_dirty = false;
+                    }
                     self.sync_clocks();
                     self.version += 1;
                     self.broadcast(&[]);
@@ -782,6 +829,7 @@ mod tests {
             },
             2,
             None,
+            &[],
         );
         let t0 = Instant::now();
         assert_eq!(o.deadline(0, t0), Some(t0 + Duration::from_secs(150)));
@@ -789,7 +837,7 @@ mod tests {
         assert_eq!(o.banks, vec![60_000, 120_000]);
         assert_eq!(o.deadline(0, t0), Some(t0 + Duration::from_secs(90)));
         // Untimed: no deadline, nothing charged.
-        let mut u = Online::new(Pace::Untimed, 2, None);
+        let mut u = Online::new(Pace::Untimed, 2, None, &[]);
         assert_eq!(u.deadline(0, t0), None);
         assert!(!u.charge(0, t0, t0 + Duration::from_secs(9999)));
     }
@@ -800,11 +848,31 @@ mod tests {
             move_s: 10,
             bank_s: 60,
         };
-        assert_eq!(Online::new(pace, 2, Some(vec![5, 6])).banks, vec![5, 6]);
         assert_eq!(
-            Online::new(pace, 2, Some(vec![5])).banks,
+            Online::new(pace, 2, Some(vec![5, 6]), &[]).banks,
+            vec![5, 6]
+        );
+        assert_eq!(
+            Online::new(pace, 2, Some(vec![5]), &[]).banks,
             vec![60_000, 60_000]
         );
+        // A time-out owed is stored beside the banks, and read back with them; the plain
+        // array (every older build's form) still reads.
+        let v = stored_clock(&[0, 6], &[true, false]);
+        assert_eq!(v, serde_json::json!({"banks": [0, 6], "timed_out": [0]}));
+        assert_eq!(read_clock(&v), (Some(vec![0, 6]), vec![0]));
+        assert_eq!(
+            stored_clock(&[5, 6], &[false, false]),
+            serde_json::json!([5, 6])
+        );
+        assert_eq!(
+            read_clock(&serde_json::json!([5, 6])),
+            (Some(vec![5, 6]), vec![])
+        );
+        assert_eq!(read_clock(&serde_json::json!("x")), (None, vec![]));
+        let o = Online::new(pace, 2, Some(vec![0, 6]), &[0]);
+        assert!(o.owes[0] && !o.owes[1]);
+        assert_eq!(o.stand_in[0], Some(StandIn::TimedOut));
         assert_eq!(
             stored_pace(&serde_json::json!({"kind": "correspondence", "move_s": 86400})),
             Pace::Correspondence { move_s: 86400 }

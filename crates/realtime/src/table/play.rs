@@ -350,9 +350,20 @@ impl Table {
     /// any spent by a timeout), stored in the same unit.
     fn add_clock_op(&self, d: &mut Draft) {
         let playing = d.status == TableStatus::Playing && d.game.phase() == Phase::Playing;
-        if let Some(banks) = self.clock_banks(d.actor, &d.game.to_act(), playing) {
-            d.ops.push(WriteOp::SetClock(json!(banks)));
-            d.banks = Some(banks);
+        let to_act = d.game.to_act();
+        // The timed-out moves still owed once this change is made: the actor has made its
+        // move, and a seat the game no longer waits for owes nothing.
+        let owes: Vec<bool> = (0..self.online.owes.len())
+            .map(|s| self.online.owes[s] && d.actor != Some(s) && playing && to_act.contains(&s))
+            .collect();
+        let banks = self.clock_banks(d.actor, &to_act, playing);
+        // A debt paid is stored too, or a restart would make the seat owe its next move.
+        if banks.is_some() || owes != self.online.owes {
+            let stored = banks.clone().unwrap_or_else(|| self.online.banks.clone());
+            d.ops.push(WriteOp::SetClock(super::online::stored_clock(
+                &stored, &owes,
+            )));
+            d.banks = Some(stored);
         }
     }
 
