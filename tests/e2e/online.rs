@@ -787,3 +787,38 @@ async fn a_time_out_is_kept_across_a_restart() {
         server.stop().await;
     }
 }
+
+/// A player whose stand-in played on after their clock ran out (they stayed, page in view,
+/// and did nothing) is shown as they are once the match is over: connected, no stand-in.
+/// A walk saw such a finished match show them `away`, with no stand-in to say why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_match_shows_no_stand_in_presence() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, v) = ada
+        .post(
+            "/api/tables",
+            json!({"game": "trump", "seats": 2, "bots": "easy", "options": {"target": 1},
+                   "pace": {"kind": "live", "move_s": 1, "bank_s": 0}}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let table = v["table"]["id"].as_str().unwrap().to_string();
+    let mut a = ada.connect(&table).await;
+    let (s, v) = ada
+        .post(&format!("/api/tables/{table}/start"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let standing_in = a.until(|s| !seat(s, 0)["stand_in"].is_null()).await;
+    assert_eq!(seat(&standing_in, 0)["presence"], "away", "{standing_in}");
+    let over = a.until(|s| status(s) == "finished").await;
+    assert!(seat(&over, 0)["stand_in"].is_null(), "{over}");
+    assert_eq!(seat(&over, 0)["presence"], "connected", "{over}");
+    assert_eq!(
+        seat(&over, 0)["abandoned"],
+        false,
+        "a slow player, not a leaver: {over}"
+    );
+    server.stop().await;
+}

@@ -248,10 +248,15 @@ impl Table {
             .any(|o| matches!(o, Occupant::Player { .. }))
     }
 
+    /// What everyone is shown of a seated player. A stand-in makes them away only while
+    /// the match is played: once it is over no stand-in is shown (a walk saw a finished
+    /// match show a player `away` with none).
     pub(super) fn presence(&self, seat: Seat, id: uuid::Uuid) -> Presence {
+        let standing_in =
+            self.record.status == TableStatus::Playing && self.online.stand_in[seat].is_some();
         if !self.fan.connected(id) {
             Presence::Disconnected
-        } else if self.fan.all_hidden(id) || self.online.stand_in[seat].is_some() {
+        } else if self.fan.all_hidden(id) || standing_in {
             Presence::Away
         } else {
             Presence::Connected
