@@ -336,10 +336,18 @@ pub enum Pace {
     Untimed,
     /// A live game: `move_s` seconds for each move (1–600), then the seat's time bank of
     /// `bank_s` seconds (0–3600) for the whole match.
-    Live { move_s: u32, bank_s: u32 },
+    Live {
+        #[schemars(range(min = 1, max = 600))]
+        move_s: u32,
+        #[schemars(range(max = 3600))]
+        bank_s: u32,
+    },
     /// Correspondence: `move_s` seconds for each move (60 s to 14 days; e.g. 86400), and
     /// no disconnection grace: being away between moves is normal.
-    Correspondence { move_s: u32 },
+    Correspondence {
+        #[schemars(range(min = 60, max = 1_209_600))]
+        move_s: u32,
+    },
 }
 
 impl Pace {
@@ -1262,6 +1270,42 @@ pub fn schema(games: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schema's bounds of a pace are the ones `validate` keeps (a walk found the schema
+    /// saying `minimum: 0` and no maximum, so a client validating against it sent paces the
+    /// server refused): each bound holds, and one past it is refused.
+    #[test]
+    fn the_pace_schema_has_the_bounds_validate_keeps() {
+        let schema = serde_json::to_value(schemars::schema_for!(Pace)).unwrap();
+        let text = schema.to_string();
+        let field = |kind: &str, name: &str| -> (u64, u64) {
+            let branch = schema["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["properties"]["kind"]["const"] == kind)
+                .unwrap_or_else(|| panic!("no {kind} in {text}"));
+            let p = &branch["properties"][name];
+            (
+                p["minimum"].as_u64().unwrap(),
+                p["maximum"].as_u64().unwrap(),
+            )
+        };
+        let live = |move_s, bank_s| Pace::Live { move_s, bank_s };
+        let corr = |move_s| Pace::Correspondence { move_s };
+        let (lo, hi) = field("live", "move_s");
+        assert!(live(lo as u32, 0).validate().is_ok() && live(hi as u32, 0).validate().is_ok());
+        assert!(live(lo as u32 - 1, 0).validate().is_err());
+        assert!(live(hi as u32 + 1, 0).validate().is_err());
+        let (lo, hi) = field("live", "bank_s");
+        assert_eq!(lo, 0);
+        assert!(
+            live(1, hi as u32).validate().is_ok() && live(1, hi as u32 + 1).validate().is_err()
+        );
+        let (lo, hi) = field("correspondence", "move_s");
+        assert!(corr(lo as u32).validate().is_ok() && corr(hi as u32).validate().is_ok());
+        assert!(corr(lo as u32 - 1).validate().is_err() && corr(hi as u32 + 1).validate().is_err());
+    }
 
     #[test]
     fn viewers_and_bot_levels_on_the_wire() {
