@@ -1492,6 +1492,39 @@ async fn a_second_server_on_one_sqlite_file_is_refused() {
     drop(third);
 }
 
+/// A Postgres the server cannot use stops it at once with the database's own reason (a
+/// walk got "pool timed out while waiting for an open connection" after 10 s, for a server
+/// that was not running): nothing listens there; and, with a test Postgres, a wrong
+/// password and a database that does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_cannot_be_used_is_said_why() {
+    let said = |url: String| async move {
+        let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"))
+            .args(["--port", "0", "--database-url", &url])
+            .env("NO_COLOR", "1")
+            .output();
+        let out = tokio::time::timeout(std::time::Duration::from_secs(8), run)
+            .await
+            .expect("the server stops before the pool's 10 s")
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let out = said("postgres://fib:fib@127.0.0.1:1/fib".into()).await;
+    assert!(out.contains("Connection refused"), "{out}");
+    if let Ok(admin) = std::env::var("TEST_DATABASE_URL") {
+        let mut url = reqwest::Url::parse(&admin).unwrap();
+        url.set_password(Some("certainly-not-the-password"))
+            .unwrap();
+        let out = said(url.to_string()).await;
+        assert!(out.contains("password authentication failed"), "{out}");
+        let mut url = reqwest::Url::parse(&admin).unwrap();
+        url.set_path("/no_such_database_here");
+        let out = said(url.to_string()).await;
+        assert!(out.contains("does not exist"), "{out}");
+    }
+}
+
 /// The lobby shows each socket only the first `--lobby-shown` tables (open first, newest
 /// first), with the `total` listed; a socket may pick one game's tables. Tables that come
 /// and go beyond its end are not sent to it; one that leaves it is replaced by the next.

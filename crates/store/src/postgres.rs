@@ -74,6 +74,18 @@ impl PgStore {
     /// Opens a pool on `postgres://…` or `postgresql://…` and applies the migrations in
     /// `migrations/postgres`.
     pub async fn connect(url: &str) -> Result<Self> {
+        // One connection first, for its error: the pool's for a server it cannot reach, a
+        // wrong password or a missing database is "pool timed out while waiting for an open
+        // connection", 10 s later, which tells an operator nothing (a walk met it). A server
+        // that does not answer at all still ends in the pool's timeout.
+        {
+            use sqlx::Connection as _;
+            if let Ok(first) =
+                tokio::time::timeout(ACQUIRE_TIMEOUT, sqlx::PgConnection::connect(url)).await
+            {
+                first?.close().await?;
+            }
+        }
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
