@@ -1525,6 +1525,35 @@ async fn a_database_that_cannot_be_used_is_said_why() {
     }
 }
 
+/// A bad value from an environment variable is said to come from there: clap names only
+/// the flag, which an operator who set `FIB_BOT_DELAY_MS` never typed. A bad flag is said
+/// as clap says it, with no such note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_environment_variable_is_named() {
+    let run = |args: &'static [&'static str], env: Option<(&'static str, &'static str)>| async move {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_e2e-server"));
+        cmd.args(args).env("NO_COLOR", "1");
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = tokio::time::timeout(std::time::Duration::from_secs(10), cmd.output())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let said = run(&["--port", "0"], Some(("FIB_BOT_DELAY_MS", "abc"))).await;
+    assert!(said.contains("invalid value 'abc'"), "{said}");
+    assert!(
+        said.contains("the environment variable FIB_BOT_DELAY_MS"),
+        "{said}"
+    );
+    let said = run(&["--port", "0", "--bot-delay-ms", "abc"], None).await;
+    assert!(said.contains("invalid value 'abc'"), "{said}");
+    assert!(!said.contains("environment variable"), "{said}");
+}
+
 /// The lobby shows each socket only the first `--lobby-shown` tables (open first, newest
 /// first), with the `total` listed; a socket may pick one game's tables. Tables that come
 /// and go beyond its end are not sent to it; one that leaves it is replaced by the next.

@@ -17,7 +17,19 @@ pub fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap names the flag even when the bad value came from its environment
+            // variable, which an operator who never typed that flag cannot find.
+            let note = from_environment(&e, &std::env::args_os().collect::<Vec<_>>());
+            let _ = e.print();
+            if let Some(note) = note {
+                eprintln!("{note}");
+            }
+            return std::process::ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     const DEFAULT_FILTER: &str = "info,tower_http=warn,sqlx=warn";
     // A `RUST_LOG` that does not parse is said (below, once logging is up), not ignored. One
     // that names targets only (`server=debug`, or a typo such as `nonsense`, which reads as
@@ -100,6 +112,32 @@ fn log_panics() {
             tracing::error!(target: "panic", %location, thread, "panicked: {message}");
         }
     }));
+}
+
+/// For an argument error whose value came from the environment (the flag not given), a
+/// line that names the variable.
+fn from_environment(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::CommandFactory as _;
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    // `--bot-delay-ms <BOT_DELAY_MS>`
+    let long = arg.split_whitespace().next()?.strip_prefix("--")?;
+    let cmd = Cli::command();
+    let env = cmd
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))?
+        .get_env()?
+        .to_str()?
+        .to_string();
+    let flag = format!("--{long}");
+    let given = args.iter().any(|a| {
+        a.to_str()
+            .is_some_and(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    });
+    (!given && std::env::var_os(&env).is_some())
+        .then(|| format!("note: that value comes from the environment variable {env} (the flag {flag} was not given)"))
 }
 
 /// Whether a `RUST_LOG` value sets a level for every target: a directive that is a level
