@@ -140,7 +140,13 @@ export function quickPlayPanel({ games, title, send }) {
     const c = chosen();
     if (c.seats === 1) return mount(info, 'Starts at once.');
     const q = queues.find((x) => x.game === c.game && x.seats === c.seats);
-    mount(info, q ? `${q.waiting} waiting · about ${secs(q.expected_wait_ms)}` : '');
+    if (!q) return mount(info, '');
+    // While this player waits in it, the pool's estimate is for a newcomer, not for them:
+    // their own is in the status line.
+    if (queued && queued.game === c.game && queued.seats === c.seats) {
+      return mount(info, `${q.waiting} waiting, you included`);
+    }
+    mount(info, `${q.waiting} waiting · about ${secs(q.expected_wait_ms)}`);
   };
   const showWaiting = () => {
     clearInterval(ticker);
@@ -163,7 +169,9 @@ export function quickPlayPanel({ games, title, send }) {
     const tick = () => {
       const waited = Date.now() - queued.joined_at;
       const left = queued.bot_fill_ms - waited;
-      mount(status, `Looking for players… ${secs(waited)} so far; ${left > 0 ? `bots take the empty seats in ${secs(left)}` : 'bots are joining'}.`);
+      const expected = queued.expected_wait_ms - waited;
+      const soon = expected > 0 && queued.expected_wait_ms < queued.bot_fill_ms ? ` A match is expected in about ${secs(expected)}.` : '';
+      mount(status, `Looking for players… ${secs(waited)} so far; ${left > 0 ? `bots take the empty seats in ${secs(left)}` : 'bots are joining'}.${soon}`);
     };
     tick();
     ticker = setInterval(tick, 1000);
@@ -188,8 +196,8 @@ export function quickPlayPanel({ games, title, send }) {
   const onMessage = (m) => {
     switch (m.type) {
       case 'queues': queues = m.queues; showInfo(); return true;
-      case 'queued': queued = m; showWaiting(); return true;
-      case 'queue_left': queued = null; showWaiting(); return true;
+      case 'queued': queued = m; showWaiting(); showInfo(); return true;
+      case 'queue_left': queued = null; showWaiting(); showInfo(); return true;
       case 'matched':
         queued = null;
         showWaiting();
@@ -200,7 +208,7 @@ export function quickPlayPanel({ games, title, send }) {
         location.hash = `#/table/${m.table}`;
         return true;
       case 'error':
-        if (['already_queued', 'not_queued', 'not_signed_in', 'unknown_game', 'bad_player_count'].includes(m.code)) {
+        if (['already_queued', 'not_queued', 'not_signed_in', 'unknown_game', 'bad_player_count', 'in_live_match'].includes(m.code)) {
           err.textContent = m.message;
           return true;
         }

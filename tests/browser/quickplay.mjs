@@ -19,6 +19,9 @@ await runBrowserTest('play now with a bot fill, and play bots now', async ({ pla
   await a.locator(tid('qp-info')).filter({ hasText: '0 waiting' }).waitFor();
   await a.locator(tid('qp-play')).click();
   await a.locator(tid('qp-status')).filter({ hasText: 'Looking for players' }).waitFor();
+  // The pool's count no longer offers her a newcomer's estimate of it.
+  const said = await a.locator(tid('qp-info')).textContent();
+  if (/about/.test(said)) throw new Error(`while she waits the pool says ${said}`);
   await a.screenshot({ path: join(outDir, 'quickplay-waiting.png') });
   log('Ada waits');
   await a.waitForURL((u) => /#\/table\/[0-9a-f-]{36}$/.test(u.hash));

@@ -269,3 +269,103 @@ async fn racing_joins_never_seat_a_player_twice() {
         server.stop().await;
     }
 }
+
+/// Leaving and joining again at once, without waiting for the answer to the leave (as a
+/// script or bot does): each time the player is in the queue afterwards. A walk found 2 in
+/// 30 such tries told `queued` while in no queue, the earlier entry's delete having taken
+/// the new one. Eight players at once, so that the background deletes meet the joins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_and_joining_at_once_leaves_the_player_queued() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    // Each alone in a queue of its own: nobody is matched.
+    let mut watcher = Sock::open(&format!("{}/ws/lobby", server.ws), None, None).await;
+    let queues = lobby_until(&mut watcher, "queues").await;
+    let pools: Vec<(String, u64)> = queues["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["game"].as_str().unwrap().to_string(),
+                q["seats"].as_u64().unwrap(),
+            )
+        })
+        .take(8)
+        .collect();
+    assert_eq!(pools.len(), 8, "{queues}");
+    let mut people = Vec::new();
+    for (i, pool) in pools.into_iter().enumerate() {
+        people.push((
+            Player::guest(&server.base, &server.ws, &format!("P{i}")).await,
+            pool,
+        ));
+    }
+    let lost = futures_util::future::join_all(people.iter().map(|(p, (game, seats))| async move {
+        let join = || join(game, *seats);
+        let mut a = lobby(p).await;
+        a.send(join()).await;
+        lobby_until(&mut a, "queued").await;
+        for _ in 0..40 {
+            a.send(json!({"type": "queue_leave"})).await;
+            a.send(join()).await;
+            lobby_until(&mut a, "queue_left").await;
+            lobby_until(&mut a, "queued").await;
+            // A second socket of the player's finds them queued, unless the entry is gone.
+            let mut other = lobby(p).await;
+            other.send(join()).await;
+            let v = loop {
+                let v = other.next_any().await;
+                if matches!(v["type"].as_str(), Some("queued" | "error")) {
+                    break v;
+                }
+            };
+            if v["code"] != "already_queued" {
+                return Some(v);
+            }
+        }
+        None
+    }))
+    .await;
+    let lost: Vec<_> = lost.into_iter().flatten().collect();
+    assert!(
+        lost.is_empty(),
+        "a player told `queued` was in no queue: {lost:?}"
+    );
+    server.stop().await;
+}
+
+/// A player whose live match starts (a challenge accepted) leaves the quick-play queue they
+/// wait in, and is told why; while it is played they cannot join one (a walk found a
+/// player matched into a second live match while playing the first). Bots now and
+/// Solitaire stay open to them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_match_takes_a_player_out_of_quick_play() {
+    for db in databases().await {
+        let server = Server::start(&db).await;
+        let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+        let mut a = lobby(&ada).await;
+        a.send(join("fibfib", 2)).await;
+        lobby_until(&mut a, "queued").await;
+        let mut c = lobby(&ada).await;
+        c.send(
+            json!({"type": "challenge", "to": "house:normal", "game": "trump",
+                      "pace": {"kind": "live", "move_s": 30, "bank_s": 60}}),
+        )
+        .await;
+        let started = lobby_until(&mut c, "challenge_started").await;
+        let table = started["table"].as_str().unwrap().to_string();
+        let told = lobby_until(&mut a, "error").await;
+        assert_eq!(told["code"], "in_live_match", "{told}");
+        assert!(told["message"].as_str().unwrap().contains(&table), "{told}");
+        lobby_until(&mut a, "queue_left").await;
+        a.send(join("fibfib", 2)).await;
+        let refused = lobby_until(&mut a, "error").await;
+        assert_eq!(refused["code"], "in_live_match", "{refused}");
+        // Against bots, now: nobody waits for them.
+        a.send(json!({"type": "queue_join", "game": "fibfib", "seats": 2, "bots_now": true}))
+            .await;
+        lobby_until(&mut a, "matched").await;
+        server.stop().await;
+    }
+}

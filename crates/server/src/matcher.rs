@@ -50,15 +50,28 @@ pub async fn join(
     out: &realtime::outbox::Sender<LobbyMsg>,
 ) -> Result<(LobbyMsg, Option<Waiting>), Refusal> {
     let seats = seats_for(game, seats)?;
-    let queued = app
-        .store
-        .queue_entries()
-        .await
-        .map_err(ApiError::from)?
-        .into_iter()
-        .any(|e| e.player_id == who.id);
-    if queued {
+    // Each join its own key, `SOCKET/n`: the entry a socket's earlier join left behind is
+    // deleted in the background (`Waiting`'s drop), and keyed by the socket alone that
+    // delete could take the entry of a join sent right after it (a walk's client left and
+    // joined again without waiting: told `queued`, it was in no queue).
+    let key = format!("{conn}/{}", crate::auth::random_hex(4));
+    let conn = key.as_str();
+    let entries = app.store.queue_entries().await.map_err(ApiError::from)?;
+    if entries.iter().any(|e| e.player_id == who.id) {
         return Err(already_queued());
+    }
+    // People waiting for people are promised someone who plays: not someone already on
+    // a live clock elsewhere (a walk found a player seated at two live matches at once).
+    if seats >= 2
+        && !bots_now
+        && let Some(table) = live_match_of(app, who.id).await?
+    {
+        return Err(Refusal(
+            "in_live_match",
+            format!(
+                "you are playing a live match (table {table}): finish it before you look for another"
+            ),
+        ));
     }
     if seats == 1 || bots_now {
         let entry = entry(app, who, conn, game, seats).await?;
@@ -79,16 +92,19 @@ pub async fn join(
     };
     app.quickplay.wake.notify_one();
     let bot_fill_ms = app.config.bot_fill_s * 1000;
-    let now_waiting = app
-        .quickplay
-        .counts
-        .borrow()
-        .iter()
-        .find(|q| q.game == game && q.seats == seats)
-        .map_or(0, |q| q.waiting);
-    let expected = app
-        .quickplay
-        .expected_wait(game, seats, now_waiting, bot_fill_ms);
+    let others: Vec<QueueEntry> = entries
+        .into_iter()
+        .filter(|o| o.game == game && o.seats == i32::from(seats))
+        .collect();
+    let expected = seated_in(
+        &others,
+        &e,
+        usize::from(seats),
+        e.joined_at,
+        bot_fill_ms as i64,
+    )
+    // Nobody waiting fits them before the bot fill: what others waited lately.
+    .unwrap_or_else(|| app.quickplay.recent_wait(game, seats, bot_fill_ms));
     Ok((
         LobbyMsg::Queued {
             game: game.to_string(),
@@ -99,6 +115,56 @@ pub async fn join(
         },
         Some(waiting),
     ))
+}
+
+/// A table being played with a live clock where `player` holds a seat they have not
+/// abandoned, if any.
+async fn live_match_of(app: &AppState, player: Uuid) -> Result<Option<Uuid>, Refusal> {
+    let tables = app
+        .store
+        .playing_tables_of(player)
+        .await
+        .map_err(ApiError::from)?;
+    Ok(tables.into_iter().find_map(|(id, pace)| {
+        matches!(serde_json::from_value::<Pace>(pace), Ok(Pace::Live { .. })).then_some(id)
+    }))
+}
+
+/// A live match of `player`'s has started (a challenge accepted): they leave every
+/// quick-play queue they wait in, and each of those sockets is told why. A matcher that
+/// took them a moment before seats them all the same (its take and this leave are each
+/// one statement: whichever comes first wins).
+pub async fn out_of_queues(app: &AppState, player: Uuid, table: Uuid) {
+    let entries = match app.store.queue_entries().await {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the queues for a player whose match started");
+            return;
+        }
+    };
+    for e in entries.into_iter().filter(|e| e.player_id == player) {
+        match app.store.queue_leave(player, &e.conn).await {
+            Ok(true) => {
+                tell(
+                    app,
+                    &e.conn,
+                    LobbyMsg::Error {
+                        code: "in_live_match".into(),
+                        message: format!(
+                            "you left the quick-play queue: your live match at table {table} has started"
+                        ),
+                        retry_after_ms: None,
+                    },
+                );
+                tell(app, &e.conn, LobbyMsg::QueueLeft {});
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "could not take a player whose match started out of the queue")
+            }
+        }
+    }
+    app.quickplay.wake.notify_one();
 }
 
 fn already_queued() -> Refusal {

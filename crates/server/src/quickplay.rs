@@ -89,7 +89,9 @@ impl QuickPlay {
         self.counts.subscribe()
     }
 
-    /// About how long someone joining `(game, seats)` now waits, in ms.
+    /// About how long someone joining `(game, seats)` now waits, in ms, their rating
+    /// unknown (the lobby's counts; a player who joins is told [`seated_in`]'s figure
+    /// where it has one).
     pub(crate) fn expected_wait(
         &self,
         game: &str,
@@ -101,6 +103,12 @@ impl QuickPlay {
             // Enough people wait already: the next tick seats them (if ratings allow).
             return TICK.as_millis() as u64;
         }
+        self.recent_wait(game, seats, bot_fill_ms)
+    }
+
+    /// The median of the pool's recent waits, at most the bot fill (the bot fill when
+    /// there are none).
+    pub(crate) fn recent_wait(&self, game: &str, seats: u8, bot_fill_ms: u64) -> u64 {
         let recent = lock(&self.recent);
         match recent.get(&(game.to_string(), seats)) {
             Some(w) if !w.is_empty() => {
@@ -209,6 +217,41 @@ pub fn plan(entries: &[QueueEntry], seats: usize, now: i64, bot_fill_ms: i64) ->
     groups
 }
 
+/// How long `me`, who has just joined a pool where `others` wait (oldest first), waits to
+/// be seated with people if nobody else comes or goes: the matcher's passes are played
+/// forward, each [`TICK`], with the windows widening as they do. `None` if only the bot
+/// fill would seat them. Telling everyone "under a second" once enough people waited,
+/// whatever their ratings, was the walk's complaint: a player 1.5 apart waited 24 s.
+pub fn seated_in(
+    others: &[QueueEntry],
+    me: &QueueEntry,
+    seats: usize,
+    now: i64,
+    bot_fill_ms: i64,
+) -> Option<u64> {
+    let step = TICK.as_millis() as i64;
+    let mut left: Vec<QueueEntry> = others.to_vec();
+    left.push(me.clone());
+    let mut t = 0;
+    while t < bot_fill_ms {
+        let groups = plan(&left, seats, now + t, bot_fill_ms);
+        let mine = left.len() - 1;
+        if let Some(g) = groups.iter().find(|g| g.contains(&mine)) {
+            return (g.len() >= 2).then_some(t.max(step) as u64);
+        }
+        // Those seated at this pass are gone from the queue; `me` stays last.
+        let seated: std::collections::HashSet<usize> = groups.into_iter().flatten().collect();
+        left = left
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !seated.contains(i))
+            .map(|(_, e)| e)
+            .collect();
+        t += step;
+    }
+    None
+}
+
 /// The seat counts a game's quick play offers, and the one it picks when none is asked.
 pub(crate) fn seats_for(game: &str, asked: Option<u8>) -> Result<u8, Refusal> {
     let info = games::catalogue()
@@ -248,6 +291,31 @@ mod tests {
             conn: "c".into(),
             joined_at,
         }
+    }
+
+    /// The wait a player is told on joining is the matcher's passes played forward: at
+    /// once beside someone of their rating; later the further apart they are (the windows
+    /// widen 0.05 a second from 0.3 each, the narrower counts); only bots, `None`.
+    #[test]
+    fn the_wait_told_on_joining_follows_the_ratings() {
+        let fill = 30_000;
+        let now = 100_000;
+        let near = [e(0.0, now - 1000)];
+        assert_eq!(seated_in(&near, &e(0.1, now), 2, now, fill), Some(500));
+        // 1.5 apart: 0.3 + 0.05 t ≥ 1.5 for the newcomer (the narrower window): t = 24 s.
+        let far = [e(0.0, now - 1000)];
+        assert_eq!(seated_in(&far, &e(1.5, now), 2, now, fill), Some(24_000));
+        // 2.0 apart would take 34 s: the bot fill comes first.
+        assert_eq!(seated_in(&[e(0.0, now)], &e(2.0, now), 2, now, fill), None);
+        // The one who waited longest is filled with bots at 30 s, before the newcomer fits.
+        let old = [e(0.0, now - 29_000)];
+        assert_eq!(seated_in(&old, &e(1.5, now), 2, now, fill), None);
+        // Nobody: only bots.
+        assert_eq!(seated_in(&[], &e(0.0, now), 2, now, fill), None);
+        // Three seats: every two must fit. The two who wait are 0.5 apart, which their
+        // windows reach 4 s after they joined, 3.5 s from now.
+        let two = [e(0.0, now - 500), e(0.5, now - 500)];
+        assert_eq!(seated_in(&two, &e(0.25, now), 3, now, fill), Some(3500));
     }
 
     #[test]

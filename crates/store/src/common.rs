@@ -2089,6 +2089,25 @@ macro_rules! impl_store {
                 Ok(done.rows_affected() > 0)
             }
 
+            async fn playing_tables_of(
+                &self,
+                player: ::uuid::Uuid,
+            ) -> $crate::Result<Vec<(::uuid::Uuid, serde_json::Value)>> {
+                let rows: Vec<(String, String)> = sqlx::query_as(
+                    "SELECT t.id, t.pace FROM table_seats s JOIN game_tables t ON t.id = s.table_id \
+                     WHERE s.player_id = $1 AND t.status = 'playing' AND NOT s.abandoned",
+                )
+                .bind(player.to_string())
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(rows
+                    .into_iter()
+                    .filter_map(|(id, pace)| {
+                        Some((id.parse().ok()?, serde_json::from_str(&pace).ok()?))
+                    })
+                    .collect())
+            }
+
             async fn queue_entries(&self) -> $crate::Result<Vec<$crate::QueueEntry>> {
                 sqlx::query_as::<_, $crate::common::QueueRow>(
                     "SELECT player_id, name, game, seats, rating, conn, joined_at \

@@ -958,6 +958,10 @@ pub trait Store: Send + Sync + 'static {
     async fn queue_join(&self, entry: &QueueEntry) -> Result<()>;
     /// Takes `player` out if `conn` put them in; whether an entry was removed.
     async fn queue_leave(&self, player: Uuid, conn: &str) -> Result<bool>;
+    /// The tables being played at which `player` holds a seat they have not abandoned,
+    /// with each one's pace (`protocol::Pace` as JSON): quick play keeps a player out of
+    /// a second live match.
+    async fn playing_tables_of(&self, player: Uuid) -> Result<Vec<(Uuid, serde_json::Value)>>;
     /// Everybody waiting, oldest first.
     async fn queue_entries(&self) -> Result<Vec<QueueEntry>>;
     /// Takes the entries `(player, conn)` out of the queues together, in one transaction:

@@ -640,5 +640,10 @@ async fn start_match(
         })
         .await?;
     let info = rx.await.map_err(|_| ApiError::Internal)??;
+    if matches!(pace, Pace::Live { .. }) {
+        for w in players {
+            crate::matcher::out_of_queues(app, w.id, info.id).await;
+        }
+    }
     Ok(info.id)
 }
