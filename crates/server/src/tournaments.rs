@@ -415,6 +415,21 @@ fn status_str(s: TournamentStatus) -> &'static str {
     s.as_str()
 }
 
+/// A kind as shown: an arena's pairing cutoff as the server applies it (a tenth of the
+/// duration when none was asked), where `null` left players to guess when pairing stops.
+pub fn with_defaults(kind: &TournamentKind) -> TournamentKind {
+    match *kind {
+        TournamentKind::Arena {
+            duration_s,
+            stop_pairing_before_s: None,
+        } => TournamentKind::Arena {
+            duration_s,
+            stop_pairing_before_s: Some(duration_s / 10),
+        },
+        ref k => k.clone(),
+    }
+}
+
 /// A tournament as lists show it; the invite code only to its creator.
 pub fn summary(l: &Loaded, me: Option<Uuid>) -> TournamentSummary {
     let r = &l.record;
@@ -422,7 +437,7 @@ pub fn summary(l: &Loaded, me: Option<Uuid>) -> TournamentSummary {
         id: r.id,
         name: r.name.clone(),
         game: r.game.clone(),
-        kind: l.settings.kind.clone(),
+        kind: with_defaults(&l.settings.kind),
         table_size: l.settings.engine.table_size,
         min_table_size: l.settings.engine.min_table_size,
         status: if r.cancelled.is_some() {
@@ -1009,6 +1024,27 @@ mod tests {
 
     /// The start is decided on the state it is taken on: players that joined and then
     /// withdrew do not count towards `start_when`, whatever an earlier look saw.
+    /// An arena is shown with the pairing cutoff the server applies (a walk saw `null`
+    /// and could not tell when pairing stops); one asked for is shown as asked.
+    #[test]
+    fn an_arena_shows_its_pairing_cutoff() {
+        let shown = with_defaults(&TournamentKind::Arena {
+            duration_s: 600,
+            stop_pairing_before_s: None,
+        });
+        assert_eq!(
+            serde_json::to_value(shown).unwrap(),
+            serde_json::json!({"type": "arena", "duration_s": 600, "stop_pairing_before_s": 60})
+        );
+        let asked = TournamentKind::Arena {
+            duration_s: 600,
+            stop_pairing_before_s: Some(30),
+        };
+        assert_eq!(with_defaults(&asked), asked);
+        let swiss = TournamentKind::Swiss { rounds: 3 };
+        assert_eq!(with_defaults(&swiss), swiss);
+    }
+
     #[test]
     fn a_start_when_event_starts_only_with_that_many_players_still_registered() {
         let config = tournament::Config {
