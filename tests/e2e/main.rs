@@ -1492,6 +1492,49 @@ async fn a_second_server_on_one_sqlite_file_is_refused() {
     drop(third);
 }
 
+/// `/metrics` has the server's own series beside the core's: lobby sockets, players
+/// waiting in quick play, analysis jobs by state, HTTP answers by class (an operator walk
+/// found none of them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_lobby_sockets_queues_analyses_and_answers() {
+    let db = sqlite_db();
+    let server = Server::start(&db).await;
+    let value = |text: &str, series: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{series} ")))
+            .unwrap_or_else(|| panic!("no {series} in {text}"))
+            .parse()
+            .unwrap()
+    };
+    let before = metrics(&server).await;
+    assert_eq!(value(&before, "fib_lobby_sockets"), 0);
+    assert_eq!(value(&before, "fib_quickplay_waiting"), 0);
+    assert_eq!(value(&before, "fib_analysis_jobs{state=\"queued\"}"), 0);
+    assert_eq!(value(&before, "fib_analysis_jobs{state=\"running\"}"), 0);
+    let four = value(&before, "fib_http_responses_total{class=\"4xx\"}");
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let (s, _) = ada.get("/api/tables/not-a-table").await;
+    assert_eq!(s, 404);
+    let mut a = lobby(&ada).await;
+    a.send(json!({"type": "queue_join", "game": "trump", "seats": 2}))
+        .await;
+    lobby_until(&mut a, "queued").await;
+    let started = std::time::Instant::now();
+    let after = loop {
+        let text = metrics(&server).await;
+        if value(&text, "fib_quickplay_waiting") == 1 {
+            break text;
+        }
+        assert!(started.elapsed() < TIMEOUT, "{text}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(value(&after, "fib_lobby_sockets"), 1);
+    assert!(value(&after, "fib_http_responses_total{class=\"4xx\"}") > four);
+    assert!(value(&after, "fib_http_responses_total{class=\"2xx\"}") > 0);
+    drop(a);
+    server.stop().await;
+}
+
 /// A Postgres the server cannot use stops it at once with the database's own reason (a
 /// walk got "pool timed out while waiting for an open connection" after 10 s, for a server
 /// that was not running): nothing listens there; and, with a test Postgres, a wrong

@@ -191,6 +191,10 @@ pub fn app(state: AppState) -> Router {
         // anything reads it (a page or `/healthz` takes none, and is not sent one).
         .layer(axum::middleware::from_fn(extract::refuse_large_bodies))
         .layer(axum::middleware::map_response(error::json_rejections))
+        .layer(axum::middleware::map_response_with_state(
+            state.clone(),
+            http::ops::count_answer,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             http::pages::headers,

@@ -59,6 +59,11 @@ pub struct Inner {
     pub tournament_feed: broadcast::Sender<uuid::Uuid>,
     /// Finished matches' replays built lately, as sent (`replay::Cache`).
     pub replays: Arc<crate::replay::Cache>,
+    /// Open lobby sockets of this node (`/metrics`; `fib_ws_connections` counts them with
+    /// the table sockets).
+    pub lobby_sockets: std::sync::atomic::AtomicI64,
+    /// HTTP answers of this node by status class, 1xx to 5xx (`/metrics`).
+    pub http_answers: [std::sync::atomic::AtomicU64; 5],
 }
 
 /// The bytes of replays a node keeps built (`replay::Cache`): a long four-seat match's is
@@ -141,6 +146,8 @@ impl AppState {
             replays: Arc::new(crate::replay::Cache::new(REPLAY_CACHE_BYTES)),
             tournament_wake: Arc::new(tokio::sync::Notify::new()),
             tournament_feed: broadcast::channel(1024).0,
+            lobby_sockets: Default::default(),
+            http_answers: Default::default(),
         }))
     }
 

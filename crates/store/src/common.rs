@@ -1949,6 +1949,17 @@ macro_rules! impl_store {
                 row.map(c::analysis_job).transpose()
             }
 
+            async fn analysis_counts(&self) -> $crate::Result<(i64, i64)> {
+                let (queued, running): (i64, i64) = sqlx::query_as(
+                    "SELECT COALESCE(SUM(CASE WHEN state = 'queued' THEN 1 ELSE 0 END), 0), \
+                            COALESCE(SUM(CASE WHEN state = 'running' THEN 1 ELSE 0 END), 0) \
+                     FROM analysis_jobs WHERE state IN ('queued', 'running')",
+                )
+                .fetch_one(&self.pool)
+                .await?;
+                Ok((queued, running))
+            }
+
             async fn analysis_ahead(&self, job: ::uuid::Uuid) -> $crate::Result<i64> {
                 let (n,): (i64,) = sqlx::query_as(
                     "SELECT COUNT(*) FROM analysis_jobs a, analysis_jobs j \

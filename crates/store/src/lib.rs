@@ -865,6 +865,9 @@ pub trait Store: Send + Sync + 'static {
     /// Waiting jobs that will be taken before `job` (0 when it is next, or not waiting).
     async fn analysis_ahead(&self, job: Uuid) -> Result<i64>;
 
+    /// How many jobs wait and how many a worker holds now, over every node (`/metrics`).
+    async fn analysis_counts(&self) -> Result<(i64, i64)>;
+
     /// Takes the oldest waiting job (or one whose worker's lease ran out) for `worker`,
     /// leased until `now + lease_ms`. On Postgres the row is taken `FOR UPDATE SKIP
     /// LOCKED`, so workers of several nodes never take the same job.

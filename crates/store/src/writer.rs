@@ -447,6 +447,9 @@ mod tests {
         async fn queue_entries(&self) -> Result<Vec<crate::QueueEntry>> {
             self.inner.queue_entries().await
         }
+        async fn analysis_counts(&self) -> Result<(i64, i64)> {
+            self.inner.analysis_counts().await
+        }
         async fn playing_tables_of(&self, player: Uuid) -> Result<Vec<(Uuid, serde_json::Value)>> {
             self.inner.playing_tables_of(player).await
         }

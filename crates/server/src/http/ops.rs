@@ -87,11 +87,74 @@ pub async fn healthz(State(app): State<AppState>) -> Response {
     ),
 )]
 pub async fn metrics(State(app): State<AppState>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(),
+    let mut text = app.metrics.render();
+    server_metrics(&app, &mut text).await;
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// Counts each HTTP answer by its status class (`fib_http_responses_total`).
+pub async fn count_answer(State(app): State<AppState>, res: Response) -> Response {
+    let class = usize::from(res.status().as_u16() / 100).clamp(1, 5) - 1;
+    app.http_answers[class].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    res
+}
+
+/// The server's own series, beside the core's: lobby sockets, quick play, analysis jobs,
+/// HTTP answers. The analysis counts are read from the store; a store that does not
+/// answer leaves them out (read a missing series as unknown), not the whole page.
+async fn server_metrics(app: &AppState, s: &mut String) {
+    use std::fmt::Write as _;
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut gauge = |name: &str, help: &str, v: i64| {
+        let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+    };
+    gauge(
+        "fib_lobby_sockets",
+        "Open lobby sockets on this node (counted in fib_ws_connections too).",
+        app.lobby_sockets.load(Relaxed),
+    );
+    let waiting: u32 = app
+        .quickplay
+        .counts
+        .borrow()
+        .iter()
+        .map(|q| q.waiting)
+        .sum();
+    gauge(
+        "fib_quickplay_waiting",
+        "Players waiting in quick-play queues, every node's.",
+        i64::from(waiting),
+    );
+    let analysis = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        app.store.analysis_counts(),
     )
-        .into_response()
+    .await;
+    if let Ok(Ok((queued, running))) = analysis {
+        let _ = writeln!(
+            s,
+            "# HELP fib_analysis_jobs Match analyses by state, every node's.\n# TYPE fib_analysis_jobs gauge\n\
+             fib_analysis_jobs{{state=\"queued\"}} {queued}\nfib_analysis_jobs{{state=\"running\"}} {running}"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "# HELP fib_quickplay_seated_total Players seated by quick play on this node.\n# TYPE fib_quickplay_seated_total counter\n\
+         fib_quickplay_seated_total {}",
+        app.quickplay.seated.load(Relaxed)
+    );
+    let _ = writeln!(
+        s,
+        "# HELP fib_http_responses_total HTTP answers of this node by status class.\n# TYPE fib_http_responses_total counter"
+    );
+    for (i, n) in app.http_answers.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "fib_http_responses_total{{class=\"{}xx\"}} {}",
+            i + 1,
+            n.load(Relaxed)
+        );
+    }
 }
 
 /// Test hook (`FIB_TEST_HOOKS` only): makes the table's task panic, to test supervision.

@@ -324,6 +324,7 @@ pub(super) async fn run_lobby_socket(
     authed: Option<(Who, String)>,
 ) {
     app.metrics.ws_connections.fetch_add(1, Relaxed);
+    app.lobby_sockets.fetch_add(1, Relaxed);
     let (who, session) = match authed {
         Some((w, s)) => (Some(w), Some(s)),
         None => (None, None),
@@ -545,4 +546,5 @@ pub(super) async fn run_lobby_socket(
         super::challenge::socket_gone(&app, w.id, &quick.conn);
     }
     app.metrics.ws_connections.fetch_sub(1, Relaxed);
+    app.lobby_sockets.fetch_sub(1, Relaxed);
 }
