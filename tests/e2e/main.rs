@@ -1535,6 +1535,69 @@ async fn metrics_count_lobby_sockets_queues_analyses_and_answers() {
     server.stop().await;
 }
 
+/// `GET /api/tables` pages through a lobby longer than its window (`offset`, `limit`):
+/// beyond the first `--lobby-shown` tables nothing was reachable. Every table once, in the
+/// lobby's order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_list_pages_beyond_its_window() {
+    let db = sqlite_db();
+    let server = Server::start_with(&db, |c| c.lobby_shown = 3).await;
+    let ada = Player::guest(&server.base, &server.ws, "Ada").await;
+    let mut made = Vec::new();
+    for _ in 0..7 {
+        made.push(ada.create_trump(2, false).await);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let http = reqwest::Client::new();
+    let page = |offset: usize, limit: Option<usize>| {
+        let http = http.clone();
+        let url = match limit {
+            Some(l) => format!("{}/api/tables?offset={offset}&limit={l}", server.base),
+            None => format!("{}/api/tables?offset={offset}", server.base),
+        };
+        async move {
+            let r = http.get(url).send().await.unwrap();
+            let status = r.status().as_u16();
+            let total = r
+                .headers()
+                .get("x-total-count")
+                .map(|v| v.to_str().unwrap().to_string());
+            (status, total, r.json::<Value>().await.unwrap())
+        }
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut offset = 0;
+    loop {
+        let (s, total, v) = page(offset, Some(2)).await;
+        assert_eq!(s, 200, "{v}");
+        assert_eq!(total.as_deref(), Some("7"));
+        let ids: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect();
+        if ids.is_empty() {
+            break;
+        }
+        assert!(ids.len() <= 2);
+        offset += ids.len();
+        seen.extend(ids);
+    }
+    // Newest first: the reverse of the order they were made.
+    made.reverse();
+    assert_eq!(seen, made);
+    // Without a limit, the window's size.
+    let (_, _, v) = page(3, None).await;
+    assert_eq!(v.as_array().unwrap().len(), 3, "{v}");
+    // A limit outside 1..=window is the nearest of the two, as the leaderboard's.
+    for (asked, got) in [(0, 1), (4, 3)] {
+        let (s, _, v) = page(0, Some(asked)).await;
+        assert_eq!((s, v.as_array().unwrap().len()), (200, got), "{v}");
+    }
+    server.stop().await;
+}
+
 /// A Postgres the server cannot use stops it at once with the database's own reason (a
 /// walk got "pool timed out while waiting for an open connection" after 10 s, for a server
 /// that was not running): nothing listens there; and, with a test Postgres, a wrong

@@ -131,12 +131,19 @@ impl Lobby {
     /// The first `n` tables of the list (of `game`'s tables only, if given), in its order
     /// (open first, newest first), and how many it holds in all.
     pub fn first(&self, game: Option<&str>, n: usize) -> (Vec<TableInfo>, usize) {
+        self.page(game, 0, n)
+    }
+
+    /// The `n` tables after the first `skip` in the lobby's order, and how many there are
+    /// in all (`GET /api/tables?offset=`).
+    pub fn page(&self, game: Option<&str>, skip: usize, n: usize) -> (Vec<TableInfo>, usize) {
         let e = lock(&self.entries);
         let Some(ordered) = e.ordered(game) else {
             return (Vec::new(), 0);
         };
         let tables = ordered
             .iter()
+            .skip(skip)
             .take(n)
             .filter_map(|(_, _, id)| e.by_id.get(id).cloned())
             .collect();

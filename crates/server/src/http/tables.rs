@@ -36,10 +36,10 @@ pub async fn list_games() -> Json<Vec<games::GameInfo>> {
     get,
     path = "/api/tables",
     tag = "tables",
-    summary = "The lobby: public tables that are open or in play (the first of them)",
+    summary = "The lobby: public tables that are open or in play, a page at a time",
     params(LobbyQuery),
     responses(
-        (status = 200, description = "the first `--lobby-shown` (200) public tables, of `game` if given: open ones first, newest first; the header `X-Total-Count` says how many are listed in all", body = Vec<wire::TableInfo>, headers(("X-Total-Count" = u64, description = "how many public tables (of `game`) the lobby lists in all"))),
+        (status = 200, description = "a page of the public tables, of `game` if given: open ones first, newest first, from `offset` (default 0), `limit` of them (1 to `--lobby-shown`, default `--lobby-shown`, 200; outside, the nearest); the header `X-Total-Count` says how many are listed in all", body = Vec<wire::TableInfo>, headers(("X-Total-Count" = u64, description = "how many public tables (of `game`) the lobby lists in all"))),
         (status = 400, description = "`code`: unknown_game", body = wire::ErrorBody),
     ),
 )]
@@ -55,7 +55,12 @@ pub async fn list_tables(
             format!("there is no game {g:?}; see GET /api/games"),
         ));
     }
-    let (tables, total) = app.lobby.first(q.game.as_deref(), app.config.lobby_shown);
+    // Clamped like the leaderboard's `limit`, not refused.
+    let shown = app.config.lobby_shown;
+    let limit = q.limit.unwrap_or(shown).clamp(1, shown.max(1));
+    let (tables, total) = app
+        .lobby
+        .page(q.game.as_deref(), q.offset.unwrap_or(0), limit);
     Ok(([("x-total-count", total.to_string())], Json(tables)))
 }
 
@@ -64,6 +69,12 @@ pub async fn list_tables(
 pub struct LobbyQuery {
     /// Only this game's tables (a `kind` of `GET /api/games`).
     pub game: Option<String>,
+    /// Tables to skip, in the lobby's order (default 0): the next page is `offset` plus
+    /// the number of tables just read, until `X-Total-Count`.
+    pub offset: Option<usize>,
+    /// Tables per page, 1 to `--lobby-shown` (default `--lobby-shown`, 200); a value
+    /// outside is taken as the nearest.
+    pub limit: Option<usize>,
 }
 
 #[utoipa::path(
