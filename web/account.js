@@ -231,7 +231,9 @@ export function opponentsOf(r) {
     ? h('span', { class: 'muted' }, `bot (${o.level})`)
     : h('span', { testid: 'opponent', dataset: { bot: String(!!o.bot_account) } }, o.name,
       o.bot_account ? [' ', h('span', { class: 'pill pill-bot', title: 'A bot account: a program played this seat' }, 'BOT')] : null)));
-  return parts.length ? parts.flatMap((p, i) => (i ? [', ', p] : [p])) : '—';
+  // One element: in a flex row (the profile's recent matches) loose pieces were spaced
+  // apart, "bot (normal) , bot (normal)".
+  return h('span', { class: 'opponents' }, parts.length ? parts.flatMap((p, i) => (i ? [', ', p] : [p])) : '—');
 }
 
 /** A player's finished public matches, each with its replay, for the profile page. */

@@ -299,7 +299,7 @@ async function lobbyPage(visit) {
       h('label', null, 'Game', gameSel),
       h('label', null, 'Seats', seatsSel),
       optsBox,
-      h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start:'),
+      h('label', { class: 'check' }, bots, 'Fill empty seats with bots at start'),
       h('label', null, 'Bot level', botLevel),
       paceLabel,
       h('label', { class: 'check' }, priv, 'Private (invite link only)')),
@@ -672,6 +672,9 @@ async function tablePage(visit, id, invite) {
   const announcer = h('div', { class: 'sr-only', 'aria-live': 'polite', testid: 'announcer' });
   mount(app, h('div', { class: 'table-layout' }, root, chat.el), announcer);
   let wasMyTurn = false;
+  // The match's end is brought into view once, when it comes (a phone stayed at the empty
+  // hand, the result far above); a table opened finished starts at the top anyway.
+  let endShown = first.table.status === 'finished';
   // After each update: the events in words, and the sounds they make.
   const onUpdate = () => {
     const events = latest.events || [];
@@ -835,6 +838,11 @@ async function tablePage(visit, id, invite) {
     parts.push(deckControl());
     // Patched into the page, not replaced: focus, open selects and typed text survive.
     morph(root, parts);
+    if (t.status === 'finished' && !endShown) {
+      endShown = true;
+      (gameRoot.querySelector('[data-testid="match-result"], [data-testid="result"]') ?? root.querySelector('[data-testid="status-line"]'))
+        ?.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
+    }
     // Keyboard play: on your turn, when the focus is nowhere (the card just played, or
     // the start button, is gone), it goes to your first playable card; Enter plays it.
     // After the frame is painted: focusing forces a layout, which inside this task would

@@ -264,3 +264,26 @@ export function matchWords(winners, scores, who) {
   const head = won.length ? `The match is over: ${won.join(' and ')} ${won.length === 1 && won[0] !== 'You' ? 'wins' : 'win'}.` : 'The match is over.';
   return scores?.length ? `${head} Final scores: ${scores.map((sc, s) => `${who(s)} ${sc}`).join(', ')}.` : head;
 }
+
+/**
+ * A seat plate's name: on a phone (style.css) a house bot's plate says "Bot 2" (its level
+ * is in the players bar above) and the viewer's own plate "You", so a narrow plate does not
+ * cut them to "Bot 2…" or "Walker s3…"; any other name wraps onto a second line. `full` is
+ * the table's name for the seat ("Bot 2 (normal)", "Ada (you)"); without `mine`, a name
+ * ending in " (you)" is the viewer's.
+ */
+export function plateName(full, mine = / \(you\)$/.test(full)) {
+  const bot = /^(Bot \d+) \(.+\)$/.exec(full);
+  const short = mine ? 'You' : bot ? bot[1] : null;
+  if (!short || short === full) return h('span', { class: 'plate-name' }, full);
+  return h('span', { class: 'plate-name has-short' },
+    h('span', { class: 'name-long' }, full), h('span', { class: 'name-short' }, short));
+}
+
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider than the page
+ * (a phone): the keyboard can reach it (it is focusable) and a screen reader names it.
+ */
+export function scrollBox(label, table) {
+  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': label }, table);
+}

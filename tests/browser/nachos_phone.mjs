@@ -5,7 +5,8 @@
 // cards lie in the trick. Within the game the hand keeps its place from turn to turn (the
 // seats and the trick keep one height on a phone), whatever the font wraps. The page never
 // scrolls sideways. Each turn's log line lists the heights of what lies above the hand, so
-// that a failure on another machine says what grew.
+// that a failure on another machine says what grew. Then Mia plays a few turns of Trump
+// and of Fibonacci 8 on the same phone: the hand keeps its place within each game too.
 // Usage: node tests/browser/nachos_phone.mjs <base-url>
 
 import { join } from 'node:path';
@@ -70,4 +71,56 @@ await runBrowserTest('a five-seat Fibonachos hand fits a phone screen', async ({
     await p.waitForFunction((n) => document.querySelectorAll('[data-testid="hand-card"]').length !== n, m.cards);
   }
   if (problems.length) throw new Error(`the hand leaves the first screen:\n  ${problems.join('\n  ')}`);
+
+  // The other games keep the hand in its place too (a walk saw it jump between moves: the
+  // last trick's reminder and a trick's "winning so far" note in Trump; an opponent's laid
+  // sets, the hint's and the log's lines and a pile's button in Fibonacci 8).
+  const steady = async (game, seats, options, turns, play) => {
+    const t = await p.evaluate(async ([g, n, o]) => {
+      const r = await fetch('/api/tables', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ game: g, seats: n, bots: 'easy', options: o }) });
+      const tb = (await r.json()).table.id;
+      await fetch(`/api/tables/${tb}/start`, { method: 'POST' });
+      return tb;
+    }, [game, seats, options]);
+    await p.goto(`${base}/#/table/${t}`);
+    await p.locator(tid('hand')).waitFor();
+    const places = [];
+    const where = async (what) => {
+      await p.waitForTimeout(150);
+      const y = await p.evaluate(() => Math.round(document.querySelector('[data-testid="hand"]').getBoundingClientRect().top
+        - document.querySelector('.game-root').getBoundingClientRect().top));
+      places.push(`${what} ${y}`);
+      return y;
+    };
+    const mine = () => p.waitForFunction(() => /your turn|Match over/.test(document.querySelector('[data-testid="status-line"]')?.textContent ?? ''));
+    for (let turn = 1; turn <= turns; turn += 1) {
+      await mine();
+      if (/Match over/.test(await p.locator(tid('status-line')).textContent())) break;
+      await play(turn, where);
+    }
+    const ys = places.map((x) => Number(x.split(' ').pop()));
+    log(`${game}: the hand at ${places.join(', ')} px below the game's top`);
+    if (Math.max(...ys) - Math.min(...ys) > 2) throw new Error(`${game} on a phone: the hand moved within the game (${places.join(', ')})`);
+  };
+  const tapped = (n) => p.waitForFunction((k) => document.querySelectorAll('[data-testid="hand-card"]').length !== k, n);
+  await steady('trump', 3, {}, 8, async (turn, where) => {
+    const playable = p.locator(`${tid('hand-card')}.playable`);
+    await playable.first().waitFor();
+    await where(`turn ${turn}`);
+    const n = await p.locator(tid('hand-card')).count();
+    await playable.first().click();
+    await tapped(n);
+  });
+  await steady('rummy', 2, { target: 8 }, 5, async (turn, where) => {
+    await p.locator(tid('act-draw-stock')).waitFor();
+    await where(`turn ${turn}`);
+    const n = await p.locator(tid('hand-card')).count();
+    await p.locator(tid('act-draw-stock')).click();
+    await tapped(n);
+    await where(`drawn ${turn}`);
+    await p.locator(tid('hand-card')).first().click();
+    await where(`picked ${turn}`);
+    await p.locator(tid('act-discard-sel')).click();
+    await tapped(n + 2);
+  });
 });

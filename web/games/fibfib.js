@@ -243,8 +243,14 @@ export function render(root, msg, ctx) {
   } else {
     parts.push(h('p', { class: 'muted spectating' }, 'You are watching this game.'));
   }
+  // The latest move stays in words until the next one (an update without a move, such as a
+  // presence change, keeps it): a line that came and went moved the whole table and hand.
+  // Its place is kept, empty, before the first move.
   const last = lastMove(msg.events || [], name);
-  if (last) parts.splice(v.result ? 1 : 0, 0, h('p', { class: 'ff-last', testid: 'last-move' }, last));
+  if (last) lastLines.set(ctx.tableId, { text: last, version: msg.version });
+  const kept = lastLines.get(ctx.tableId);
+  const line = kept && kept.version <= msg.version ? kept.text : '';
+  parts.splice(v.result ? 1 : 0, 0, h('p', { class: `ff-last ${line ? '' : 'empty'}`, testid: 'last-move' }, line));
 
   morph(root, h('div', { class: `ff ${myTurn ? 'my-turn' : ''}`, testid: 'fibfib', dataset: { turn: String(v.turn ?? '') } }, parts));
 
@@ -262,7 +268,7 @@ export function render(root, msg, ctx) {
       testid: 'hand-card',
       state,
       data: { playable: String(playable || asBonus), selected: String(selected) },
-      onClick: () => {
+      onClick: (e) => {
         if (!myTurn || busy) return;
         if (asBonus) {
           ui.bonus = ui.bonus === c.id ? null : c.id;
@@ -277,6 +283,9 @@ export function render(root, msg, ctx) {
           ui.spot = null;
         } else return;
         rerender();
+        // A joker picked with the keyboard (a click of no pointer): the focus goes to "Play
+        // the joker alone", which was many Tabs away.
+        if (e?.detail === 0 && ui.card === c.id) root.querySelector('[data-testid="joker-alone"]')?.focus();
       },
     });
   }
@@ -467,6 +476,9 @@ function resultBanner(game, me, name, tableWinners) {
 export function describe(events, seatName, me) {
   return lastMove(events, (s) => (s === me ? 'You' : seatName(s)));
 }
+
+// The latest move's line, per table.
+const lastLines = new Map();
 
 // One line about the latest move, from the events of the latest state message.
 function lastMove(events, name) {

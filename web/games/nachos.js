@@ -4,7 +4,7 @@
 // re-derived here), the round summary (raw spicy total, Fibonacci bonus or the 34) and the
 // running totals over the three rounds. Rendered wholly from the latest state message.
 
-import { flyTrick, h, matchWords, morph, mount, phoneLayout, roundWords, sameSeats } from '../dom.js';
+import { flyTrick, h, matchWords, morph, mount, phoneLayout, plateName, roundWords, sameSeats, scrollBox } from '../dom.js';
 
 export const title = 'Fibonachos';
 
@@ -242,7 +242,7 @@ function seatPlate(v, s, me, name) {
     testid: `seat-${s}`,
     dataset: { turn: String(v.turn === s) },
   },
-    h('div', { class: 'nseat-name' }, h('span', { class: 'nseat-who' }, name(s)),
+    h('div', { class: 'nseat-name' }, h('span', { class: 'nseat-who' }, plateName(name(s), s === me)),
       v.dealer === s ? h('span', { class: 'chip', title: 'dealer' }, 'D') : null),
     h('div', { class: 'nseat-stats' },
       h('span', { title: 'cards in hand' }, h('span', { class: 'mini-back' }), ` ${v.hand_counts[s] ?? 0}`),
@@ -316,7 +316,7 @@ function played(p, name, top, active, testid, tag, key = null) {
     dataset: { seat: String(p.seat), winning: String(top), ...(key ? { key } : {}) },
   },
     nachoEl(p.card, { size: 'lg' }),
-    h('div', { class: 'played-by' }, name(p.seat)),
+    h('div', { class: 'played-by' }, plateName(name(p.seat))),
     top ? h('div', { class: 'top-tag' }, tag) : null);
 }
 
@@ -343,7 +343,7 @@ function roundSummary(lr, name, onClose) {
       h('h3', null, `Round ${lr.round} summary`),
       onClose ? h('button', { type: 'button', class: 'btn small', onclick: onClose, testid: 'round-summary-close' }, 'Close') : null),
     h('p', { class: 'muted small' }, 'Spicy totals that are Fibonacci numbers score the next Fibonacci number; no tricks at all scores 34.'),
-    h('div', { class: 'table-wrap' },
+    scrollBox(`Round ${lr.round} summary`,
       h('table', { class: 'grid' },
         h('thead', null, h('tr', null,
           h('th', null, 'Player'), h('th', { class: 'num hide-narrow' }, 'Tricks'), h('th', { class: 'num' }, 'Spicy'),
@@ -364,7 +364,7 @@ function scoresTable(v, name) {
   const live = v.phase === 'playing';
   return h('section', { class: 'panel' },
     h('h3', null, 'Scores'),
-    h('div', { class: 'table-wrap' },
+    scrollBox('Scores',
       h('table', { class: 'grid scores', testid: 'scores' },
         h('thead', null, h('tr', null,
           h('th', null, 'Player'),

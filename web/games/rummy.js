@@ -15,7 +15,7 @@
 // card, the flower has as many petals as the number, base cards carry a rabbit and a red
 // number, wilds are striped in every colour and the bonus card shows 2 + 3 + 3.
 
-import { h, morph, mount, on, phoneLayout, sameSeats, toast } from '../dom.js';
+import { h, morph, mount, on, phoneLayout, sameSeats, scrollBox, toast } from '../dom.js';
 
 export const title = 'Fibonacci 21 / 13 / 8 and Solitaire';
 
@@ -239,7 +239,7 @@ function cardEl(c, opts = {}) {
     'aria-disabled': clickable && opts.disabled ? 'true' : null,
     title: cardName(c) + wildValue,
     draggable: opts.draggable ? 'true' : null,
-    onclick: clickable ? (e) => { e.stopPropagation(); if (!opts.disabled) opts.onClick(c); } : null,
+    onclick: clickable ? (e) => { e.stopPropagation(); if (!opts.disabled) opts.onClick(c, e); } : null,
   }, face(c),
   c.kind === 'wild' && opts.value ? h('span', { class: 'rc-value', 'aria-hidden': 'true' }, `=${opts.value}`) : null,
   clickable ? h('span', { class: 'sr-only' }, cardName(c) + wildValue + (opts.hot ? ', can go on the table' : '') + (opts.selected ? ', selected' : '')) : null);
@@ -365,10 +365,13 @@ export function render(root, msg, ctx) {
   const selMoves = movesOf(sel);
   const movesOnto = (key) => movesOf(m.sel).filter((a) => (a.type === 'add_to_set' && a.set === key) || (a.type === 'move_card' && a.to === key));
   const discardNow = () => (m.sel?.from === 'hand' ? legal.find((a) => a.type === 'discard' && a.card === m.sel.id) : null);
-  const selectHand = (c) => {
+  const selectHand = (c, e) => {
     if (m.builder) return builderToggle(c);
     m.sel = m.sel?.from === 'hand' && m.sel.id === c.id ? null : { from: 'hand', id: c.id };
     rerender();
+    // Picked with the keyboard (a click of no pointer): the focus goes to the first thing
+    // to do with the card ("Discard", "Start a new set"…), which were many Tabs away.
+    if (m.sel && e?.detail === 0) root.querySelector('[data-testid="action-bar"] button:not([disabled])')?.focus();
   };
   const selectSetCard = (key, c) => {
     m.sel = m.sel?.from === 'set' && m.sel.id === c.id ? null : { from: 'set', set: key, id: c.id };
@@ -416,9 +419,12 @@ export function render(root, msg, ctx) {
     v.dealer !== null && v.dealer !== undefined && !v.solitaire ? h('span', { class: 'muted' }, `Dealer: ${name(v.dealer)}`) : null));
 
   // --- other players -----------------------------------------------------------------
+  // On a phone their laid sets come after the hand (below): a plate that grew with every
+  // set laid moved the hand down the page between two of the player's turns.
+  const phone = phoneLayout();
   const others = v.tables.filter((t) => t.seat !== me);
   if (others.length) {
-    parts.push(h('section', { class: 'rm-others', testid: 'opponents' }, others.map((t) => opponent(t, v, name))));
+    parts.push(h('section', { class: 'rm-others', testid: 'opponents' }, others.map((t) => opponent(t, v, name, !phone))));
   }
 
   // --- centre: stock, discard pile, what to do -------------------------------------
@@ -442,7 +448,8 @@ export function render(root, msg, ctx) {
   const centre = h('section', { class: 'rm-centre' }, stock, discard,
     h('div', { class: 'rm-guide' },
       h('p', { class: 'rm-hint', testid: 'rummy-hint' }, hint(v, me, myTable, legal, openLegal, sel, name, busy)),
-      m.log.length ? h('ul', { class: 'rm-log', testid: 'event-log' }, m.log.map((l) => h('li', null, l))) : null));
+      // Always there (empty at first), so that its first line does not move the hand.
+      h('ul', { class: 'rm-log', testid: 'event-log' }, m.log.map((l) => h('li', null, l)))));
   parts.push(centre);
 
   // --- my table ------------------------------------------------------------------------
@@ -471,7 +478,7 @@ export function render(root, msg, ctx) {
     const inBuilder = (id) => m.builder?.groups.some((g) => g.some((p) => p.card === id));
     parts.push(h('section', { class: `rm-hand-area ${myTurn ? 'my-turn' : ''}` },
       h('div', { class: 'rm-head' }, h('h3', null, `Your hand (${hand.length})`),
-        h('span', { class: 'muted small' }, m.builder ? 'Tap cards to put them in the highlighted opening set.' : 'Tap a card to see what you can do with it.')),
+        hand.length ? h('span', { class: 'muted small' }, m.builder ? 'Tap cards to put them in the highlighted opening set.' : 'Tap a card to see what you can do with it.') : null),
       h('div', { class: 'rm-hand', testid: 'hand' },
         hand.length === 0 ? h('span', { class: 'muted' }, 'No cards.') : null,
         hand.map((c) => {
@@ -499,10 +506,18 @@ export function render(root, msg, ctx) {
   // On a phone the hand comes right under the piles, then the buttons, then my sets: in
   // the first screen whatever the tables hold (in the page's order too, for screen
   // readers and the keyboard).
-  if (myTable && phoneLayout()) parts.push(...parts.splice(ownFrom).reverse());
+  if (myTable && phone) parts.push(...parts.splice(ownFrom).reverse());
+  const laid = others.filter((t) => t.sets.length);
+  if (phone && laid.length) {
+    parts.push(h('section', { class: 'rm-others rm-others-sets', testid: 'opponents-sets' }, laid.map((t) =>
+      h('div', { class: 'rm-opp' }, h('h3', { class: 'rm-opp-title' }, `Sets of ${name(t.seat)}`), oppSets(t, v)))));
+  }
 
   parts.push(scores(v, name, me));
   morph(root, h('div', { class: `rummy ${myTurn ? 'my-turn' : ''}`, testid: 'rummy' }, parts));
+  // The newest lines of the log in view (a phone shows three).
+  const log = root.querySelector('.rm-log');
+  if (log) log.scrollTop = log.scrollHeight;
 
   // ---------------------------------------------------------------------------------
   function mySet(s) {
@@ -648,8 +663,7 @@ function setHead(s, T) {
       s.closed ? 'closed ✓' : s.complete ? 'complete' : 'open'));
 }
 
-function opponent(t, v, name) {
-  const T = v.target;
+function opponent(t, v, name, withSets = true) {
   const turn = v.turn === t.seat && v.phase === 'playing';
   return h('div', { class: `rm-opp ${turn ? 'turn' : ''}`, testid: `opp-${t.seat}`, dataset: { seat: String(t.seat), handCount: String(t.hand_count) } },
     h('div', { class: 'rm-opp-head' },
@@ -659,10 +673,16 @@ function opponent(t, v, name) {
       h('span', { class: 'muted small' }, t.opened ? `${t.closed_sets}/${v.required_sets} closed` : 'not opened'),
       h('span', { class: 'rm-score' }, `${v.scores[t.seat] ?? 0} pts`),
       turn ? h('span', { class: 'turn-tag' }, v.stage === 'must_draw' ? 'drawing' : 'playing') : null),
-    t.sets.length ? h('div', { class: 'rm-opp-sets' }, [...t.sets].sort((a, b) => a.key - b.key).map((s) =>
-      h('div', { class: `rm-set small ${s.closed ? 'closed' : 'open'} ${s.complete ? 'complete' : ''}`, dataset: { key: String(s.key), closed: String(s.closed) } },
-        setHead(s, T),
-        h('div', { class: 'rm-set-cards' }, s.cards.map((p) => cardEl(p.card, { size: 'sm', value: p.value })))))) : null);
+    withSets ? oppSets(t, v) : null);
+}
+
+/** An opponent's laid sets, small. */
+function oppSets(t, v) {
+  const T = v.target;
+  return t.sets.length ? h('div', { class: 'rm-opp-sets' }, [...t.sets].sort((a, b) => a.key - b.key).map((s) =>
+    h('div', { class: `rm-set small ${s.closed ? 'closed' : 'open'} ${s.complete ? 'complete' : ''}`, dataset: { key: String(s.key), closed: String(s.closed) } },
+      setHead(s, T),
+      h('div', { class: 'rm-set-cards' }, s.cards.map((p) => cardEl(p.card, { size: 'sm', value: p.value })))))) : null;
 }
 
 function hint(v, me, myTable, legal, openLegal, sel, name, busy) {
@@ -718,7 +738,7 @@ function roundResult(v, lr, name, onClose) {
 
 function breakdown(lr, name) {
   const sign = (n) => (n > 0 ? `+${n}` : String(n));
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'grid', testid: 'round-breakdown' },
+  return scrollBox('Round breakdown', h('table', { class: 'grid', testid: 'round-breakdown' },
     h('thead', null, h('tr', null, h('th', null, 'Player'), h('th', { class: 'num' }, 'Going out'), h('th', { class: 'num' }, 'Closed sets'),
       h('th', { class: 'num' }, 'Open sets'), h('th', { class: 'num' }, 'Hand'), h('th', { class: 'num' }, 'Round'))),
     h('tbody', null, lr.seats.map((s) => h('tr', { class: s.went_out ? 'winner' : '' },
@@ -740,7 +760,7 @@ function scores(v, name, me) {
   }
   return h('section', { class: 'panel', testid: 'scores' },
     h('h3', null, 'Scores'),
-    h('div', { class: 'table-wrap' }, h('table', { class: 'grid scores' },
+    scrollBox('Scores', h('table', { class: 'grid scores' },
       h('thead', null, h('tr', null, h('th', null, 'Player'), h('th', { class: 'num' }, 'Closed'),
         lr ? h('th', { class: 'num' }, `Round ${lr.round}`) : null, h('th', { class: 'num' }, 'Match total'))),
       h('tbody', null, v.scores.map((sc, s) => h('tr', { class: [v.turn === s ? 'turn' : '', s === me ? 'me' : ''].join(' '), dataset: { seat: String(s) } },

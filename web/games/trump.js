@@ -4,7 +4,7 @@
 // scores, and the final result. Rendered wholly from the latest state message; the trick,
 // the turn and the counts are read from the round's `plays` (`derive`).
 
-import { flyTrick, h, matchWords, morph, mount, roundWords, sameSeats } from '../dom.js';
+import { flyTrick, h, matchWords, morph, mount, phoneLayout, plateName, roundWords, sameSeats, scrollBox } from '../dom.js';
 import { cardEl, cardBack, cardCode, symbolGlyph, SYMBOL_NAMES, sameCard, toCard } from '../cards.js';
 
 /**
@@ -211,7 +211,7 @@ export function render(root, msg, ctx) {
         },
           // The plate's marks (D, a card back, the symbol's glyph) are for the eye; a
           // screen reader hears their words instead (a title alone is not read out).
-          h('div', { class: 'seat-name' }, name(s), v.dealer === s
+          h('div', { class: 'seat-name' }, plateName(name(s), s === me), v.dealer === s
             ? h('span', { class: 'chip', title: 'dealer' }, h('span', { 'aria-hidden': 'true' }, 'D'), h('span', { class: 'sr-only' }, ', dealer'))
             : null),
           h('div', { class: 'seat-stats' },
@@ -256,7 +256,10 @@ export function render(root, msg, ctx) {
         h('div', { class: 'mini-cards' }, v.last_trick.cards.map((p) =>
           cardEl(p.card, { size: 'xs', extraClass: p.seat === v.last_trick.winner ? 'winner' : '' }))))
     : null;
-  parts.push(h('div', { class: 'centre' }, trickBox, lastBox));
+  // On a phone it comes after the hand: appearing above it after the first trick, it
+  // moved the hand down (a walk saw 65 px), and the hand keeps its place all game.
+  const phone = phoneLayout();
+  parts.push(h('div', { class: 'centre' }, trickBox, phone ? null : lastBox));
 
   // --- My hand --------------------------------------------------------------------------
   if (v.hand) {
@@ -289,6 +292,7 @@ export function render(root, msg, ctx) {
     parts.push(h('p', { class: 'muted spectating' }, 'You are watching this match.'));
   }
 
+  if (phone && lastBox) parts.push(lastBox);
   if (resultPanel) parts.push(resultPanel);
 
   // --- Scores --------------------------------------------------------------------------
@@ -319,7 +323,7 @@ function indicator(label, card, text, testid, value) {
 function played(p, name, winner, testid, note = null, key = null) {
   return h('div', { class: `played ${winner ? 'winner' : ''}`, testid, dataset: { seat: String(p.seat), winning: String(winner), ...(key ? { key } : {}) } },
     cardEl(p.card, { size: 'md' }),
-    h('div', { class: 'played-by' }, name(p.seat)),
+    h('div', { class: 'played-by' }, plateName(name(p.seat))),
     note ? h('div', { class: 'win-note', testid: 'winning-note' }, note) : null);
 }
 
@@ -373,7 +377,7 @@ function roundResult(lr, v, name, onClose) {
       `${name(lr.last_trick_winner)} won the last trick and takes the indicators. `,
       'Trump was ', h('span', { class: `swatch swatch-${lr.trump_colour}` }, cap(lr.trump_colour)),
       ', the scoring symbol ', h('span', { class: 'big-sym' }, symbolGlyph(lr.symbol)), '.'),
-    h('div', { class: 'table-wrap' },
+    scrollBox(`Round ${lr.round} result`,
       h('table', { class: 'grid' },
         h('thead', null, h('tr', null,
           h('th', null, 'Player'), h('th', { class: 'num' }, 'Cards won'),
@@ -394,7 +398,7 @@ function scoresTable(v, name) {
   const lr = v.last_round;
   return h('section', { class: 'panel' },
     h('h3', null, 'Scores'),
-    h('div', { class: 'table-wrap' },
+    scrollBox('Scores',
       h('table', { class: 'grid scores', testid: 'scores' },
         h('thead', null, h('tr', null,
           h('th', null, 'Player'),
