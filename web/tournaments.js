@@ -43,14 +43,20 @@ export async function resume(me) {
   if (watcher || !following().length) return;
   const { LiveSocket } = await import('./socket.js');
   if (watcher) return;
+  // The tournaments whose first message since the socket (re)opened has not come yet.
+  const catchUp = new Set();
   watcher = new LiveSocket('/ws/lobby', {
-    onOpen: () => following().forEach((id) => follow(watcher, id)),
+    onOpen: () => following().forEach((id) => { catchUp.add(id); follow(watcher, id); }),
     onMessage: (m) => {
       if (m.type === 'tournament') {
         for (const g of m.tournament.games) ownTables.add(g.table_id);
         if (m.tournament.status === 'finished' || m.tournament.status === 'cancelled') setFollowing(following().filter((x) => x !== m.tournament.id));
-        // A game seated while this socket was away (`tournament_game` is not kept) shows here.
-        const mine = m.tournament.games.find((g) => g.state === 'playing' && g.players.includes(meId));
+        // A game seated while this socket was away (`tournament_game` is not kept) shows in
+        // the first message after it opened. Later ones are left to `tournament_game`: a
+        // new round's standings come before its tables exist, and going there then found
+        // no table (CI saw the page stuck on a 404).
+        const first = catchUp.delete(m.tournament.id);
+        const mine = first && m.tournament.games.find((g) => g.state === 'playing' && g.players.includes(meId));
         if (mine) goTo(mine.table_id);
       } else if (m.type === 'tournament_game') {
         ownTables.add(m.table);
