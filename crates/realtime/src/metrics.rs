@@ -236,16 +236,6 @@ impl Metrics {
 
     pub fn render(&self) -> String {
         let mut s = String::new();
-        let gauge = |s: &mut String, name: &str, help: &str, v: i64| {
-            let _ = writeln!(s, "# HELP {name} {help}");
-            let _ = writeln!(s, "# TYPE {name} gauge");
-            let _ = writeln!(s, "{name} {v}");
-        };
-        let counter = |s: &mut String, name: &str, help: &str, v: u64| {
-            let _ = writeln!(s, "# HELP {name} {help}");
-            let _ = writeln!(s, "# TYPE {name} counter");
-            let _ = writeln!(s, "{name} {v}");
-        };
         gauge(
             &mut s,
             "fib_ws_connections",
@@ -374,6 +364,38 @@ impl Metrics {
             self.table_panics.load(Relaxed),
         );
         s
+    }
+}
+
+/// Writes one gauge in the Prometheus text format (the server adds its own series with
+/// these, beside [`Metrics::render`]'s).
+pub fn gauge(s: &mut String, name: &str, help: &str, v: i64) {
+    family(s, name, "gauge", help, "", [("", v)]);
+}
+
+/// Writes one counter in the Prometheus text format.
+pub fn counter(s: &mut String, name: &str, help: &str, v: u64) {
+    family(s, name, "counter", help, "", [("", v)]);
+}
+
+/// Writes a family of series of `kind` (`gauge`, `counter`), one per `(value, number)`,
+/// labelled `label="value"`; with an empty `label`, one unlabelled series.
+pub fn family<V: std::fmt::Display>(
+    s: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    label: &str,
+    series: impl IntoIterator<Item = (impl std::fmt::Display, V)>,
+) {
+    let _ = writeln!(s, "# HELP {name} {help}");
+    let _ = writeln!(s, "# TYPE {name} {kind}");
+    for (value, v) in series {
+        if label.is_empty() {
+            let _ = writeln!(s, "{name} {v}");
+        } else {
+            let _ = writeln!(s, "{name}{{{label}=\"{value}\"}} {v}");
+        }
     }
 }
 

@@ -217,11 +217,18 @@ pub fn plan(entries: &[QueueEntry], seats: usize, now: i64, bot_fill_ms: i64) ->
     groups
 }
 
+/// The most passes [`seated_in`] plays forward (two minutes of [`TICK`]s), and the most
+/// others it plays them with: it runs on a join, and `--bot-fill-s` may be an hour.
+const ESTIMATE_PASSES: i64 = 240;
+const ESTIMATE_OTHERS: usize = 128;
+
 /// How long `me`, who has just joined a pool where `others` wait (oldest first), waits to
 /// be seated with people if nobody else comes or goes: the matcher's passes are played
 /// forward, each [`TICK`], with the windows widening as they do. `None` if only the bot
-/// fill would seat them. Telling everyone "under a second" once enough people waited,
-/// whatever their ratings, was the walk's complaint: a player 1.5 apart waited 24 s.
+/// fill would seat them, or not within [`ESTIMATE_PASSES`], or the pool is larger than
+/// [`ESTIMATE_OTHERS`] (the caller then says what others waited lately). Telling everyone
+/// "under a second" once enough people waited, whatever their ratings, was the walk's
+/// complaint: a player 1.5 apart waited 24 s.
 pub fn seated_in(
     others: &[QueueEntry],
     me: &QueueEntry,
@@ -229,11 +236,14 @@ pub fn seated_in(
     now: i64,
     bot_fill_ms: i64,
 ) -> Option<u64> {
+    if others.len() > ESTIMATE_OTHERS {
+        return None;
+    }
     let step = TICK.as_millis() as i64;
     let mut left: Vec<QueueEntry> = others.to_vec();
     left.push(me.clone());
     let mut t = 0;
-    while t < bot_fill_ms {
+    while t < bot_fill_ms.min(ESTIMATE_PASSES * step) {
         let groups = plan(&left, seats, now + t, bot_fill_ms);
         let mine = left.len() - 1;
         if let Some(g) = groups.iter().find(|g| g.contains(&mine)) {
@@ -312,6 +322,19 @@ mod tests {
         assert_eq!(seated_in(&old, &e(1.5, now), 2, now, fill), None);
         // Nobody: only bots.
         assert_eq!(seated_in(&[], &e(0.0, now), 2, now, fill), None);
+        // A long bot fill is played forward two minutes at most: 8.0 apart would take
+        // 154 s.
+        assert_eq!(
+            seated_in(&[e(0.0, now)], &e(8.0, now), 2, now, 3_600_000),
+            None
+        );
+        assert_eq!(
+            seated_in(&[e(0.0, now)], &e(5.0, now), 2, now, 3_600_000),
+            Some(94_000)
+        );
+        // A crowded pool is not played forward at all.
+        let crowd: Vec<_> = (0..=ESTIMATE_OTHERS).map(|_| e(0.0, now)).collect();
+        assert_eq!(seated_in(&crowd, &e(0.0, now), 2, now, fill), None);
         // Three seats: every two must fit. The two who wait are 0.5 apart, which their
         // windows reach 4 s after they joined, 3.5 s from now.
         let two = [e(0.0, now - 500), e(0.5, now - 500)];

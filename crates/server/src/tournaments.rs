@@ -155,7 +155,7 @@ pub fn plan(
             if !(60..=86_400).contains(&duration_s) {
                 return Err(bad("an arena lasts 60 s to 24 h (duration_s)"));
             }
-            let stop = stop_pairing_before_s.unwrap_or(duration_s / 10);
+            let stop = stop_pairing_before_s.unwrap_or_else(|| default_cutoff_s(duration_s));
             if stop >= duration_s {
                 return Err(bad("stop_pairing_before_s must be shorter than duration_s"));
             }
@@ -415,8 +415,14 @@ fn status_str(s: TournamentStatus) -> &'static str {
     s.as_str()
 }
 
-/// A kind as shown: an arena's pairing cutoff as the server applies it (a tenth of the
-/// duration when none was asked), where `null` left players to guess when pairing stops.
+/// An arena's pairing cutoff when none is asked: a tenth of its duration.
+fn default_cutoff_s(duration_s: u64) -> u64 {
+    duration_s / 10
+}
+
+/// A kind as shown: an arena's pairing cutoff as the server applies it
+/// ([`default_cutoff_s`] when none was asked), where `null` left players to guess when
+/// pairing stops.
 pub fn with_defaults(kind: &TournamentKind) -> TournamentKind {
     match *kind {
         TournamentKind::Arena {
@@ -424,7 +430,7 @@ pub fn with_defaults(kind: &TournamentKind) -> TournamentKind {
             stop_pairing_before_s: None,
         } => TournamentKind::Arena {
             duration_s,
-            stop_pairing_before_s: Some(duration_s / 10),
+            stop_pairing_before_s: Some(default_cutoff_s(duration_s)),
         },
         ref k => k.clone(),
     }

@@ -95,15 +95,17 @@ pub(super) fn stored_clock(banks: &[u64], owes: &[bool]) -> serde_json::Value {
 /// Reads [`stored_clock`]'s two forms: the banks, and the seats whose timed-out move is owed.
 pub(super) fn read_clock(v: &serde_json::Value) -> (Option<Vec<u64>>, Vec<usize>) {
     #[derive(serde::Deserialize)]
-    struct Owing {
-        banks: Vec<u64>,
-        timed_out: Vec<usize>,
+    #[serde(untagged)]
+    enum Stored {
+        Banks(Vec<u64>),
+        Owing {
+            banks: Vec<u64>,
+            timed_out: Vec<usize>,
+        },
     }
-    if let Ok(banks) = serde_json::from_value::<Vec<u64>>(v.clone()) {
-        return (Some(banks), Vec::new());
-    }
-    match serde_json::from_value::<Owing>(v.clone()) {
-        Ok(o) => (Some(o.banks), o.timed_out),
+    match <Stored as serde::Deserialize>::deserialize(v) {
+        Ok(Stored::Banks(banks)) => (Some(banks), Vec::new()),
+        Ok(Stored::Owing { banks, timed_out }) => (Some(banks), timed_out),
         Err(_) => (None, Vec::new()),
     }
 }

@@ -352,16 +352,23 @@ impl Table {
         let playing = d.status == TableStatus::Playing && d.game.phase() == Phase::Playing;
         let to_act = d.game.to_act();
         // The timed-out moves still owed once this change is made: the actor has made its
-        // move, and a seat the game no longer waits for owes nothing.
-        let owes: Vec<bool> = (0..self.online.owes.len())
-            .map(|s| self.online.owes[s] && d.actor != Some(s) && playing && to_act.contains(&s))
-            .collect();
+        // move, and a seat the game no longer waits for owes nothing. Worked out only when
+        // a seat owes one (rare): every other move leaves the debts as they are, none.
+        let owes = self.online.owes.iter().any(|&o| o).then(|| {
+            (0..self.online.owes.len())
+                .map(|s| {
+                    self.online.owes[s] && d.actor != Some(s) && playing && to_act.contains(&s)
+                })
+                .collect::<Vec<bool>>()
+        });
         let banks = self.clock_banks(d.actor, &to_act, playing);
         // A debt paid is stored too, or a restart would make the seat owe its next move.
-        if banks.is_some() || owes != self.online.owes {
-            let stored = banks.clone().unwrap_or_else(|| self.online.banks.clone());
+        let paid = owes.as_ref().is_some_and(|o| *o != self.online.owes);
+        if banks.is_some() || paid {
+            let stored = banks.unwrap_or_else(|| self.online.banks.clone());
+            let owes = owes.as_deref().unwrap_or(&self.online.owes);
             d.ops.push(WriteOp::SetClock(super::online::stored_clock(
-                &stored, &owes,
+                &stored, owes,
             )));
             d.banks = Some(stored);
         }

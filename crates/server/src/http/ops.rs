@@ -103,12 +103,10 @@ pub async fn count_answer(State(app): State<AppState>, res: Response) -> Respons
 /// HTTP answers. The analysis counts are read from the store; a store that does not
 /// answer leaves them out (read a missing series as unknown), not the whole page.
 async fn server_metrics(app: &AppState, s: &mut String) {
-    use std::fmt::Write as _;
+    use realtime::metrics::{counter, family, gauge};
     use std::sync::atomic::Ordering::Relaxed;
-    let mut gauge = |name: &str, help: &str, v: i64| {
-        let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
-    };
     gauge(
+        s,
         "fib_lobby_sockets",
         "Open lobby sockets on this node (counted in fib_ws_connections too).",
         app.lobby_sockets.load(Relaxed),
@@ -121,6 +119,7 @@ async fn server_metrics(app: &AppState, s: &mut String) {
         .map(|q| q.waiting)
         .sum();
     gauge(
+        s,
         "fib_quickplay_waiting",
         "Players waiting in quick-play queues, every node's.",
         i64::from(waiting),
@@ -131,30 +130,32 @@ async fn server_metrics(app: &AppState, s: &mut String) {
     )
     .await;
     if let Ok(Ok((queued, running))) = analysis {
-        let _ = writeln!(
+        family(
             s,
-            "# HELP fib_analysis_jobs Match analyses by state, every node's.\n# TYPE fib_analysis_jobs gauge\n\
-             fib_analysis_jobs{{state=\"queued\"}} {queued}\nfib_analysis_jobs{{state=\"running\"}} {running}"
+            "fib_analysis_jobs",
+            "gauge",
+            "Match analyses by state, every node's.",
+            "state",
+            [("queued", queued), ("running", running)],
         );
     }
-    let _ = writeln!(
+    counter(
         s,
-        "# HELP fib_quickplay_seated_total Players seated by quick play on this node.\n# TYPE fib_quickplay_seated_total counter\n\
-         fib_quickplay_seated_total {}",
-        app.quickplay.seated.load(Relaxed)
+        "fib_quickplay_seated_total",
+        "Players seated by quick play on this node.",
+        app.quickplay.seated.load(Relaxed),
     );
-    let _ = writeln!(
+    family(
         s,
-        "# HELP fib_http_responses_total HTTP answers of this node by status class.\n# TYPE fib_http_responses_total counter"
+        "fib_http_responses_total",
+        "counter",
+        "HTTP answers of this node by status class.",
+        "class",
+        app.http_answers
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (format!("{}xx", i + 1), n.load(Relaxed))),
     );
-    for (i, n) in app.http_answers.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "fib_http_responses_total{{class=\"{}xx\"}} {}",
-            i + 1,
-            n.load(Relaxed)
-        );
-    }
 }
 
 /// Test hook (`FIB_TEST_HOOKS` only): makes the table's task panic, to test supervision.
