@@ -247,6 +247,8 @@ export function render(root, msg, ctx) {
   // presence change, keeps it): a line that came and went moved the whole table and hand.
   // Its place is kept, empty, before the first move.
   const last = lastMove(msg.events || [], name);
+  // Only the table on screen is kept: a page that visits many tables keeps one line.
+  if (!lastLines.has(ctx.tableId)) lastLines.clear();
   if (last) lastLines.set(ctx.tableId, { text: last, version: msg.version });
   const kept = lastLines.get(ctx.tableId);
   const line = kept && kept.version <= msg.version ? kept.text : '';
@@ -477,7 +479,7 @@ export function describe(events, seatName, me) {
   return lastMove(events, (s) => (s === me ? 'You' : seatName(s)));
 }
 
-// The latest move's line, per table.
+// The latest move's line of the table on screen.
 const lastLines = new Map();
 
 // One line about the latest move, from the events of the latest state message.
